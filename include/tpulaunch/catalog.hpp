@@ -1,0 +1,73 @@
+#pragma once
+// The slice catalog: every public TPU-VM accelerator type with its stored figures (hosts, chips
+// and JAX devices per host, HBM per chip, runtime version). Everything else (global chips, total
+// HBM, multi-host, JAX device counts) is derived here and never stored.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpulaunch/error.hpp"
+
+namespace tpulaunch {
+
+struct Generation {
+  std::string id;                      // "v5e"
+  bool name_counts_chips = false;      // v5e/v6e names count chips; v2/v3/v4/v5p count TensorCores
+  int tensorcores_per_chip = 1;
+  std::string source;                  // where the figures come from
+};
+
+struct Slice {
+  std::string name;            // accelerator type, e.g. "v5litepod-16"
+  std::string generation;      // "v5e"
+  int hosts = 1;               // TPU VMs; gcloud --worker indices run 0..hosts-1
+  int chips_per_host = 1;
+  int devices_per_host = 1;    // jax.local_device_count() after jax.distributed.initialize()
+  int hbm_gib_per_chip = 0;
+  std::string runtime_version; // for `gcloud compute tpus tpu-vm create --version=`
+  std::string topology;        // e.g. "4x4"
+
+  [[nodiscard]] int global_chips() const { return hosts * chips_per_host; }
+  [[nodiscard]] long long total_hbm_gib() const { return static_cast<long long>(global_chips()) * hbm_gib_per_chip; }
+  [[nodiscard]] bool multi_host() const { return hosts > 1; }
+  [[nodiscard]] int local_device_count() const { return devices_per_host; }
+  [[nodiscard]] int device_count() const { return hosts * devices_per_host; }
+  // Chips that never get a process when only worker 0 is started.
+  [[nodiscard]] int idle_chips_on_worker_zero() const { return global_chips() - chips_per_host; }
+};
+
+class Catalog {
+public:
+  Catalog(std::vector<Generation> generations, std::vector<Slice> slices, std::string origin);
+
+  [[nodiscard]] const std::vector<Slice>& slices() const { return m_slices; }
+  [[nodiscard]] const std::vector<Generation>& generations() const { return m_generations; }
+  [[nodiscard]] const std::string& origin() const { return m_origin; }
+
+  // The slice named `name` (exact, lower case), or nullptr.
+  [[nodiscard]] const Slice* find(std::string_view name) const;
+  [[nodiscard]] const Generation* generation(std::string_view id) const;
+  // The slice named `name`, or a usage Error "unknown slice 'x' (did you mean 'y'?)".
+  [[nodiscard]] Result<const Slice*> require(std::string_view name) const;
+
+private:
+  std::vector<Generation> m_generations;
+  std::vector<Slice> m_slices;
+  std::string m_origin;
+};
+
+// Parses catalog JSON. Every problem (bad JSON, a missing or mistyped field, a duplicate slice,
+// hosts < 1, a name whose number disagrees with its chips) is a config Error naming `origin` and
+// the position or the slice.
+Result<Catalog> parse_catalog(std::string_view json, std::string_view origin);
+
+// The catalog compiled into the binary from catalog/slices.json.
+std::string_view embedded_catalog_json();
+Result<Catalog> load_embedded_catalog();
+
+// Reads and parses the catalog at `path`.
+Result<Catalog> load_catalog_file(const std::string& path);
+
+} // namespace tpulaunch

@@ -1,0 +1,71 @@
+#pragma once
+// A strict JSON reader for the files people edit by hand (catalog, matrix, receipts). Unlike a
+// plain nlohmann::json::parse it refuses duplicate keys (which nlohmann would silently keep the
+// last of), and it remembers where every value stands, so errors name `file:line:column`.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "tpulaunch/error.hpp"
+
+namespace tpulaunch {
+
+struct TextPosition {
+  std::uint32_t line = 1;   // 1-based
+  std::uint32_t column = 1; // 1-based, in bytes
+};
+
+struct JsonDocument {
+  nlohmann::json value;
+  std::string origin; // the file name used in messages
+  // Position of each value (and of each object member's key, as pointer + "#key"), by JSON pointer.
+  std::unordered_map<std::string, TextPosition> positions;
+
+  // "origin:line:column" of the value at `pointer` (e.g. "/slices/3/hosts"), or of the nearest
+  // parent that has a position; just "origin" when none has.
+  [[nodiscard]] std::string where(std::string_view pointer) const;
+};
+
+// Parses `text` (RFC 8259, UTF-8) strictly. On error returns a config Error whose message starts
+// with "origin:line:column: ". Nesting deeper than `k_max_json_depth` is refused.
+inline constexpr int k_max_json_depth = 64;
+Result<JsonDocument> parse_json(std::string_view text, std::string_view origin);
+
+// Escapes one object key for use in a JSON pointer ("~" -> "~0", "/" -> "~1").
+std::string json_pointer_token(std::string_view key);
+
+} // namespace tpulaunch
+
+namespace tpulaunch {
+
+// Typed access to the members of one JSON object, with errors that name the position and a
+// context such as "slice 'v5litepod-16'". Every accessor returns a config Error on failure.
+class JsonObject {
+public:
+  JsonObject(const JsonDocument& doc, const nlohmann::json& value, std::string pointer, std::string context);
+
+  [[nodiscard]] bool has(std::string_view key) const;
+  Result<std::string> string(std::string_view key) const;                // required, non-empty
+  Result<std::string> optional_string(std::string_view key) const;       // "" when absent
+  Result<long long> integer(std::string_view key, long long min, long long max) const;
+  Result<const nlohmann::json*> member(std::string_view key, nlohmann::json::value_t type) const;
+  // A config Error "<where>: <context>: <what>" positioned at member `key` (or the object).
+  [[nodiscard]] Error error_at(std::string_view key, std::string_view what) const;
+  [[nodiscard]] std::string pointer_of(std::string_view key) const;
+  [[nodiscard]] const nlohmann::json& value() const { return m_value; }
+
+private:
+  const JsonDocument& m_doc;
+  const nlohmann::json& m_value;
+  std::string m_pointer;
+  std::string m_context;
+};
+
+// A config Error unless `value` at `pointer` is an object; `context` names it in the message.
+Status require_object(const JsonDocument& doc, const nlohmann::json& value, std::string_view pointer,
+                      std::string_view context);
+
+} // namespace tpulaunch

@@ -1,0 +1,90 @@
+#pragma once
+// The execution matrix: the course's reviewed class for each script, pinned to the SHA-256 of
+// the file as reviewed. Anything absent, unknown, missing or changed is review-required.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/script_class.hpp"
+
+namespace tpulaunch {
+
+// A reviewer's recorded decision to accept one piece of evidence that would otherwise refuse a
+// route ("this cpu selection is only in the --debug path").
+struct EvidenceOverride {
+  std::string rule;        // classifier rule id, e.g. "devices-cpu"
+  std::uint32_t line = 0;  // line of the evidence in the reviewed file
+  std::string reason;
+};
+
+struct MatrixEntry {
+  std::string id;
+  std::string class_name;                  // as written; may be unknown
+  std::optional<ScriptClass> script_class; // nullopt when class_name is unknown
+  std::string sha256;                      // 64 lower-case hex digits
+  std::string reviewed_by;
+  std::string reviewed_at;
+  std::string reason;
+  std::string note;
+  std::vector<EvidenceOverride> overrides;
+  nlohmann::json evidence = nlohmann::json::array(); // summary recorded by `review`
+  nlohmann::json extra = nlohmann::json::object();   // fields this version does not know, kept as they are
+};
+
+struct Matrix {
+  int version = 1;
+  std::string exercises_dir = "public/exercises";
+  std::map<std::string, MatrixEntry> scripts; // sorted: stable order, one-entry diffs
+  nlohmann::json extra = nlohmann::json::object();
+  std::string origin;   // path of the matrix file, for messages
+  std::string base_dir; // folder of the matrix file ("" for the current folder)
+
+  // Path of script `id`'s file: base_dir/exercises_dir/id.py, relative when base_dir is.
+  [[nodiscard]] std::string script_path(std::string_view id) const;
+  [[nodiscard]] std::string exercises_path() const;
+  [[nodiscard]] const MatrixEntry* find(std::string_view id) const;
+};
+
+// Parses matrix JSON. Malformed JSON, a mistyped field, a bad digest or an absolute or escaping
+// exercises_dir is a config Error naming `origin` and the position. An unknown class is not an
+// error here: the script is then review-required.
+Result<Matrix> parse_matrix(std::string_view json, std::string_view origin);
+Result<Matrix> load_matrix_file(const std::string& path);
+
+// The canonical text of `matrix`: fixed key order at the top and in entries, scripts sorted by
+// id, two-space indent, trailing newline. `review` writes exactly this.
+std::string serialize_matrix(const Matrix& matrix);
+
+// Why a script cannot be routed as reviewed.
+enum class ReviewState { reviewed, no_entry, unknown_class, missing_file, stale_digest };
+std::string_view to_string(ReviewState state);
+
+struct ScriptStatus {
+  std::string id;
+  std::string path;          // relative to the working folder when the matrix path is
+  ReviewState state = ReviewState::no_entry;
+  const MatrixEntry* entry = nullptr;
+  std::string actual_sha256; // empty when the file is missing
+  std::string source;        // the file's content, for the classifier (empty when missing)
+
+  [[nodiscard]] bool reviewed() const { return state == ReviewState::reviewed; }
+  // The class to route by; nullopt means review-required.
+  [[nodiscard]] std::optional<ScriptClass> route_class() const;
+  // "review-required: <cause>; <how to fix>" (empty when reviewed).
+  [[nodiscard]] std::string explanation() const;
+};
+
+// Looks up script `id`, reads its file and compares digests. Fails only when the file exists but
+// cannot be read or is not a regular file inside the exercises folder (config Error).
+Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id);
+
+// Turns a command-line argument (an id, or a path to a .py file inside the exercises folder) into
+// a script id. A path outside the folder or an invalid id is a usage Error.
+Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument);
+
+} // namespace tpulaunch

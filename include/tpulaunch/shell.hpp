@@ -1,0 +1,87 @@
+#pragma once
+// Shell text, safe by construction. A command is data — a `ShellLine` of words and fixed shell
+// code — until `to_shell` renders it. Every byte of a user value travels in a literal part, and
+// `shell_quote` is the one function that quotes literals. Shell code (operators, `~/`,
+// `"$(hostname)"`, `"$TPU_RUN_DIR"`) can only be written as a compile-time constant: `Code` has a
+// consteval constructor, so no run-time string can ever become code.
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tpulaunch {
+
+// A fragment of shell code known at compile time.
+class Code {
+public:
+  explicit consteval Code(const char* text) : m_text(text) {}
+  [[nodiscard]] constexpr std::string_view text() const { return m_text; }
+
+private:
+  std::string_view m_text;
+};
+
+// Expansions the remote side performs on purpose. Each renders bare, never inside quotes.
+inline constexpr Code k_home{"~/"};                  // the worker's home folder
+inline constexpr Code k_hostname{"\"$(hostname)\""}; // the worker's hostname, e.g. t1v-n-…-w-3
+
+// One shell word: literal parts (quoted as needed) and code parts (written as they are).
+class Word {
+public:
+  struct Part {
+    bool is_code = false;
+    std::string text;
+  };
+
+  Word() = default;
+  Word(std::string literal) { append(std::move(literal)); } // NOLINT(google-explicit-constructor)
+  Word(const char* literal) { append(std::string(literal)); } // NOLINT(google-explicit-constructor)
+  Word(Code code) { append(code); }                        // NOLINT(google-explicit-constructor)
+
+  Word& append(std::string literal);
+  Word& append(const char* literal) { return append(std::string(literal)); }
+  Word& append(Code code);
+  Word& append(const Word& other);
+
+  [[nodiscard]] const std::vector<Part>& parts() const { return m_parts; }
+  // The argument the program receives when no part expands (literal text plus code as written).
+  [[nodiscard]] std::string text() const;
+  [[nodiscard]] bool has_code() const;
+
+private:
+  std::vector<Part> m_parts;
+};
+
+// "~/" followed by `relative` (literal): a path in the remote user's home.
+Word home_path(std::string relative);
+
+// A shell line: words separated by spaces, and code between them (";", "|", "&&", redirections).
+class ShellLine {
+public:
+  using Element = std::variant<Word, Code>;
+  ShellLine() = default;
+  ShellLine(std::initializer_list<Word> words);
+
+  ShellLine& word(Word w);
+  ShellLine& code(Code c); // written exactly as given, with no added spaces
+  ShellLine& words(const std::vector<Word>& ws);
+  ShellLine& line(const ShellLine& other);
+
+  [[nodiscard]] const std::vector<Element>& elements() const { return m_elements; }
+  // The argv a program started from this line receives (only meaningful for a line without code
+  // elements): each word's text().
+  [[nodiscard]] std::vector<std::string> argv() const;
+
+private:
+  std::vector<Element> m_elements;
+};
+
+// The one quoting function: `value` bare when every byte is in [A-Za-z0-9@%+=:,./_-] (and it is
+// not empty), otherwise in single quotes with each ' written as '\''.
+std::string shell_quote(std::string_view value);
+
+// The one renderer: a word or line as POSIX shell text.
+std::string to_shell(const Word& word);
+std::string to_shell(const ShellLine& line);
+
+} // namespace tpulaunch

@@ -1,0 +1,26 @@
+#pragma once
+// Small text helpers shared by the core: spelling suggestions and file reading.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpulaunch/error.hpp"
+
+namespace tpulaunch {
+
+// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo
+// (distance ≤ max(2, |word|/3)); empty otherwise.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" — for appending to an error message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// The whole content of the file at `path`. A missing or unreadable file is a config Error naming
+// the path and the reason; `what` says what the file is ("catalog", "matrix").
+Result<std::string> read_text_file(const std::string& path, std::string_view what);
+
+// Ok when `text` is UTF-8 without NUL bytes; otherwise a config Error
+// "path:line:column: <what> is not UTF-8 text (byte 0xNN)".
+Status check_utf8_text(std::string_view text, std::string_view path, std::string_view what);
+
+} // namespace tpulaunch

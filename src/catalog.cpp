@@ -1,0 +1,171 @@
+#include "tpulaunch/catalog.hpp"
+
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/json_reader.hpp"
+#include "tpulaunch/text.hpp"
+
+namespace tpulaunch {
+namespace {
+
+// Upper bounds that no real slice comes near; they keep derived products far from overflow.
+constexpr long long k_max_hosts = 100000;
+constexpr long long k_max_per_host = 64;
+constexpr long long k_max_hbm_gib = 4096;
+
+// The number in an accelerator type: "v5litepod-16" -> 16.
+std::optional<long long> name_number(std::string_view name) {
+  const auto dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 >= name.size()) {
+    return std::nullopt;
+  }
+  long long value = 0;
+  const char* first = name.data() + dash + 1;
+  const char* last = name.data() + name.size();
+  if (auto [ptr, ec] = std::from_chars(first, last, value); ec != std::errc{} || ptr != last) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const nlohmann::json& value) {
+  const std::string pointer = "/generations/" + json_pointer_token(id);
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("generation '{}'", id)));
+  const JsonObject object(doc, value, pointer, fmt::format("generation '{}'", id));
+  Generation generation;
+  generation.id = id;
+  TPULAUNCH_TRY(const std::string counts, object.string("name_counts"));
+  if (counts != "chips" && counts != "tensorcores") {
+    return object.error_at("name_counts", fmt::format("\"name_counts\" must be \"chips\" or \"tensorcores\", not \"{}\"", counts));
+  }
+  generation.name_counts_chips = counts == "chips";
+  TPULAUNCH_TRY(const long long cores, object.integer("tensorcores_per_chip", 1, 8));
+  generation.tensorcores_per_chip = static_cast<int>(cores);
+  TPULAUNCH_TRY(generation.source, object.optional_string("source"));
+  return generation;
+}
+
+Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const nlohmann::json& value,
+                          const std::vector<Generation>& generations) {
+  const std::string pointer = fmt::format("/slices/{}", index);
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("slice #{}", index)));
+  std::string context = fmt::format("slice #{}", index);
+  if (auto it = value.find("name"); it != value.end() && it->is_string()) {
+    context = fmt::format("slice '{}'", it->get<std::string>());
+  }
+  const JsonObject object(doc, value, pointer, context);
+  Slice slice;
+  TPULAUNCH_TRY(slice.name, object.string("name"));
+  TPULAUNCH_TRY(slice.generation, object.string("generation"));
+  TPULAUNCH_TRY(const long long hosts, object.integer("hosts", 1, k_max_hosts));
+  TPULAUNCH_TRY(const long long chips, object.integer("chips_per_host", 1, k_max_per_host));
+  TPULAUNCH_TRY(const long long devices, object.integer("devices_per_host", 1, k_max_per_host));
+  TPULAUNCH_TRY(const long long hbm, object.integer("hbm_gib_per_chip", 1, k_max_hbm_gib));
+  TPULAUNCH_TRY(slice.runtime_version, object.string("runtime_version"));
+  TPULAUNCH_TRY(slice.topology, object.optional_string("topology"));
+  slice.hosts = static_cast<int>(hosts);
+  slice.chips_per_host = static_cast<int>(chips);
+  slice.devices_per_host = static_cast<int>(devices);
+  slice.hbm_gib_per_chip = static_cast<int>(hbm);
+
+  const Generation* generation = nullptr;
+  for (const auto& candidate : generations) {
+    if (candidate.id == slice.generation) {
+      generation = &candidate;
+    }
+  }
+  if (generation == nullptr) {
+    return object.error_at("generation", fmt::format("unknown generation \"{}\"", slice.generation));
+  }
+  // The name is the contract with gcloud: its number counts chips or TensorCores, and a row whose
+  // figures disagree with its own name would plan the wrong number of workers.
+  const auto number = name_number(slice.name);
+  if (!number) {
+    return object.error_at("name", fmt::format("name \"{}\" is not of the form <type>-<count>", slice.name));
+  }
+  const long long expected = generation->name_counts_chips
+                                 ? slice.global_chips()
+                                 : static_cast<long long>(slice.global_chips()) * generation->tensorcores_per_chip;
+  if (*number != expected) {
+    return object.error_at("hosts", fmt::format("{} hosts x {} chips gives {} {}, but the name says {}", slice.hosts,
+                                                slice.chips_per_host, expected,
+                                                generation->name_counts_chips ? "chips" : "TensorCores", *number));
+  }
+  return slice;
+}
+
+} // namespace
+
+Catalog::Catalog(std::vector<Generation> generations, std::vector<Slice> slices, std::string origin)
+    : m_generations(std::move(generations)), m_slices(std::move(slices)), m_origin(std::move(origin)) {}
+
+const Slice* Catalog::find(std::string_view name) const {
+  for (const auto& slice : m_slices) {
+    if (slice.name == name) {
+      return &slice;
+    }
+  }
+  return nullptr;
+}
+
+const Generation* Catalog::generation(std::string_view id) const {
+  for (const auto& generation : m_generations) {
+    if (generation.id == id) {
+      return &generation;
+    }
+  }
+  return nullptr;
+}
+
+Result<const Slice*> Catalog::require(std::string_view name) const {
+  if (const Slice* slice = find(name)) {
+    return slice;
+  }
+  std::vector<std::string> names;
+  names.reserve(m_slices.size());
+  for (const auto& slice : m_slices) {
+    names.push_back(slice.name);
+  }
+  return usage_error(fmt::format("unknown slice '{}'{}; 'tpulaunch slices' lists them", name, did_you_mean(name, names)));
+}
+
+Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
+  TPULAUNCH_TRY(const JsonDocument doc, parse_json(json, origin));
+  TPULAUNCH_CHECK(require_object(doc, doc.value, "", "the catalog"));
+  const JsonObject root(doc, doc.value, "", "catalog");
+  TPULAUNCH_TRY(const long long version, root.integer("version", 1, 1));
+  (void)version;
+  TPULAUNCH_TRY(const nlohmann::json* generations_json, root.member("generations", nlohmann::json::value_t::object));
+  TPULAUNCH_TRY(const nlohmann::json* slices_json, root.member("slices", nlohmann::json::value_t::array));
+
+  std::vector<Generation> generations;
+  for (const auto& [id, value] : generations_json->items()) {
+    TPULAUNCH_TRY(Generation generation, parse_generation(doc, id, value));
+    generations.push_back(std::move(generation));
+  }
+  if (slices_json->empty()) {
+    return root.error_at("slices", "\"slices\" must list at least one slice");
+  }
+  std::vector<Slice> slices;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < slices_json->size(); ++i) {
+    TPULAUNCH_TRY(Slice slice, parse_slice(doc, i, (*slices_json)[i], generations));
+    if (!names.insert(slice.name).second) {
+      return config_error(fmt::format("{}: duplicate slice '{}'", doc.where(fmt::format("/slices/{}/name", i)), slice.name));
+    }
+    slices.push_back(std::move(slice));
+  }
+  return Catalog(std::move(generations), std::move(slices), std::string(origin));
+}
+
+Result<Catalog> load_embedded_catalog() { return parse_catalog(embedded_catalog_json(), "<embedded catalog/slices.json>"); }
+
+Result<Catalog> load_catalog_file(const std::string& path) {
+  TPULAUNCH_TRY(const std::string text, read_text_file(path, "catalog"));
+  return parse_catalog(text, path);
+}
+
+} // namespace tpulaunch

@@ -1,0 +1,540 @@
+#include "tpulaunch/json_reader.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace tpulaunch {
+namespace {
+
+// A recursive-descent parser over bytes. Recursion depth is bounded by k_max_json_depth, so a
+// hostile file cannot exhaust the stack.
+class Parser {
+public:
+  Parser(std::string_view text, JsonDocument& doc) : m_text(text), m_doc(doc) {}
+
+  Status parse_document() {
+    if (m_text.substr(0, 3) == "\xEF\xBB\xBF") {
+      advance(3); // tolerate a UTF-8 byte order mark, as editors on some systems write one
+    }
+    skip_space();
+    std::string pointer;
+    if (auto status = parse_value(m_doc.value, pointer, 0); !status) {
+      return status;
+    }
+    skip_space();
+    if (m_pos != m_text.size()) {
+      return fail("unexpected text after the JSON value");
+    }
+    return Ok{};
+  }
+
+private:
+  Status fail(std::string_view what) const { return fail_at(m_line, m_column, what); }
+  Status fail_at(std::uint32_t line, std::uint32_t column, std::string_view what) const {
+    return config_error(fmt::format("{}:{}:{}: {}", m_doc.origin, line, column, what));
+  }
+
+  [[nodiscard]] bool at_end() const { return m_pos >= m_text.size(); }
+  [[nodiscard]] char peek() const { return at_end() ? '\0' : m_text[m_pos]; }
+
+  void advance(std::size_t count = 1) {
+    for (std::size_t i = 0; i < count && !at_end(); ++i) {
+      if (m_text[m_pos] == '\n') {
+        ++m_line;
+        m_column = 1;
+      } else {
+        ++m_column;
+      }
+      ++m_pos;
+    }
+  }
+
+  void skip_space() {
+    while (!at_end()) {
+      const char c = m_text[m_pos];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+        return;
+      }
+      advance();
+    }
+  }
+
+  void mark(const std::string& pointer) { m_doc.positions[pointer] = TextPosition{m_line, m_column}; }
+
+  static std::string describe(char c) {
+    if (c == '\0') {
+      return "end of input";
+    }
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+      return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
+    }
+    return fmt::format("'{}'", c);
+  }
+
+  Status parse_value(nlohmann::json& out, std::string& pointer, int depth) {
+    if (depth > k_max_json_depth) {
+      return fail(fmt::format("nesting deeper than {} levels", k_max_json_depth));
+    }
+    mark(pointer);
+    const char c = peek();
+    switch (c) {
+    case '{':
+      return parse_object(out, pointer, depth);
+    case '[':
+      return parse_array(out, pointer, depth);
+    case '"': {
+      std::string text;
+      if (auto status = parse_string(text); !status) {
+        return status;
+      }
+      out = std::move(text);
+      return Ok{};
+    }
+    case 't':
+      return parse_literal("true", out, true);
+    case 'f':
+      return parse_literal("false", out, false);
+    case 'n':
+      return parse_literal("null", out, nullptr);
+    default:
+      if (c == '-' || (c >= '0' && c <= '9')) {
+        return parse_number(out);
+      }
+      return fail(fmt::format("expected a JSON value, found {}", describe(c)));
+    }
+  }
+
+  Status parse_literal(std::string_view word, nlohmann::json& out, nlohmann::json value) {
+    if (m_text.substr(m_pos, word.size()) != word) {
+      return fail(fmt::format("expected a JSON value, found {}", describe(peek())));
+    }
+    advance(word.size());
+    out = std::move(value);
+    return Ok{};
+  }
+
+  Status parse_object(nlohmann::json& out, std::string& pointer, int depth) {
+    advance(); // '{'
+    out = nlohmann::json::object();
+    std::unordered_set<std::string> seen;
+    skip_space();
+    if (peek() == '}') {
+      advance();
+      return Ok{};
+    }
+    while (true) {
+      skip_space();
+      if (peek() != '"') {
+        return fail(fmt::format("expected a member name in double quotes, found {}", describe(peek())));
+      }
+      const auto key_line = m_line;
+      const auto key_column = m_column;
+      std::string key;
+      if (auto status = parse_string(key); !status) {
+        return status;
+      }
+      if (!seen.insert(key).second) {
+        return fail_at(key_line, key_column, fmt::format("duplicate key \"{}\"", key));
+      }
+      skip_space();
+      if (peek() != ':') {
+        return fail(fmt::format("expected ':' after member name, found {}", describe(peek())));
+      }
+      advance();
+      skip_space();
+      const auto size_before = pointer.size();
+      pointer += '/';
+      pointer += json_pointer_token(key);
+      m_doc.positions[pointer + "#key"] = TextPosition{key_line, key_column};
+      nlohmann::json member;
+      auto status = parse_value(member, pointer, depth + 1);
+      pointer.resize(size_before);
+      if (!status) {
+        return status;
+      }
+      out[key] = std::move(member);
+      skip_space();
+      if (peek() == ',') {
+        advance();
+        continue;
+      }
+      if (peek() == '}') {
+        advance();
+        return Ok{};
+      }
+      return fail(fmt::format("expected ',' or '}}' in object, found {}", describe(peek())));
+    }
+  }
+
+  Status parse_array(nlohmann::json& out, std::string& pointer, int depth) {
+    advance(); // '['
+    out = nlohmann::json::array();
+    skip_space();
+    if (peek() == ']') {
+      advance();
+      return Ok{};
+    }
+    for (std::size_t index = 0;; ++index) {
+      skip_space();
+      const auto size_before = pointer.size();
+      pointer += '/';
+      pointer += std::to_string(index);
+      nlohmann::json element;
+      auto status = parse_value(element, pointer, depth + 1);
+      pointer.resize(size_before);
+      if (!status) {
+        return status;
+      }
+      out.push_back(std::move(element));
+      skip_space();
+      if (peek() == ',') {
+        advance();
+        continue;
+      }
+      if (peek() == ']') {
+        advance();
+        return Ok{};
+      }
+      return fail(fmt::format("expected ',' or ']' in array, found {}", describe(peek())));
+    }
+  }
+
+  Status parse_number(nlohmann::json& out) {
+    const std::size_t start = m_pos;
+    std::size_t end = m_pos;
+    auto digit = [&](std::size_t at) { return at < m_text.size() && m_text[at] >= '0' && m_text[at] <= '9'; };
+    bool integral = true;
+    if (end < m_text.size() && m_text[end] == '-') {
+      ++end;
+    }
+    if (!digit(end)) {
+      return fail("invalid number");
+    }
+    if (m_text[end] == '0' && digit(end + 1)) {
+      return fail("invalid number: leading zero");
+    }
+    while (digit(end)) {
+      ++end;
+    }
+    if (end < m_text.size() && m_text[end] == '.') {
+      integral = false;
+      ++end;
+      if (!digit(end)) {
+        return fail("invalid number: digits expected after '.'");
+      }
+      while (digit(end)) {
+        ++end;
+      }
+    }
+    if (end < m_text.size() && (m_text[end] == 'e' || m_text[end] == 'E')) {
+      integral = false;
+      ++end;
+      if (end < m_text.size() && (m_text[end] == '+' || m_text[end] == '-')) {
+        ++end;
+      }
+      if (!digit(end)) {
+        return fail("invalid number: digits expected in exponent");
+      }
+      while (digit(end)) {
+        ++end;
+      }
+    }
+    const char* first = m_text.data() + start;
+    const char* last = m_text.data() + end;
+    if (integral) {
+      std::int64_t value = 0;
+      if (auto [ptr, ec] = std::from_chars(first, last, value); ec == std::errc{} && ptr == last) {
+        out = value;
+        advance(end - start);
+        return Ok{};
+      }
+    }
+    double value = 0;
+    if (auto [ptr, ec] = std::from_chars(first, last, value); ec != std::errc{} || ptr != last) {
+      return fail("number out of range");
+    }
+    out = value;
+    advance(end - start);
+    return Ok{};
+  }
+
+  // Reads 4 hex digits after "\u".
+  bool read_hex4(std::uint32_t& value) {
+    value = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = peek();
+      value <<= 4U;
+      if (c >= '0' && c <= '9') {
+        value |= static_cast<std::uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        value |= static_cast<std::uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        value |= static_cast<std::uint32_t>(c - 'A' + 10);
+      } else {
+        return false;
+      }
+      advance();
+    }
+    return true;
+  }
+
+  static void append_utf8(std::string& out, std::uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // Length of a valid UTF-8 sequence starting at m_pos, or 0 when the bytes are not valid UTF-8
+  // (overlong forms, surrogates and code points above U+10FFFF are invalid).
+  [[nodiscard]] std::size_t utf8_length() const {
+    auto byte = [&](std::size_t at) -> unsigned {
+      return at < m_text.size() ? static_cast<unsigned char>(m_text[at]) : 0U;
+    };
+    const unsigned b0 = byte(m_pos);
+    auto cont = [&](std::size_t at) { return (byte(at) & 0xC0U) == 0x80U; };
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      return cont(m_pos + 1) ? 2 : 0;
+    }
+    if (b0 >= 0xE0 && b0 <= 0xEF) {
+      const unsigned b1 = byte(m_pos + 1);
+      if ((b0 == 0xE0 && b1 < 0xA0) || (b0 == 0xED && b1 >= 0xA0)) {
+        return 0;
+      }
+      return cont(m_pos + 1) && cont(m_pos + 2) ? 3 : 0;
+    }
+    if (b0 >= 0xF0 && b0 <= 0xF4) {
+      const unsigned b1 = byte(m_pos + 1);
+      if ((b0 == 0xF0 && b1 < 0x90) || (b0 == 0xF4 && b1 >= 0x90)) {
+        return 0;
+      }
+      return cont(m_pos + 1) && cont(m_pos + 2) && cont(m_pos + 3) ? 4 : 0;
+    }
+    return 0;
+  }
+
+  Status parse_string(std::string& out) {
+    advance(); // opening quote
+    while (true) {
+      if (at_end()) {
+        return fail("unterminated string");
+      }
+      const auto c = static_cast<unsigned char>(m_text[m_pos]);
+      if (c == '"') {
+        advance();
+        return Ok{};
+      }
+      if (c < 0x20) {
+        return fail(fmt::format("control character {} in string (escape it)", describe(static_cast<char>(c))));
+      }
+      if (c == '\\') {
+        advance();
+        const char e = peek();
+        advance();
+        switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          std::uint32_t cp = 0;
+          if (!read_hex4(cp)) {
+            return fail("invalid \\u escape");
+          }
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            std::uint32_t low = 0;
+            if (peek() != '\\' || m_text.substr(m_pos, 2) != "\\u") {
+              return fail("unpaired surrogate in \\u escape");
+            }
+            advance(2);
+            if (!read_hex4(low) || low < 0xDC00 || low > 0xDFFF) {
+              return fail("unpaired surrogate in \\u escape");
+            }
+            cp = 0x10000 + ((cp - 0xD800) << 10U) + (low - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return fail("unpaired surrogate in \\u escape");
+          }
+          append_utf8(out, cp);
+          break;
+        }
+        default:
+          return fail(fmt::format("invalid escape '\\{}' in string", e == '\0' ? ' ' : e));
+        }
+        continue;
+      }
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+        advance();
+        continue;
+      }
+      const std::size_t length = utf8_length();
+      if (length == 0) {
+        return fail("invalid UTF-8 in string");
+      }
+      out.append(m_text.substr(m_pos, length));
+      m_pos += length; // a multi-byte character is one column
+      ++m_column;
+    }
+  }
+
+  std::string_view m_text;
+  JsonDocument& m_doc;
+  std::size_t m_pos = 0;
+  std::uint32_t m_line = 1;
+  std::uint32_t m_column = 1;
+};
+
+} // namespace
+
+std::string json_pointer_token(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string JsonDocument::where(std::string_view pointer) const {
+  std::string probe(pointer);
+  while (true) {
+    if (auto it = positions.find(probe); it != positions.end()) {
+      return fmt::format("{}:{}:{}", origin, it->second.line, it->second.column);
+    }
+    if (probe.empty()) {
+      return origin;
+    }
+    probe.resize(probe.rfind('/'));
+  }
+}
+
+Result<JsonDocument> parse_json(std::string_view text, std::string_view origin) {
+  JsonDocument doc;
+  doc.origin = std::string(origin);
+  Parser parser(text, doc);
+  if (auto status = parser.parse_document(); !status) {
+    return status.error();
+  }
+  return doc;
+}
+
+} // namespace tpulaunch
+
+namespace tpulaunch {
+namespace {
+
+std::string_view type_name(nlohmann::json::value_t type) {
+  switch (type) {
+  case nlohmann::json::value_t::object: return "an object";
+  case nlohmann::json::value_t::array: return "an array";
+  case nlohmann::json::value_t::string: return "a string";
+  case nlohmann::json::value_t::boolean: return "a boolean";
+  case nlohmann::json::value_t::number_integer:
+  case nlohmann::json::value_t::number_unsigned: return "an integer";
+  case nlohmann::json::value_t::number_float: return "a number";
+  case nlohmann::json::value_t::null: return "null";
+  default: return "a value";
+  }
+}
+
+} // namespace
+
+JsonObject::JsonObject(const JsonDocument& doc, const nlohmann::json& value, std::string pointer, std::string context)
+    : m_doc(doc), m_value(value), m_pointer(std::move(pointer)), m_context(std::move(context)) {}
+
+std::string JsonObject::pointer_of(std::string_view key) const {
+  return m_pointer + "/" + json_pointer_token(key);
+}
+
+Error JsonObject::error_at(std::string_view key, std::string_view what) const {
+  const std::string where = key.empty() ? m_doc.where(m_pointer) : m_doc.where(pointer_of(key));
+  return config_error(fmt::format("{}: {}: {}", where, m_context, what));
+}
+
+bool JsonObject::has(std::string_view key) const { return m_value.contains(key); }
+
+Result<const nlohmann::json*> JsonObject::member(std::string_view key, nlohmann::json::value_t type) const {
+  auto it = m_value.find(key);
+  if (it == m_value.end()) {
+    return error_at("", fmt::format("missing field \"{}\"", key));
+  }
+  const bool matches = it->type() == type ||
+                       (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
+  if (!matches) {
+    return error_at(key, fmt::format("field \"{}\" must be {}, not {}", key, type_name(type), type_name(it->type())));
+  }
+  return &*it;
+}
+
+Result<std::string> JsonObject::string(std::string_view key) const {
+  auto value = member(key, nlohmann::json::value_t::string);
+  if (!value) {
+    return value.error();
+  }
+  const auto& text = (*value)->get_ref<const std::string&>();
+  if (text.empty()) {
+    return error_at(key, fmt::format("field \"{}\" must not be empty", key));
+  }
+  return text;
+}
+
+Result<std::string> JsonObject::optional_string(std::string_view key) const {
+  if (!has(key)) {
+    return std::string();
+  }
+  auto value = member(key, nlohmann::json::value_t::string);
+  if (!value) {
+    return value.error();
+  }
+  return (*value)->get<std::string>();
+}
+
+Result<long long> JsonObject::integer(std::string_view key, long long min, long long max) const {
+  auto value = member(key, nlohmann::json::value_t::number_integer);
+  if (!value) {
+    return value.error();
+  }
+  if ((*value)->is_number_unsigned() && (*value)->get<unsigned long long>() > static_cast<unsigned long long>(max)) {
+    return error_at(key, fmt::format("field \"{}\" must be between {} and {}", key, min, max));
+  }
+  const auto number = (*value)->get<long long>();
+  if (number < min || number > max) {
+    return error_at(key, fmt::format("field \"{}\" must be between {} and {}, not {}", key, min, max, number));
+  }
+  return number;
+}
+
+Status require_object(const JsonDocument& doc, const nlohmann::json& value, std::string_view pointer,
+                      std::string_view context) {
+  if (!value.is_object()) {
+    return config_error(fmt::format("{}: {} must be an object, not {}", doc.where(pointer), context, type_name(value.type())));
+  }
+  return Ok{};
+}
+
+} // namespace tpulaunch

@@ -1,0 +1,310 @@
+#include "tpulaunch/matrix.hpp"
+
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/json_reader.hpp"
+#include "tpulaunch/sha256.hpp"
+#include "tpulaunch/shell.hpp"
+#include "tpulaunch/text.hpp"
+#include "tpulaunch/validate.hpp"
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A course script larger than this is not a lesson; refusing it keeps memory bounded.
+constexpr std::uintmax_t k_max_script_bytes = 16U * 1024U * 1024U;
+
+// Entry fields in the order they are written; anything else is kept in `extra` and written after.
+constexpr std::array<std::string_view, 9> k_entry_fields{
+    "class", "sha256", "reviewed_by", "reviewed_at", "reason", "note", "overrides", "evidence", "path"};
+
+bool is_hex_digest(std::string_view text) {
+  if (text.size() != 64) {
+    return false;
+  }
+  for (const char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_known_field(std::string_view key) {
+  for (const auto field : k_entry_fields) {
+    if (field == key) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<EvidenceOverride> parse_override(const JsonDocument& doc, const nlohmann::json& value, const std::string& pointer,
+                                        const std::string& context) {
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  EvidenceOverride item;
+  TPULAUNCH_TRY(item.rule, object.string("rule"));
+  TPULAUNCH_TRY(const long long line, object.integer("line", 0, INT_MAX));
+  item.line = static_cast<std::uint32_t>(line);
+  TPULAUNCH_TRY(item.reason, object.string("reason"));
+  return item;
+}
+
+Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, const nlohmann::json& value) {
+  const std::string pointer = "/scripts/" + json_pointer_token(id);
+  const std::string context = fmt::format("script '{}'", printable(id));
+  if (auto status = validate_value(ValueKind::script_id, id); !status) {
+    return config_error(fmt::format("{}: {}", doc.where(pointer + "#key"), status.error().message));
+  }
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  MatrixEntry entry;
+  entry.id = id;
+  TPULAUNCH_TRY(entry.class_name, object.string("class"));
+  entry.script_class = parse_script_class(entry.class_name);
+  TPULAUNCH_TRY(entry.sha256, object.string("sha256"));
+  if (!is_hex_digest(entry.sha256)) {
+    return object.error_at("sha256", "\"sha256\" must be 64 lower-case hex digits");
+  }
+  TPULAUNCH_TRY(entry.reviewed_by, object.optional_string("reviewed_by"));
+  TPULAUNCH_TRY(entry.reviewed_at, object.optional_string("reviewed_at"));
+  TPULAUNCH_TRY(entry.reason, object.optional_string("reason"));
+  TPULAUNCH_TRY(entry.note, object.optional_string("note"));
+  if (object.has("overrides")) {
+    TPULAUNCH_TRY(const nlohmann::json* list, object.member("overrides", nlohmann::json::value_t::array));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      TPULAUNCH_TRY(EvidenceOverride item, parse_override(doc, (*list)[i], fmt::format("{}/overrides/{}", pointer, i),
+                                                          context + " override"));
+      entry.overrides.push_back(std::move(item));
+    }
+  }
+  if (object.has("evidence")) {
+    TPULAUNCH_TRY(const nlohmann::json* list, object.member("evidence", nlohmann::json::value_t::array));
+    entry.evidence = *list;
+  }
+  for (const auto& [key, member] : value.items()) {
+    if (!is_known_field(key)) {
+      entry.extra[key] = member;
+    }
+  }
+  return entry;
+}
+
+Status check_exercises_dir(const JsonObject& root, const std::string& dir) {
+  const fs::path path(dir);
+  if (path.is_absolute()) {
+    return root.error_at("exercises_dir", "\"exercises_dir\" must be relative to the matrix's folder");
+  }
+  for (const auto& component : path) {
+    if (component == "..") {
+      return root.error_at("exercises_dir", "\"exercises_dir\" must stay inside the course (no '..')");
+    }
+  }
+  return Ok{};
+}
+
+// The real location of `path`: symlinks resolved where the path exists, '.' and '..' folded.
+fs::path real_path(const fs::path& path) {
+  std::error_code ec;
+  auto real = fs::weakly_canonical(fs::absolute(path.empty() ? fs::path(".") : path), ec);
+  return ec ? fs::absolute(path).lexically_normal() : real.lexically_normal();
+}
+
+std::string join_path(const std::string& base, const std::string& rest) {
+  if (base.empty()) {
+    return rest;
+  }
+  return (fs::path(base) / rest).string();
+}
+
+} // namespace
+
+std::string Matrix::exercises_path() const { return join_path(base_dir, exercises_dir); }
+
+std::string Matrix::script_path(std::string_view id) const {
+  return join_path(exercises_path(), std::string(id) + ".py");
+}
+
+const MatrixEntry* Matrix::find(std::string_view id) const {
+  auto it = scripts.find(std::string(id));
+  return it == scripts.end() ? nullptr : &it->second;
+}
+
+Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
+  TPULAUNCH_TRY(const JsonDocument doc, parse_json(json, origin));
+  TPULAUNCH_CHECK(require_object(doc, doc.value, "", "the matrix"));
+  const JsonObject root(doc, doc.value, "", "matrix");
+  Matrix matrix;
+  matrix.origin = std::string(origin);
+  matrix.base_dir = fs::path(std::string(origin)).parent_path().string();
+  TPULAUNCH_TRY(const long long version, root.integer("version", 1, 1));
+  matrix.version = static_cast<int>(version);
+  TPULAUNCH_TRY(matrix.exercises_dir, root.string("exercises_dir"));
+  TPULAUNCH_CHECK(check_exercises_dir(root, matrix.exercises_dir));
+  TPULAUNCH_TRY(const nlohmann::json* scripts, root.member("scripts", nlohmann::json::value_t::object));
+  for (const auto& [id, value] : scripts->items()) {
+    TPULAUNCH_TRY(MatrixEntry entry, parse_entry(doc, id, value));
+    matrix.scripts.emplace(id, std::move(entry));
+  }
+  for (const auto& [key, member] : doc.value.items()) {
+    if (key != "version" && key != "exercises_dir" && key != "scripts") {
+      matrix.extra[key] = member;
+    }
+  }
+  return matrix;
+}
+
+Result<Matrix> load_matrix_file(const std::string& path) {
+  TPULAUNCH_TRY(const std::string text, read_text_file(path, "matrix"));
+  return parse_matrix(text, path);
+}
+
+std::string serialize_matrix(const Matrix& matrix) {
+  nlohmann::ordered_json root;
+  root["version"] = matrix.version;
+  root["exercises_dir"] = matrix.exercises_dir;
+  nlohmann::ordered_json scripts = nlohmann::ordered_json::object();
+  for (const auto& [id, entry] : matrix.scripts) {
+    nlohmann::ordered_json out;
+    out["class"] = entry.class_name;
+    out["sha256"] = entry.sha256;
+    auto optional = [&out](std::string_view key, const std::string& value) {
+      if (!value.empty()) {
+        out[std::string(key)] = value;
+      }
+    };
+    optional("reviewed_by", entry.reviewed_by);
+    optional("reviewed_at", entry.reviewed_at);
+    optional("reason", entry.reason);
+    optional("note", entry.note);
+    if (!entry.overrides.empty()) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& item : entry.overrides) {
+        list.push_back({{"rule", item.rule}, {"line", item.line}, {"reason", item.reason}});
+      }
+      out["overrides"] = std::move(list);
+    }
+    if (!entry.evidence.empty()) {
+      out["evidence"] = nlohmann::ordered_json::parse(entry.evidence.dump());
+    }
+    for (const auto& [key, member] : entry.extra.items()) {
+      out[key] = nlohmann::ordered_json::parse(member.dump());
+    }
+    scripts[id] = std::move(out);
+  }
+  root["scripts"] = std::move(scripts);
+  for (const auto& [key, member] : matrix.extra.items()) {
+    root[key] = nlohmann::ordered_json::parse(member.dump());
+  }
+  return root.dump(2) + "\n";
+}
+
+std::string_view to_string(ReviewState state) {
+  switch (state) {
+  case ReviewState::reviewed: return "reviewed";
+  case ReviewState::no_entry: return "no-entry";
+  case ReviewState::unknown_class: return "unknown-class";
+  case ReviewState::missing_file: return "missing-file";
+  case ReviewState::stale_digest: return "stale-digest";
+  }
+  return "unknown";
+}
+
+std::optional<ScriptClass> ScriptStatus::route_class() const {
+  if (state != ReviewState::reviewed || entry == nullptr) {
+    return std::nullopt;
+  }
+  return entry->script_class;
+}
+
+std::string ScriptStatus::explanation() const {
+  switch (state) {
+  case ReviewState::reviewed:
+    return {};
+  case ReviewState::no_entry:
+    return fmt::format("'{}' has no entry in the execution matrix; review it: tpulaunch classify {} && tpulaunch review {} --class CLASS --by NAME",
+                       id, shell_quote(path), id);
+  case ReviewState::unknown_class:
+    return fmt::format("'{}' has the unknown class \"{}\" (known: cpu-only, single-host-compatible, multi-host-qualified); record a review: tpulaunch review {} --class CLASS --by NAME",
+                       id, printable(entry != nullptr ? entry->class_name : ""), id);
+  case ReviewState::missing_file:
+    return fmt::format("'{}' is in the matrix but its file {} is missing; restore it or remove the entry", id, path);
+  case ReviewState::stale_digest:
+    return fmt::format("'{}' changed since it was reviewed (sha256 {} reviewed, {} now); review it again: tpulaunch review {} --class CLASS --by NAME",
+                       id, entry != nullptr ? entry->sha256.substr(0, 12) : "", actual_sha256.substr(0, 12), id);
+  }
+  return {};
+}
+
+Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
+  ScriptStatus status;
+  status.id = std::string(id);
+  status.path = matrix.script_path(id);
+  status.entry = matrix.find(id);
+
+  std::error_code ec;
+  const auto link_status = fs::symlink_status(status.path, ec);
+  if (ec || !fs::exists(link_status)) {
+    status.state = status.entry == nullptr ? ReviewState::no_entry : ReviewState::missing_file;
+    return status;
+  }
+  // A script must really live inside the exercises folder: a symlink that leads out of the course
+  // would let a reviewed name run unreviewed code.
+  const auto real_file = real_path(status.path);
+  const auto real_dir = real_path(matrix.exercises_path());
+  const auto relative = real_file.lexically_relative(real_dir);
+  if (relative.empty() || *relative.begin() == "..") {
+    return config_error(fmt::format("script '{}': {} leads outside the exercises folder {}", id, status.path,
+                                    matrix.exercises_path()));
+  }
+  if (!fs::is_regular_file(real_file, ec)) {
+    return config_error(fmt::format("script '{}': {} is not a regular file", id, status.path));
+  }
+  const auto size = fs::file_size(real_file, ec);
+  if (!ec && size > k_max_script_bytes) {
+    return config_error(fmt::format("script '{}': {} is {} bytes, more than the {} a script may have", id, status.path,
+                                    size, k_max_script_bytes));
+  }
+  TPULAUNCH_TRY(status.source, read_text_file(status.path, "script"));
+  TPULAUNCH_CHECK(check_utf8_text(status.source, status.path, fmt::format("script '{}'", id)));
+  status.actual_sha256 = sha256_hex(status.source);
+  if (status.entry == nullptr) {
+    status.state = ReviewState::no_entry;
+  } else if (!status.entry->script_class) {
+    status.state = ReviewState::unknown_class;
+  } else if (status.entry->sha256 != status.actual_sha256) {
+    status.state = ReviewState::stale_digest;
+  } else {
+    status.state = ReviewState::reviewed;
+  }
+  return status;
+}
+
+Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument) {
+  const bool looks_like_path = argument.find('/') != std::string_view::npos || argument.ends_with(".py");
+  if (!looks_like_path) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::script_id, argument));
+    return std::string(argument);
+  }
+  const fs::path path{std::string(argument)};
+  if (real_path(path.parent_path()) != real_path(matrix.exercises_path()) || path.extension() != ".py") {
+    return usage_error(fmt::format("'{}' is not a .py file in the exercises folder {}", printable(argument),
+                                   matrix.exercises_path().empty() ? "." : matrix.exercises_path()));
+  }
+  const std::string id = path.stem().string();
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
+  return id;
+}
+
+} // namespace tpulaunch

@@ -1,0 +1,150 @@
+#include "tpulaunch/shell.hpp"
+
+namespace tpulaunch {
+namespace {
+
+bool is_safe_byte(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+    return true;
+  }
+  switch (c) {
+  case '@': case '%': case '+': case '=': case ':': case ',': case '.': case '/': case '_': case '-':
+    return true;
+  default:
+    return false; // includes '~', which bash expands at the start of a word and after '=' or ':'
+  }
+}
+
+} // namespace
+
+Word& Word::append(std::string literal) {
+  // Each literal part is quoted on its own, so "--zone=" stays bare in front of a quoted value.
+  m_parts.push_back(Part{false, std::move(literal)});
+  return *this;
+}
+
+Word& Word::append(Code code) {
+  m_parts.push_back(Part{true, std::string(code.text())});
+  return *this;
+}
+
+Word& Word::append(const Word& other) {
+  m_parts.insert(m_parts.end(), other.m_parts.begin(), other.m_parts.end());
+  return *this;
+}
+
+std::string Word::text() const {
+  std::string out;
+  for (const auto& part : m_parts) {
+    out += part.text;
+  }
+  return out;
+}
+
+bool Word::has_code() const {
+  for (const auto& part : m_parts) {
+    if (part.is_code) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Word home_path(std::string relative) {
+  Word word(k_home);
+  if (!relative.empty()) {
+    word.append(std::move(relative));
+  }
+  return word;
+}
+
+ShellLine::ShellLine(std::initializer_list<Word> words) {
+  for (const auto& w : words) {
+    m_elements.emplace_back(w);
+  }
+}
+
+ShellLine& ShellLine::word(Word w) {
+  m_elements.emplace_back(std::move(w));
+  return *this;
+}
+
+ShellLine& ShellLine::code(Code c) {
+  m_elements.emplace_back(c);
+  return *this;
+}
+
+ShellLine& ShellLine::words(const std::vector<Word>& ws) {
+  for (const auto& w : ws) {
+    m_elements.emplace_back(w);
+  }
+  return *this;
+}
+
+ShellLine& ShellLine::line(const ShellLine& other) {
+  m_elements.insert(m_elements.end(), other.m_elements.begin(), other.m_elements.end());
+  return *this;
+}
+
+std::vector<std::string> ShellLine::argv() const {
+  std::vector<std::string> out;
+  for (const auto& element : m_elements) {
+    if (const auto* w = std::get_if<Word>(&element)) {
+      out.push_back(w->text());
+    }
+  }
+  return out;
+}
+
+std::string shell_quote(std::string_view value) {
+  bool safe = !value.empty();
+  for (const char c : value) {
+    safe = safe && is_safe_byte(c);
+  }
+  if (safe) {
+    return std::string(value);
+  }
+  std::string out;
+  out.reserve(value.size() + 2);
+  out += '\'';
+  for (const char c : value) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string to_shell(const Word& word) {
+  if (word.parts().empty()) {
+    return "''";
+  }
+  std::string out;
+  for (const auto& part : word.parts()) {
+    out += part.is_code ? part.text : shell_quote(part.text);
+  }
+  return out;
+}
+
+std::string to_shell(const ShellLine& line) {
+  std::string out;
+  bool previous_was_word = false;
+  for (const auto& element : line.elements()) {
+    if (const auto* w = std::get_if<Word>(&element)) {
+      if (previous_was_word) {
+        out += ' ';
+      }
+      out += to_shell(*w);
+      previous_was_word = true;
+    } else {
+      out += std::get<Code>(element).text();
+      previous_was_word = false;
+    }
+  }
+  return out;
+}
+
+} // namespace tpulaunch

@@ -1,0 +1,155 @@
+#include "tpulaunch/text.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+namespace tpulaunch {
+namespace {
+
+struct LinePosition {
+  std::size_t line = 1;
+  std::size_t column = 1;
+};
+
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions, so the typo
+// "v5litepod-61" is one edit from "v5litepod-16".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  const std::size_t width = b.size() + 1;
+  std::vector<std::size_t> d((a.size() + 1) * width);
+  auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * width + j]; };
+  for (std::size_t i = 0; i <= a.size(); ++i) {
+    at(i, 0) = i;
+  }
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    at(0, j) = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+      }
+    }
+  }
+  return at(a.size(), b.size());
+}
+
+// The first byte that makes `text` not UTF-8 text (a NUL or an invalid sequence), if any.
+std::optional<std::size_t> first_non_text_byte(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0) {
+      return i;
+    }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) {
+      return i;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0U) != 0x80U) {
+        return i;
+      }
+    }
+    const auto c1 = static_cast<unsigned char>(text[i + 1]);
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) {
+      return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+LinePosition position_of(std::string_view text, std::size_t offset) {
+  LinePosition position;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++position.line;
+      position.column = 1;
+    } else {
+      ++position.column;
+    }
+  }
+  return position;
+}
+
+} // namespace
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    // On a tie, a candidate of the same length is the likelier typo (a transposition).
+    const bool better = distance < best_distance ||
+                        (distance == best_distance && !best.empty() && candidate.size() == word.size() &&
+                         best.size() != word.size());
+    if (better) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string best = closest_match(word, candidates);
+  return best.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best);
+}
+
+Result<std::string> read_text_file(const std::string& path, std::string_view what) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return config_error(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return config_error(fmt::format("cannot read {} '{}': is a directory", what, path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return config_error(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) {
+    return config_error(fmt::format("cannot read {} '{}': read error", what, path));
+  }
+  return content.str();
+}
+
+} // namespace tpulaunch
+
+namespace tpulaunch {
+
+Status check_utf8_text(std::string_view text, std::string_view path, std::string_view what) {
+  if (auto bad = first_non_text_byte(text)) {
+    const auto at = position_of(text, *bad);
+    return config_error(fmt::format("{}:{}:{}: {} is not UTF-8 text (byte 0x{:02x})", path, at.line, at.column, what,
+                                    static_cast<unsigned char>(text[*bad])));
+  }
+  return Ok{};
+}
+
+} // namespace tpulaunch

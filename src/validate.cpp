@@ -1,0 +1,140 @@
+#include "tpulaunch/validate.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace tpulaunch {
+namespace {
+
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return is_lower(c) || is_digit(c) || (c >= 'A' && c <= 'Z'); }
+
+// ^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$ — the Compute Engine rule that ctpu enforced for TPU names.
+bool accepts_tpu_name(std::string_view v) {
+  if (v.empty() || v.size() > 63 || !is_lower(v.front()) || v.back() == '-') {
+    return false;
+  }
+  for (const char c : v) {
+    if (!is_lower(c) && !is_digit(c) && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ^[a-z]+-[a-z]+[0-9]+-[a-z]$, e.g. us-central1-a, europe-west4-b.
+bool accepts_zone(std::string_view v) {
+  std::size_t i = 0;
+  auto run = [&](auto predicate) {
+    const std::size_t start = i;
+    while (i < v.size() && predicate(v[i])) {
+      ++i;
+    }
+    return i > start;
+  };
+  auto literal = [&](char c) {
+    if (i < v.size() && v[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  };
+  return run(is_lower) && literal('-') && run(is_lower) && run(is_digit) && literal('-') && i + 1 == v.size() &&
+         is_lower(v[i]);
+}
+
+// Project IDs: 6–30 characters, a lowercase letter first, lowercase letters, digits and hyphens,
+// no trailing hyphen; optionally behind a legacy "domain:" prefix (example.com:my-project).
+bool accepts_project(std::string_view v) {
+  if (const auto colon = v.rfind(':'); colon != std::string_view::npos) {
+    const auto domain = v.substr(0, colon);
+    if (domain.empty() || !is_lower(domain.front()) || domain.back() == '.' || domain.back() == '-') {
+      return false;
+    }
+    for (const char c : domain) {
+      if (!is_lower(c) && !is_digit(c) && c != '-' && c != '.') {
+        return false;
+      }
+    }
+    v = v.substr(colon + 1);
+  }
+  if (v.size() < 6 || v.size() > 30 || !is_lower(v.front()) || v.back() == '-') {
+    return false;
+  }
+  for (const char c : v) {
+    if (!is_lower(c) && !is_digit(c) && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Letters, digits, '_', '-', '.', 1–100 characters, not starting with '.' or '-': a file stem that
+// is one safe word everywhere (no separators, no options, no hidden files).
+bool accepts_id(std::string_view v, std::size_t max_length) {
+  if (v.empty() || v.size() > max_length || v.front() == '.' || v.front() == '-') {
+    return false;
+  }
+  for (const char c : v) {
+    if (!is_alnum(c) && c != '_' && c != '-' && c != '.') {
+      return false;
+    }
+  }
+  return v.find("..") == std::string_view::npos;
+}
+
+bool accepts_script_id(std::string_view v) { return accepts_id(v, 100); }
+bool accepts_run_id(std::string_view v) { return accepts_id(v, 64); }
+
+const std::array<ValueRule, 5> k_value_rules{{
+    {ValueKind::tpu_name, "--tpu", "TPU name",
+     "lowercase RFC 1035: a letter first, then letters, digits and hyphens, 1-63 characters, no trailing hyphen",
+     accepts_tpu_name},
+    {ValueKind::zone, "--zone", "zone", "<region>-<letter>, e.g. us-central1-a", accepts_zone},
+    {ValueKind::project, "--project", "project ID",
+     "6-30 characters: a lowercase letter first, then lowercase letters, digits and hyphens, no trailing hyphen",
+     accepts_project},
+    {ValueKind::script_id, "<script>", "script ID",
+     "letters, digits, '_', '-' and '.', at most 100 characters, no leading '.' or '-', no path separators",
+     accepts_script_id},
+    {ValueKind::run_id, "--run-id", "run ID",
+     "letters, digits, '_', '-' and '.', at most 64 characters, no leading '.' or '-'", accepts_run_id},
+}};
+
+} // namespace
+
+const std::array<ValueRule, 5>& value_rules() { return k_value_rules; }
+
+std::string printable(std::string_view value) {
+  std::string out;
+  constexpr std::size_t k_limit = 120; // a huge value is cut, so one message stays one line
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (out.size() >= k_limit) {
+      out += fmt::format("... ({} bytes)", value.size());
+      break;
+    }
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+Status validate_value(ValueKind kind, std::string_view value) {
+  for (const auto& rule : k_value_rules) {
+    if (rule.kind == kind) {
+      if (rule.accepts(value)) {
+        return Ok{};
+      }
+      return usage_error(fmt::format("invalid {} '{}' for {}: {}", rule.what, printable(value), rule.flag, rule.description));
+    }
+  }
+  return usage_error("unknown value kind");
+}
+
+} // namespace tpulaunch
