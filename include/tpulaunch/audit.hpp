@@ -1,0 +1,45 @@
+#pragma once
+// The CI gate's core: audit a matrix against its exercises folder and a list of routes that must
+// be allowed. Findings are values; the CLI prints them as text, JSON or workflow annotations.
+#include <string>
+#include <vector>
+
+#include "tpulaunch/catalog.hpp"
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/matrix.hpp"
+
+namespace tpulaunch {
+
+enum class Severity { warning, error };
+
+struct AuditFinding {
+  Severity severity = Severity::error;
+  std::string kind;          // unreviewed, stale-digest, unknown-class, missing-file, contradiction, route-refused, ...
+  std::string script;        // script id ("" for the matrix as a whole)
+  std::string path;          // file the finding is about
+  std::uint32_t line = 0;    // 0 when not about a line
+  std::string message;
+};
+
+struct RouteAsk {
+  std::string script;
+  std::string slice; // "cpu" for the CPU route
+};
+
+struct AuditReport {
+  std::size_t scripts = 0; // .py files in the exercises folder
+  std::size_t entries = 0; // matrix entries
+  std::vector<AuditFinding> findings;
+  [[nodiscard]] std::size_t count(Severity severity) const;
+};
+
+// Parses "ID@SLICE" (usage Error otherwise).
+Result<RouteAsk> parse_route_ask(std::string_view text);
+
+// Audits every .py file of the exercises folder and every matrix entry. `strict` makes unreviewed
+// scripts errors. A route naming an unknown slice is a usage Error; an unreadable exercises
+// folder a config Error.
+Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, const std::vector<RouteAsk>& routes,
+                                 bool strict);
+
+} // namespace tpulaunch

@@ -1,0 +1,29 @@
+#pragma once
+// Safe updates of the matrix file: an exclusive lock for the whole read-modify-write, then a
+// temporary file in the same folder, flushed and renamed over the original. After any failure
+// the original is intact; two reviewers never interleave (the second waits, then sees the first's
+// entry, or is refused with a clear message when the lock stays held).
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/matrix.hpp"
+
+namespace tpulaunch {
+
+struct UpdateOptions {
+  std::chrono::milliseconds lock_wait{2000}; // how long to wait for another review's lock
+};
+
+// Locks `path`.lock (created with O_EXCL), loads the matrix, applies `edit`, and writes the
+// canonical text atomically. An Error from `edit` is returned unchanged and nothing is written.
+// A held lock (after `lock_wait`) or a failed write is a failure Error naming the file.
+Result<Matrix> update_matrix_file(const std::string& path, const std::function<Status(Matrix&)>& edit,
+                                  const UpdateOptions& options = {});
+
+// Writes `content` to `path` atomically (temporary file, fsync, rename, fsync of the folder),
+// keeping the original's permission bits. On failure the original is untouched.
+Status write_file_atomically(const std::string& path, std::string_view content);
+
+} // namespace tpulaunch

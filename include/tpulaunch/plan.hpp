@@ -1,0 +1,82 @@
+#pragma once
+// The planner turns an allowed routing decision into the exact commands: argv data (ShellLine)
+// for each step, in order. Nothing here runs anything; `render.hpp` turns a Plan into text.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpulaunch/catalog.hpp"
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/matrix.hpp"
+#include "tpulaunch/router.hpp"
+#include "tpulaunch/shell.hpp"
+
+namespace tpulaunch {
+
+// `course`: the course's own stage and run lines, byte for byte, then one fetch per worker.
+// `full`: the lifecycle — preflight, staged-digest check inside the run call, a per-run artifacts
+// folder (TPU_RUN_DIR), per-host logs, parallel fetch, verify, and optional bootstrap/teardown.
+enum class PlanForm { course, full };
+
+enum class VerifyKind { training, discovery, logs, none };
+std::string_view to_string(VerifyKind kind);
+std::optional<VerifyKind> parse_verify_kind(std::string_view name);
+
+struct PlanOptions {
+  std::string tpu;     // validated TPU name (required for TPU routes)
+  std::string zone;    // validated zone (required for TPU routes)
+  std::string project; // empty: --project is not emitted
+  std::string run_id;  // validated; the CLI defaults it to a UTC timestamp
+  PlanForm form = PlanForm::full;
+  bool bootstrap = false;
+  bool teardown = false;
+  int parallel = 8;                                  // fetches in flight at once
+  std::optional<VerifyKind> verify;                  // default: training for multi-host-qualified, else logs
+  std::string tpulaunch = "tpulaunch";               // how the sh script calls tpulaunch for verify
+};
+
+enum class StepWhere { local, remote };
+
+struct Step {
+  std::string name;        // preflight, bootstrap, stage, run, fetch, verify, teardown
+  StepWhere where = StepWhere::local;
+  std::string workers;     // "all", a worker index, or "" for a purely local step
+  std::optional<int> worker;
+  std::string group;       // steps sharing a group may run concurrently ("fetch")
+  std::string summary;     // one line for a person
+  ShellLine line;          // the command (argv data; code only in remote command strings)
+};
+
+struct Plan {
+  std::string script;
+  std::string path;
+  std::string script_class;
+  std::string sha256;
+  RouteKind route = RouteKind::cpu;
+  const Slice* slice = nullptr;
+  PlanOptions options;
+  VerifyKind verify = VerifyKind::none;
+  std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
+  std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
+  std::vector<Step> steps;
+
+  [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
+  [[nodiscard]] int workers() const { return slice == nullptr ? 0 : slice->hosts; }
+};
+
+// Remote exit statuses the run step may report, besides the program's own.
+inline constexpr int k_remote_digest_mismatch = 97; // staged file differs from the reviewed digest
+inline constexpr int k_remote_mapped_255 = 254;     // the program exited 255, which gcloud would retry
+
+// Builds the plan for an allowed decision. Validates tpu/zone/project/run_id (usage Error
+// naming the value) for TPU routes.
+Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options);
+
+// The discovery-only plan: every worker prints its process index, process count, and global
+// and local device counts, and writes a discovery receipt (never a training one).
+Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options);
+
+// The default run id: the UTC time as 20261202T101500Z.
+std::string default_run_id();
+
+} // namespace tpulaunch

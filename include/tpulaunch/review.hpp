@@ -1,0 +1,31 @@
+#pragma once
+// Recording a review: the policy that turns a reviewer's decision plus the script's evidence into
+// a matrix entry, or refuses it. A review over contradicting evidence needs an explicit override
+// reason, which is recorded next to exactly the evidence it covers.
+#include <string>
+
+#include "tpulaunch/classifier.hpp"
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/matrix.hpp"
+
+namespace tpulaunch {
+
+struct ReviewRequest {
+  std::string id;
+  ScriptClass script_class = ScriptClass::cpu_only;
+  std::string reviewed_by;
+  std::string note;
+  std::string override_reason; // empty: no override
+  std::string reviewed_at;     // UTC, ISO 8601 (the CLI passes the current time)
+};
+
+// The entry to record for `request`, given the file's `source`. Refused (exit 3) when a TPU class
+// is recorded over cpu-selection evidence, or multi-host-qualified without every multi-host marker,
+// unless `override_reason` is set. A bad reviewer name or note is a usage Error.
+Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
+                                      const Classification& classification);
+
+// The current UTC time as 2026-12-02T10:00:00Z.
+std::string utc_now_iso8601();
+
+} // namespace tpulaunch

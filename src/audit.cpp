@@ -1,0 +1,181 @@
+#include "tpulaunch/audit.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/classifier.hpp"
+#include "tpulaunch/router.hpp"
+#include "tpulaunch/validate.hpp"
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool overridden_marker(const MatrixEntry& entry, std::string_view marker) {
+  return std::any_of(entry.overrides.begin(), entry.overrides.end(),
+                     [&](const EvidenceOverride& o) { return o.rule == fmt::format("missing:{}", marker); });
+}
+
+class Auditor {
+public:
+  Auditor(const Matrix& matrix, AuditReport& report, bool strict) : m_matrix(matrix), m_report(report), m_strict(strict) {}
+
+  void add(Severity severity, std::string kind, const ScriptStatus& s, std::uint32_t line, std::string message) {
+    m_report.findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
+  }
+
+  // Evidence that contradicts the reviewed class of a fresh entry.
+  void check_contradictions(const ScriptStatus& s, const Classification& c) {
+    const MatrixEntry& entry = *s.entry;
+    const ScriptClass cls = *entry.script_class;
+    if (cls == ScriptClass::cpu_only) {
+      return; // the CPU route is always safe: nothing here can send it to a TPU
+    }
+    for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
+      add(Severity::error, "contradiction", s, e.line,
+          fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name, e.rule, e.text));
+    }
+    if (cls == ScriptClass::multi_host_qualified) {
+      for (const auto marker : missing_multi_host_markers(c)) {
+        if (!overridden_marker(entry, marker)) {
+          add(Severity::error, "contradiction", s, 0,
+              fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence", s.id, marker));
+        }
+      }
+    }
+  }
+
+  void audit_file(const std::string& id) {
+    auto resolved = resolve_script(m_matrix, id);
+    if (!resolved) {
+      ScriptStatus s;
+      s.id = id;
+      s.path = m_matrix.script_path(id);
+      add(Severity::error, "unreadable", s, 0, resolved.error().message);
+      return;
+    }
+    const ScriptStatus& s = *resolved;
+    switch (s.state) {
+    case ReviewState::no_entry:
+      add(m_strict ? Severity::error : Severity::warning, "unreviewed", s, 0,
+          fmt::format("'{}' has no matrix entry: review-required, it gets no route", id));
+      return;
+    case ReviewState::unknown_class:
+      add(Severity::error, "unknown-class", s, 0, s.explanation());
+      return;
+    case ReviewState::stale_digest:
+      add(Severity::error, "stale-digest", s, 0, s.explanation());
+      return;
+    case ReviewState::missing_file:
+      add(Severity::error, "missing-file", s, 0, s.explanation());
+      return;
+    case ReviewState::reviewed:
+      check_contradictions(s, classify_source(s.source));
+      return;
+    }
+  }
+
+private:
+  const Matrix& m_matrix;
+  AuditReport& m_report;
+  bool m_strict;
+};
+
+} // namespace
+
+std::size_t AuditReport::count(Severity severity) const {
+  return static_cast<std::size_t>(
+      std::count_if(findings.begin(), findings.end(), [&](const AuditFinding& f) { return f.severity == severity; }));
+}
+
+Result<RouteAsk> parse_route_ask(std::string_view text) {
+  const auto at = text.find('@');
+  if (at == std::string_view::npos || at == 0 || at + 1 == text.size()) {
+    return usage_error(fmt::format("--route '{}' must be ID@SLICE, e.g. collective-update@v5litepod-16 or distributed-02@cpu",
+                                   printable(text)));
+  }
+  return RouteAsk{std::string(text.substr(0, at)), std::string(text.substr(at + 1))};
+}
+
+Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, const std::vector<RouteAsk>& routes,
+                                 bool strict) {
+  // Routes are checked for well-formedness first: a typo in CI configuration is a usage error.
+  std::vector<const Slice*> route_slices;
+  for (const auto& ask : routes) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::script_id, ask.script));
+    if (ask.slice == "cpu") {
+      route_slices.push_back(nullptr);
+    } else {
+      TPULAUNCH_TRY(const Slice* slice, catalog.require(ask.slice));
+      route_slices.push_back(slice);
+    }
+  }
+
+  const std::string dir = matrix.exercises_path().empty() ? "." : matrix.exercises_path();
+  std::error_code ec;
+  std::vector<std::string> ids;
+  std::set<std::string> invalid;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    return config_error(fmt::format("cannot read the exercises folder '{}' named by {}: {}", dir, matrix.origin, ec.message()));
+  }
+  for (const auto& entry : it) {
+    const auto& path = entry.path();
+    if (path.extension() != ".py") {
+      continue;
+    }
+    const std::string stem = path.stem().string();
+    if (validate_value(ValueKind::script_id, stem).ok()) {
+      ids.push_back(stem);
+    } else {
+      invalid.insert(path.string());
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+
+  AuditReport report;
+  report.scripts = ids.size() + invalid.size();
+  report.entries = matrix.scripts.size();
+  Auditor auditor(matrix, report, strict);
+  for (const auto& path : invalid) {
+    report.findings.push_back(AuditFinding{strict ? Severity::error : Severity::warning, "invalid-name", "", path, 0,
+                                           "the file name is not a valid script id, so it can never be reviewed"});
+  }
+  for (const auto& id : ids) {
+    auditor.audit_file(id);
+  }
+  for (const auto& [id, entry] : matrix.scripts) {
+    if (!std::binary_search(ids.begin(), ids.end(), id)) {
+      ScriptStatus s;
+      s.id = id;
+      s.path = matrix.script_path(id);
+      s.entry = &entry;
+      s.state = ReviewState::missing_file;
+      auditor.add(Severity::error, "missing-file", s, 0, s.explanation());
+    }
+  }
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    auto status = resolve_script(matrix, routes[i].script);
+    if (!status) {
+      return status.error();
+    }
+    std::optional<Classification> source;
+    if (status->reviewed()) {
+      source = classify_source(status->source);
+    }
+    const Decision decision = decide(RouteRequest{&*status, route_slices[i], source ? &*source : nullptr});
+    if (!decision.allowed()) {
+      const std::uint32_t line = decision.refusal->evidence.empty() ? 0 : decision.refusal->evidence.front().line;
+      auditor.add(Severity::error, "route-refused", *status, line,
+                  fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice, decision.refusal->rule,
+                              decision.refusal->reason));
+    }
+  }
+  return report;
+}
+
+} // namespace tpulaunch

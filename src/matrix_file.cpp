@@ -1,0 +1,130 @@
+#include "tpulaunch/matrix_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Holds `path`.lock for its lifetime. The lock file records the holder's pid for a person who
+// finds a stale one after a crash.
+class LockFile {
+public:
+  static Result<LockFile> acquire(const std::string& target, std::chrono::milliseconds wait) {
+    const std::string path = target + ".lock";
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (true) {
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        const std::string pid = std::to_string(::getpid()) + "\n";
+        (void)!::write(fd, pid.data(), pid.size());
+        ::close(fd);
+        return LockFile(path);
+      }
+      if (errno != EEXIST) {
+        return failure(fmt::format("cannot lock '{}': {}", target, errno_text()));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return failure(fmt::format("'{}' is locked by another review ({} exists); retry when it is done, or remove "
+                                   "the lock if no review is running",
+                                   target, path));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  LockFile(LockFile&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+  LockFile& operator=(LockFile&&) = delete;
+  LockFile(const LockFile&) = delete;
+  LockFile& operator=(const LockFile&) = delete;
+  ~LockFile() {
+    if (!m_path.empty()) {
+      ::unlink(m_path.c_str());
+    }
+  }
+
+private:
+  explicit LockFile(std::string path) : m_path(std::move(path)) {}
+  std::string m_path;
+};
+
+} // namespace
+
+Status write_file_atomically(const std::string& path, std::string_view content) {
+  const fs::path target(path);
+  const std::string folder = target.parent_path().empty() ? "." : target.parent_path().string();
+  std::string temp = (fs::path(folder) / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) {
+    return failure(fmt::format("cannot write '{}': cannot create a temporary file in {}: {}", path, folder, errno_text()));
+  }
+  auto abandon = [&](const std::string& why) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return failure(fmt::format("cannot write '{}': {}; the original is unchanged", path, why));
+  };
+  struct stat original {};
+  const mode_t mode = ::stat(path.c_str(), &original) == 0 ? (original.st_mode & 07777) : 0644;
+  if (::fchmod(fd, mode) != 0) {
+    return abandon(errno_text());
+  }
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return abandon(errno_text());
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    return abandon(errno_text());
+  }
+  if (::close(fd) != 0) {
+    ::unlink(temp.c_str());
+    return failure(fmt::format("cannot write '{}': {}; the original is unchanged", path, errno_text()));
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string why = errno_text();
+    ::unlink(temp.c_str());
+    return failure(fmt::format("cannot write '{}': {}; the original is unchanged", path, why));
+  }
+  // Make the rename itself durable.
+  if (const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    (void)::fsync(dir);
+    ::close(dir);
+  }
+  return Ok{};
+}
+
+Result<Matrix> update_matrix_file(const std::string& path, const std::function<Status(Matrix&)>& edit,
+                                  const UpdateOptions& options) {
+  // A malformed matrix is reported before any lock is taken.
+  TPULAUNCH_TRY(Matrix matrix, load_matrix_file(path));
+  // rename() would replace a read-only file without complaint (and root passes every access()
+  // check), so honour the permission bits explicitly.
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && (info.st_mode & 0222) == 0) {
+    return failure(fmt::format("cannot write '{}': the file is read-only; the original is unchanged", path));
+  }
+  TPULAUNCH_TRY(LockFile lock, LockFile::acquire(path, options.lock_wait));
+  // Read again under the lock: another review may have landed while we waited.
+  TPULAUNCH_TRY(matrix, load_matrix_file(path));
+  TPULAUNCH_CHECK(edit(matrix));
+  TPULAUNCH_CHECK(write_file_atomically(path, serialize_matrix(matrix)));
+  return matrix;
+}
+
+} // namespace tpulaunch

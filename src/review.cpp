@@ -1,0 +1,99 @@
+#include "tpulaunch/review.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/router.hpp"
+#include "tpulaunch/sha256.hpp"
+#include "tpulaunch/validate.hpp"
+
+namespace tpulaunch {
+namespace {
+
+constexpr std::size_t k_max_text = 2000;
+
+Status check_free_text(std::string_view flag, std::string_view value, bool required) {
+  if (required && value.empty()) {
+    return usage_error(fmt::format("{} must not be empty", flag));
+  }
+  if (value.size() > k_max_text) {
+    return usage_error(fmt::format("{} is longer than {} characters", flag, k_max_text));
+  }
+  for (const char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return usage_error(fmt::format("{} '{}' holds a control character", flag, printable(value)));
+    }
+  }
+  return Ok{};
+}
+
+std::string lines_of(const std::vector<const Evidence*>& evidence) {
+  std::string out;
+  for (const Evidence* e : evidence) {
+    out += fmt::format("{}line {} ({})", out.empty() ? "" : ", ", e->line, e->rule);
+  }
+  return out;
+}
+
+} // namespace
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
+                                      const Classification& classification) {
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, request.id));
+  TPULAUNCH_CHECK(check_free_text("--by", request.reviewed_by, true));
+  TPULAUNCH_CHECK(check_free_text("--note", request.note, false));
+  TPULAUNCH_CHECK(check_free_text("--override", request.override_reason, false));
+
+  MatrixEntry entry;
+  entry.id = request.id;
+  entry.script_class = request.script_class;
+  entry.class_name = std::string(to_string(request.script_class));
+  entry.sha256 = sha256_hex(source);
+  entry.reviewed_by = request.reviewed_by;
+  entry.reviewed_at = request.reviewed_at;
+  entry.note = request.note;
+  entry.evidence = nlohmann::json::array();
+  for (const Evidence& e : classification.evidence) {
+    entry.evidence.push_back({{"rule", e.rule}, {"category", std::string(to_string(e.category))}, {"line", e.line}});
+  }
+
+  const bool overriding = !request.override_reason.empty();
+  if (request.script_class != ScriptClass::cpu_only) {
+    const auto cpu = classification.of_category(Category::cpu_selection);
+    if (!cpu.empty() && !overriding) {
+      return refusal(fmt::format("'{}' selects CPU devices ({}); recording {} over that evidence needs --override "
+                                 "REASON",
+                                 request.id, lines_of(cpu), entry.class_name));
+    }
+    for (const Evidence* e : cpu) {
+      entry.overrides.push_back(EvidenceOverride{e->rule, e->line, request.override_reason});
+    }
+  }
+  if (request.script_class == ScriptClass::multi_host_qualified) {
+    const auto missing = missing_multi_host_markers(classification);
+    if (!missing.empty() && !overriding) {
+      return refusal(fmt::format("'{}' lacks the multi-host markers {}; recording multi-host-qualified needs "
+                                 "--override REASON",
+                                 request.id, fmt::join(missing, ", ")));
+    }
+    for (const auto marker : missing) {
+      entry.overrides.push_back(EvidenceOverride{fmt::format("missing:{}", marker), 0, request.override_reason});
+    }
+  }
+  if (overriding && entry.overrides.empty()) {
+    return usage_error(fmt::format("--override given, but nothing in '{}' contradicts {}", request.id, entry.class_name));
+  }
+  return entry;
+}
+
+} // namespace tpulaunch

@@ -1,0 +1,145 @@
+#include "tpulaunch/router.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace tpulaunch {
+namespace {
+
+std::optional<ScriptClass> reviewed_class(const RouteRequest& request) { return request.script->route_class(); }
+
+std::optional<Refusal> refuse(std::string_view rule, std::string reason, std::vector<Evidence> evidence = {}) {
+  return Refusal{std::string(rule), std::move(reason), std::move(evidence)};
+}
+
+std::optional<Refusal> check_reviewed(const RouteRequest& request) {
+  if (request.script->reviewed()) {
+    return std::nullopt;
+  }
+  return refuse("review-required", fmt::format("review-required ({}): {}", to_string(request.script->state),
+                                               request.script->explanation()));
+}
+
+std::optional<Refusal> check_cpu_only(const RouteRequest& request) {
+  if (reviewed_class(request) != ScriptClass::cpu_only || request.slice == nullptr) {
+    return std::nullopt;
+  }
+  return refuse("cpu-only-stays-on-cpu",
+                fmt::format("'{}' is cpu-only: it selects CPU devices, so on {} its {} chips would sit idle while billing; "
+                            "drop --slice for the CPU route",
+                            request.script->id, request.slice->name, request.slice->global_chips()));
+}
+
+std::optional<Refusal> check_needs_slice(const RouteRequest& request) {
+  const auto cls = reviewed_class(request);
+  if (request.slice != nullptr || cls == ScriptClass::cpu_only) {
+    return std::nullopt;
+  }
+  return refuse("tpu-class-needs-slice",
+                fmt::format("'{}' is {}: it was reviewed for a TPU, not the CPU route; pass --slice (a 1-host slice such "
+                            "as v5litepod-8{})",
+                            request.script->id, to_string(*cls),
+                            cls == ScriptClass::multi_host_qualified ? ", or a multi-host slice such as v5litepod-16" : ""));
+}
+
+std::optional<Refusal> check_multi_host(const RouteRequest& request) {
+  const Slice* slice = request.slice;
+  if (slice == nullptr || !slice->multi_host() || reviewed_class(request) == ScriptClass::multi_host_qualified) {
+    return std::nullopt;
+  }
+  return refuse(
+      "multi-host-needs-qualified",
+      fmt::format("{} has {} hosts, and '{}' is {}, not multi-host-qualified: started on one worker it hangs in "
+                  "initialization while the other {} hosts never start and {} chips sit idle; pick a 1-host slice or "
+                  "review the script as multi-host-qualified",
+                  slice->name, slice->hosts, request.script->id, to_string(*reviewed_class(request)), slice->hosts - 1,
+                  slice->idle_chips_on_worker_zero()));
+}
+
+std::optional<Refusal> check_source_cpu(const RouteRequest& request) {
+  if (request.source == nullptr || request.slice == nullptr) {
+    return std::nullopt;
+  }
+  auto evidence = unoverridden(request.source->of_category(Category::cpu_selection), request.script->entry);
+  if (evidence.empty()) {
+    return std::nullopt;
+  }
+  return refuse("source-selects-cpu",
+                fmt::format("'{}' selects CPU devices in its source ({} finding{}), whatever the matrix says: on {} it "
+                            "would run on the host CPU while the TPU bills; review it again, or record an override "
+                            "with tpulaunch review --override",
+                            request.script->id, evidence.size(), evidence.size() == 1 ? "" : "s", request.slice->name),
+                std::move(evidence));
+}
+
+std::optional<Refusal> check_source_initialize(const RouteRequest& request) {
+  if (request.source == nullptr || request.slice == nullptr || !request.slice->multi_host() ||
+      request.source->has_rule("distributed-initialize")) {
+    return std::nullopt;
+  }
+  return refuse("source-lacks-initialize",
+                fmt::format("'{}' never calls jax.distributed.initialize(), so its {} processes on {} would not form "
+                            "one job; add the call and review the script again",
+                            request.script->id, request.slice->hosts, request.slice->name));
+}
+
+const std::array<RoutingRule, 6> k_rules{{
+    {"review-required", "a script with no entry, an unknown class, a missing file or a changed digest gets no route at all",
+     check_reviewed},
+    {"cpu-only-stays-on-cpu", "a cpu-only script gets the CPU route only; any TPU slice is refused", check_cpu_only},
+    {"tpu-class-needs-slice", "a single-host-compatible or multi-host-qualified script needs --slice", check_needs_slice},
+    {"multi-host-needs-qualified",
+     "a slice with more than one host takes multi-host-qualified scripts only (a single-host script would hang in "
+     "initialization with the other hosts' chips idle)",
+     check_multi_host},
+    {"source-selects-cpu", "a TPU route is refused when the source selects CPU devices now, unless the matrix overrides "
+                           "exactly that evidence",
+     check_source_cpu},
+    {"source-lacks-initialize", "a multi-host route is refused when the source does not call jax.distributed.initialize()",
+     check_source_initialize},
+}};
+
+} // namespace
+
+std::string_view to_string(RouteKind kind) {
+  switch (kind) {
+  case RouteKind::cpu: return "cpu";
+  case RouteKind::single_host: return "single-host";
+  case RouteKind::multi_host: return "multi-host";
+  }
+  return "unknown";
+}
+
+std::span<const RoutingRule> routing_rules() { return k_rules; }
+
+std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence, const MatrixEntry* entry) {
+  std::vector<Evidence> out;
+  for (const Evidence* item : evidence) {
+    bool overridden = false;
+    if (entry != nullptr) {
+      for (const auto& o : entry->overrides) {
+        overridden = overridden || (o.rule == item->rule && o.line == item->line);
+      }
+    }
+    if (!overridden) {
+      out.push_back(*item);
+    }
+  }
+  return out;
+}
+
+Decision decide(const RouteRequest& request) {
+  for (const auto& rule : k_rules) {
+    if (auto refusal = rule.check(request)) {
+      return Decision{std::nullopt, std::move(refusal)};
+    }
+  }
+  if (request.slice == nullptr) {
+    return Decision{RouteKind::cpu, std::nullopt};
+  }
+  // multi-host-qualified on a 1-host slice runs as single-host: no --worker=all.
+  return Decision{request.slice->multi_host() ? RouteKind::multi_host : RouteKind::single_host, std::nullopt};
+}
+
+} // namespace tpulaunch
