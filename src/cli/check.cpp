@@ -1,0 +1,96 @@
+// tpulaunch check: the CI gate. Audits the matrix against the exercises folder and asked routes.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tpulaunch/audit.hpp"
+
+namespace tpulaunch::cli {
+namespace {
+
+struct CheckArgs {
+  bool strict = false;
+  std::vector<std::string> routes;
+  std::string format;
+};
+
+std::string_view severity_name(Severity s) { return s == Severity::error ? "error" : "warning"; }
+
+// Workflow-command escaping (GitHub Actions): %, CR and LF in messages; also , and : in properties.
+std::string annotation_escape(std::string_view text, bool property) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+    case '%': out += "%25"; break;
+    case '\r': out += "%0D"; break;
+    case '\n': out += "%0A"; break;
+    case ':': out += property ? "%3A" : ":"; break;
+    case ',': out += property ? "%2C" : ","; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
+  TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
+  TPULAUNCH_TRY(const Matrix matrix, load_matrix(globals));
+  std::vector<RouteAsk> routes;
+  for (const auto& text : args.routes) {
+    TPULAUNCH_TRY(RouteAsk ask, parse_route_ask(text));
+    routes.push_back(std::move(ask));
+  }
+  TPULAUNCH_TRY(const AuditReport report, audit_course(matrix, catalog, routes, args.strict));
+  const std::size_t errors = report.count(Severity::error);
+  const std::size_t warnings = report.count(Severity::warning);
+
+  Output output;
+  output.code = errors > 0 ? ExitCode::refused : ExitCode::success;
+  std::string& out = output.out;
+  if (args.format == "json") {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& f : report.findings) {
+      list.push_back({{"severity", severity_name(f.severity)},
+                      {"kind", f.kind},
+                      {"script", f.script},
+                      {"path", f.path},
+                      {"line", f.line == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.line)},
+                      {"message", f.message}});
+    }
+    out = nlohmann::ordered_json{{"ok", errors == 0}, {"matrix", matrix.origin}, {"scripts", report.scripts},
+                                 {"entries", report.entries}, {"errors", errors}, {"warnings", warnings},
+                                 {"findings", list}}
+              .dump(2) +
+          "\n";
+    return output;
+  }
+  for (const auto& f : report.findings) {
+    if (args.format == "github") {
+      out += fmt::format("::{} file={}{},title={}::{}\n", severity_name(f.severity), annotation_escape(f.path, true),
+                         f.line > 0 ? fmt::format(",line={}", f.line) : "",
+                         annotation_escape("tpulaunch " + f.kind, true), annotation_escape(f.message, false));
+    } else {
+      out += fmt::format("{}{}: {}: [{}] {}\n", f.path, f.line > 0 ? fmt::format(":{}", f.line) : "",
+                         severity_name(f.severity), f.kind, f.message);
+    }
+  }
+  out += fmt::format("{}check: {} scripts, {} entries: {} error(s), {} warning(s){}\n",
+                     args.format == "github" ? "::notice::" : "", report.scripts, report.entries, errors, warnings,
+                     errors == 0 ? "" : " (exit 3)");
+  return output;
+}
+
+} // namespace
+
+Command setup_check(CLI::App& parent, const Globals& globals) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* app = parent.add_subcommand("check", "CI gate: audit the matrix against the exercises folder and routes");
+  app->add_flag("--strict", args->strict, "scripts with no entry are errors, not warnings");
+  app->add_option("--route", args->routes, "a route that must be allowed, ID@SLICE (SLICE may be 'cpu'); repeatable");
+  add_format_option(*app, args->format, {"text", "json", "github"});
+  app->footer("Examples:\n  tpulaunch check --strict\n"
+              "  tpulaunch check --route collective-update@v5litepod-16 --route distributed-02@cpu --format github\n"
+              "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors.\n");
+  return Command{app, [args, &globals]() { return run_check(*args, globals); }};
+}
+
+} // namespace tpulaunch::cli

@@ -1,0 +1,54 @@
+#pragma once
+// The CLI layer: one file per subcommand. Each `setup_<cmd>` registers its options on the parent
+// CLI11 app and returns a Command whose `run` calls the core and returns what to print. Only
+// main.cpp writes to stdout/stderr and chooses the exit code.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tpulaunch/catalog.hpp"
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/matrix.hpp"
+
+namespace tpulaunch::cli {
+
+// Options shared by every subcommand.
+struct Globals {
+  std::string directory;   // -C DIR
+  std::string catalog;     // --catalog FILE / TPULAUNCH_CATALOG; empty: the embedded catalog
+  std::string matrix = "execution-matrix.json"; // --matrix FILE / TPULAUNCH_MATRIX
+  int verbosity = 0;
+};
+
+// What a command produced: the product for stdout, notes for stderr, and the exit code.
+struct Output {
+  std::string out;
+  std::string err;
+  ExitCode code = ExitCode::success;
+};
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<Result<Output>()> run;
+};
+
+Command setup_plan(CLI::App& parent, const Globals& globals);
+Command setup_slices(CLI::App& parent, const Globals& globals);
+Command setup_slice(CLI::App& parent, const Globals& globals);
+Command setup_classify(CLI::App& parent, const Globals& globals);
+Command setup_review(CLI::App& parent, const Globals& globals);
+Command setup_check(CLI::App& parent, const Globals& globals);
+Command setup_discover(CLI::App& parent, const Globals& globals);
+Command setup_verify(CLI::App& parent, const Globals& globals);
+
+// Shared helpers (common.cpp).
+Result<Catalog> load_catalog(const Globals& globals);
+Result<Matrix> load_matrix(const Globals& globals);
+// The exit-code table as help text.
+std::string exit_codes_help();
+// Adds --format with the given choices (first is the default).
+void add_format_option(CLI::App& app, std::string& format, const std::vector<std::string>& choices);
+
+} // namespace tpulaunch::cli

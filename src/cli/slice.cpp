@@ -1,0 +1,89 @@
+// tpulaunch slice: answer the course's questions about one slice from the catalog.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tpulaunch/render.hpp"
+#include "tpulaunch/shell.hpp"
+
+namespace tpulaunch::cli {
+namespace {
+
+struct SliceArgs {
+  std::string name;
+  long long microbatch = 0;
+  double state_gib = -1;
+  std::string format;
+};
+
+// The create command for the slice, as argv data rendered by the one quoting function.
+ShellLine create_line(const Slice& s) {
+  return ShellLine{"gcloud",  "compute", "tpus", "tpu-vm", "create", "TPU_NAME", "--zone=ZONE",
+                   Word("--accelerator-type=").append(s.name), Word("--version=").append(s.runtime_version)};
+}
+
+Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
+  TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
+  TPULAUNCH_TRY(const Slice* found, catalog.require(args.name));
+  const Slice& s = *found;
+  const long long per_host_batch = args.microbatch * s.chips_per_host;
+  const long long global_batch = args.microbatch * s.global_chips();
+  const bool fits = args.state_gib >= 0 && args.state_gib <= static_cast<double>(s.total_hbm_gib());
+
+  Output output;
+  if (args.format == "json") {
+    auto j = slice_json(s);
+    j["idle_chips_if_only_worker_0"] = s.idle_chips_on_worker_zero();
+    j["needs_worker_all"] = s.multi_host();
+    if (args.microbatch > 0) {
+      j["microbatch_per_chip"] = args.microbatch;
+      j["per_host_batch"] = per_host_batch;
+      j["global_batch"] = global_batch;
+    }
+    if (args.state_gib >= 0) {
+      j["state_gib"] = args.state_gib;
+      j["state_fits"] = fits;
+    }
+    j["create_command"] = to_shell(create_line(s));
+    output.out = j.dump(2) + "\n";
+    return output;
+  }
+  std::string& out = output.out;
+  out += fmt::format("{} ({}, topology {})\n", s.name, s.generation, s.topology.empty() ? "-" : s.topology);
+  out += fmt::format("  hosts (TPU VMs):            {}{}\n", s.hosts, s.multi_host() ? "  (multi-host: --worker=all)" : "");
+  out += fmt::format("  chips per host:             {}\n", s.chips_per_host);
+  out += fmt::format("  global chips:               {}\n", s.global_chips());
+  out += fmt::format("  jax.local_device_count():   {}  (on each host, after jax.distributed.initialize())\n",
+                     s.local_device_count());
+  out += fmt::format("  jax.device_count():         {}\n", s.device_count());
+  out += fmt::format("  idle if only worker 0 runs: {} chips{}\n", s.idle_chips_on_worker_zero(),
+                     s.multi_host() ? "  (and worker 0 hangs in initialize waiting for the others)" : "");
+  if (args.microbatch > 0) {
+    out += fmt::format("  batch for microbatch {}:     {} per host, {} global\n", args.microbatch, per_host_batch,
+                       global_batch);
+  }
+  out += fmt::format("  HBM:                        {} GiB per chip, {} GiB total\n", s.hbm_gib_per_chip, s.total_hbm_gib());
+  if (args.state_gib >= 0) {
+    out += fmt::format("  {} GiB of sharded state:     {} ({} GiB total HBM)\n", args.state_gib,
+                       fits ? "fits" : "does NOT fit", s.total_hbm_gib());
+  }
+  out += fmt::format("  runtime version:            {}\n", s.runtime_version);
+  out += fmt::format("  create:  {}\n", to_shell(create_line(s)));
+  return output;
+}
+
+} // namespace
+
+Command setup_slice(CLI::App& parent, const Globals& globals) {
+  auto args = std::make_shared<SliceArgs>();
+  CLI::App* app = parent.add_subcommand("slice", "Show one slice: devices, idle chips, batch sizes, HBM fit, create line");
+  app->add_option("name", args->name, "accelerator type, e.g. v5litepod-16")->required();
+  app->add_option("--microbatch", args->microbatch, "per-chip microbatch, to derive per-host and global batch")
+      ->check(CLI::Range(1LL, 1LL << 32));
+  app->add_option("--state-gib", args->state_gib, "GiB of sharded state, to check against total HBM")
+      ->check(CLI::Range(0.0, 1e9));
+  add_format_option(*app, args->format, {"text", "json"});
+  app->footer("Examples:\n  tpulaunch slice v5litepod-16 --microbatch 8\n  tpulaunch slice v6e-16 --state-gib 300\n");
+  return Command{app, [args, &globals]() { return run_slice(*args, globals); }};
+}
+
+} // namespace tpulaunch::cli

@@ -1,0 +1,97 @@
+// tpulaunch slices: list the catalog with its derived figures.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tpulaunch/figure.hpp"
+#include "tpulaunch/render.hpp"
+
+namespace tpulaunch::cli {
+namespace {
+
+struct SlicesArgs {
+  std::string format;
+  bool multi_host = false;
+  bool single_host = false;
+  std::string only;
+};
+
+std::vector<const Slice*> select(const Catalog& catalog, const SlicesArgs& args, std::vector<std::string>& unknown) {
+  std::vector<const Slice*> out;
+  if (!args.only.empty()) {
+    std::size_t start = 0;
+    while (start <= args.only.size()) {
+      const auto comma = args.only.find(',', start);
+      const auto name = args.only.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (const Slice* s = catalog.find(name)) {
+        out.push_back(s);
+      } else {
+        unknown.push_back(name);
+      }
+      if (comma == std::string::npos) {
+        break;
+      }
+      start = comma + 1;
+    }
+  } else {
+    for (const auto& s : catalog.slices()) {
+      out.push_back(&s);
+    }
+  }
+  std::erase_if(out, [&](const Slice* s) {
+    return (args.multi_host && !s->multi_host()) || (args.single_host && s->multi_host());
+  });
+  return out;
+}
+
+std::string table(const std::vector<const Slice*>& slices) {
+  std::string out = fmt::format("{:<14} {:>5} {:>5} {:>6} {:>7} {:>6} {:>7} {:>9}  {:<10} {}\n", "SLICE", "HOSTS",
+                                "CHIPS", "/HOST", "DEVICES", "/HOST", "HBM/CHIP", "HBM TOTAL", "MULTI-HOST", "RUNTIME");
+  for (const Slice* s : slices) {
+    out += fmt::format("{:<14} {:>5} {:>5} {:>6} {:>7} {:>6} {:>6}G {:>8}G  {:<10} {}\n", s->name, s->hosts,
+                       s->global_chips(), s->chips_per_host, s->device_count(), s->devices_per_host,
+                       s->hbm_gib_per_chip, s->total_hbm_gib(), s->multi_host() ? "yes" : "no", s->runtime_version);
+  }
+  return out;
+}
+
+Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
+  if (args.multi_host && args.single_host) {
+    return usage_error("--multi-host and --single-host exclude each other");
+  }
+  TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
+  std::vector<std::string> unknown;
+  const auto slices = select(catalog, args, unknown);
+  if (!unknown.empty()) {
+    TPULAUNCH_TRY(const Slice* ignored, catalog.require(unknown.front()));
+    (void)ignored;
+  }
+  Output output;
+  if (args.format == "json") {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Slice* s : slices) {
+      list.push_back(slice_json(*s));
+    }
+    output.out = nlohmann::ordered_json{{"catalog", catalog.origin()}, {"slices", list}}.dump(2) + "\n";
+  } else if (args.format == "svg") {
+    output.out = render_topology_svg(slices);
+  } else {
+    output.out = table(slices);
+  }
+  return output;
+}
+
+} // namespace
+
+Command setup_slices(CLI::App& parent, const Globals& globals) {
+  auto args = std::make_shared<SlicesArgs>();
+  CLI::App* app = parent.add_subcommand("slices", "List the slice catalog with derived figures");
+  add_format_option(*app, args->format, {"table", "json", "svg"});
+  app->add_flag("--multi-host", args->multi_host, "only slices with more than one host (they need --worker=all)");
+  app->add_flag("--single-host", args->single_host, "only 1-host slices");
+  app->add_option("--only", args->only, "comma-separated slice names, in the order to show them");
+  app->footer("Examples:\n  tpulaunch slices --multi-host\n"
+              "  tpulaunch slices --format svg --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16 > topology.svg\n");
+  return Command{app, [args, &globals]() { return run_slices(*args, globals); }};
+}
+
+} // namespace tpulaunch::cli

@@ -1,0 +1,86 @@
+// tpulaunch verify: check a fetched run folder's receipts and logs against the catalog.
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tpulaunch/receipts.hpp"
+
+namespace tpulaunch::cli {
+namespace {
+
+struct VerifyArgs {
+  std::string folder;
+  std::string slice;
+  std::string kind = "training";
+  std::string format;
+};
+
+std::string worker_label(int worker) { return worker < 0 ? std::string("run") : fmt::format("worker {}", worker); }
+
+Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
+  TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
+  TPULAUNCH_TRY(const Slice* slice, catalog.require(args.slice));
+  VerifyOptions options;
+  options.kind = *parse_verify_kind(args.kind);
+  // Test seam, read only here: the gcloud stand-in's fake JAX reports backend "standin".
+  const char* standin = std::getenv("TPULAUNCH_ALLOW_STANDIN");
+  options.allow_standin = standin != nullptr && std::string_view(standin) == "1";
+  TPULAUNCH_TRY(const VerifyReport report, verify_run(args.folder, *slice, options));
+
+  Output output;
+  output.code = report.ok() ? ExitCode::success : ExitCode::refused;
+  if (args.format == "json") {
+    nlohmann::ordered_json j;
+    j["folder"] = report.folder;
+    j["slice"] = report.slice;
+    j["kind"] = to_string(report.kind);
+    j["workers"] = report.workers;
+    j["ok"] = report.ok();
+    j["tpu_result"] = report.ok() && !report.standin;
+    j["standin"] = report.standin;
+    nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+    for (const auto& f : report.findings) {
+      findings.push_back({{"worker", f.worker < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.worker)},
+                          {"field", f.field},
+                          {"message", f.message}});
+    }
+    j["findings"] = std::move(findings);
+    output.out = j.dump(2) + "\n";
+    return output;
+  }
+  std::string& out = output.out;
+  const std::string_view what = report.kind == VerifyKind::discovery ? "discovery receipts (not training)"
+                                : report.kind == VerifyKind::logs     ? "logs"
+                                                                      : "training receipts";
+  for (const auto& f : report.findings) {
+    out += fmt::format("FAIL {}: {}: {}\n", worker_label(f.worker), f.field, f.message);
+  }
+  if (report.ok()) {
+    out += fmt::format("verified: {} of {} workers on {} in {}\n", what, report.workers, report.slice, report.folder);
+  } else {
+    out += fmt::format("not verified: {} finding(s) in the {} of {} workers on {}\n", report.findings.size(), what,
+                       report.workers, report.slice);
+  }
+  if (report.standin) {
+    out += "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result\n";
+  }
+  return output;
+}
+
+} // namespace
+
+Command setup_verify(CLI::App& parent, const Globals& globals) {
+  auto args = std::make_shared<VerifyArgs>();
+  CLI::App* app = parent.add_subcommand("verify", "Check a fetched run folder: receipts, checkpoint, one log per host");
+  app->add_option("folder", args->folder, "the run folder, ./tpu-runs/<tpu>/<id>/<run-id>")->required();
+  app->add_option("--slice", args->slice, "the slice the run used")->required();
+  app->add_option("--kind", args->kind, "training (default), discovery or logs")
+      ->check(CLI::IsMember({"training", "discovery", "logs"}));
+  add_format_option(*app, args->format, {"text", "json"});
+  app->footer("Example:\n  tpulaunch verify ./tpu-runs/my-pod/collective-update/20261202T101500Z --slice v5litepod-16\n"
+              "Exit 0 when every check holds, 3 when any fails, 4 when the folder is missing.\n");
+  return Command{app, [args, &globals]() { return run_verify(*args, globals); }};
+}
+
+} // namespace tpulaunch::cli
