@@ -1,0 +1,158 @@
+#include "tpulaunch/catalog.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace tpulaunch {
+namespace {
+
+const Catalog& embedded() {
+  static const Catalog catalog = [] {
+    auto result = load_embedded_catalog();
+    if (!result) {
+      throw std::runtime_error(result.error().message);
+    }
+    return std::move(result).value();
+  }();
+  return catalog;
+}
+
+std::string catalog_with_slice(const std::string& slice_json) {
+  return R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1}},
+             "slices": [)" + slice_json + "]}";
+}
+
+std::string error_of(const std::string& json) {
+  auto result = parse_catalog(json, "test.json");
+  EXPECT_FALSE(result.ok());
+  return result.ok() ? std::string() : result.error().message;
+}
+
+TEST(Catalog, EmbeddedCopyEqualsTheFile) {
+  std::ifstream in(std::string(TPULAUNCH_SOURCE_DIR) + "/catalog/slices.json", std::ios::binary);
+  std::stringstream file;
+  file << in.rdbuf();
+  EXPECT_EQ(file.str(), embedded_catalog_json());
+}
+
+TEST(Catalog, CourseRowsHaveTheCourseFigures) {
+  struct Row {
+    const char* name;
+    int hosts, chips_per_host, global_chips, hbm_per_chip;
+    long long total_hbm;
+  };
+  for (const Row& row : {Row{"v5litepod-4", 1, 4, 4, 16, 64}, Row{"v5litepod-8", 1, 8, 8, 16, 128},
+                         Row{"v5litepod-16", 4, 4, 16, 16, 256}, Row{"v6e-16", 4, 4, 16, 32, 512}}) {
+    const Slice* s = embedded().find(row.name);
+    ASSERT_NE(s, nullptr) << row.name;
+    EXPECT_EQ(s->hosts, row.hosts) << row.name;
+    EXPECT_EQ(s->chips_per_host, row.chips_per_host) << row.name;
+    EXPECT_EQ(s->global_chips(), row.global_chips) << row.name;
+    EXPECT_EQ(s->hbm_gib_per_chip, row.hbm_per_chip) << row.name;
+    EXPECT_EQ(s->total_hbm_gib(), row.total_hbm) << row.name;
+  }
+}
+
+TEST(Catalog, DerivesJaxDeviceCounts) {
+  const Slice* pod = embedded().find("v5litepod-16");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_TRUE(pod->multi_host());
+  EXPECT_EQ(pod->local_device_count(), 4);
+  EXPECT_EQ(pod->device_count(), 16);
+  EXPECT_EQ(pod->idle_chips_on_worker_zero(), 12);
+  // v2/v3 show one JAX device per TensorCore: 8 per host.
+  const Slice* v2 = embedded().find("v2-32");
+  ASSERT_NE(v2, nullptr);
+  EXPECT_EQ(v2->hosts, 4);
+  EXPECT_EQ(v2->local_device_count(), 8);
+  EXPECT_EQ(v2->device_count(), 32);
+}
+
+TEST(Catalog, CoversEveryGenerationsSingleHostTypesAndPodsUpTo256Chips) {
+  for (const char* name : {"v2-8", "v3-8", "v4-8", "v5p-8", "v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-1",
+                           "v6e-4", "v6e-8"}) {
+    const Slice* s = embedded().find(name);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_FALSE(s->multi_host()) << name;
+  }
+  for (const char* name : {"v2-512", "v3-512", "v4-512", "v5p-512", "v5litepod-256", "v6e-256"}) {
+    const Slice* s = embedded().find(name);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_EQ(s->global_chips(), 256) << name;
+  }
+}
+
+TEST(Catalog, EveryRowAgreesWithItsOwnName) {
+  // parse_catalog enforces it; this pins the shipped file to the rule from gcloud-tpu.md §4.2.
+  for (const auto& s : embedded().slices()) {
+    const Generation* g = embedded().generation(s.generation);
+    ASSERT_NE(g, nullptr) << s.name;
+    const int counted = g->name_counts_chips ? s.global_chips() : s.global_chips() * g->tensorcores_per_chip;
+    EXPECT_EQ(s.name.substr(s.name.rfind('-') + 1), std::to_string(counted)) << s.name;
+    const bool chips_named = s.generation == "v5e" || s.generation == "v6e";
+    EXPECT_EQ(g->name_counts_chips, chips_named) << s.name;
+  }
+}
+
+TEST(Catalog, UnknownSliceSuggestsTheClosestName) {
+  auto result = embedded().require("v5litepod-61");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::usage);
+  EXPECT_NE(result.error().message.find("did you mean 'v5litepod-16'?"), std::string::npos) << result.error().message;
+}
+
+TEST(Catalog, MalformedJsonNamesFileLineAndColumn) {
+  const auto message = error_of("{\n  \"version\": 1,\n  \"slices\": [\n    {\"name\": }\n");
+  EXPECT_EQ(message.rfind("test.json:4:14:", 0), 0U) << message;
+  EXPECT_EQ(parse_catalog("{", "x").error().code, ExitCode::config);
+}
+
+TEST(Catalog, MissingFieldNamesTheSlice) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("slice 'v5litepod-4': missing field \"devices_per_host\""), std::string::npos) << message;
+}
+
+TEST(Catalog, MistypedFieldIsRefused) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": "1", "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("field \"hosts\" must be an integer, not a string"), std::string::npos) << message;
+}
+
+TEST(Catalog, HostsBelowOneIsRefused) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 0, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("\"hosts\" must be between 1"), std::string::npos) << message;
+}
+
+TEST(Catalog, DuplicateSliceIsRefused) {
+  const std::string row =
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})";
+  const auto message = error_of(catalog_with_slice(row + ",\n" + row));
+  EXPECT_NE(message.find("duplicate slice 'v5litepod-4'"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("test.json:3:", 0), 0U) << message;
+}
+
+TEST(Catalog, NameThatDisagreesWithFiguresIsRefused) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-16", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("gives 4 chips, but the name says 16"), std::string::npos) << message;
+}
+
+TEST(Catalog, UnknownGenerationIsRefused) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "v9-4", "generation": "v9", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("unknown generation \"v9\""), std::string::npos) << message;
+}
+
+TEST(Catalog, MissingFileIsAConfigError) {
+  auto result = load_catalog_file("/nonexistent/slices.json");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::config);
+  EXPECT_NE(result.error().message.find("/nonexistent/slices.json"), std::string::npos);
+}
+
+} // namespace
+} // namespace tpulaunch

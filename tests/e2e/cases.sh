@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# End-to-end cases of the built binary. ctest runs one function per entry: case_<command>__<name>
+# becomes cli.<command>.<name> (underscores as dashes). Run one by hand with
+#   TPULAUNCH=build/tpulaunch SOURCE_DIR=. bash tests/e2e/cases.sh case_plan__cpu_route
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TPU_FLAGS=(--tpu my-pod --zone us-west4-a --run-id r1)
+
+# --- plan: routes -----------------------------------------------------------------------------
+
+case_plan__cpu_route() {
+  run -C "$COURSE" plan distributed-02
+  expect_status 0
+  expect_stdout_golden plan-cpu-distributed-02.txt
+  expect_stdout_contains "python public/exercises/distributed-02.py"
+  expect_stdout_lacks "gcloud"
+  run -C "$COURSE" plan distributed-02 --format sh
+  expect_status 0
+  expect_stdout_contains $'\npython public/exercises/distributed-02.py'
+}
+
+case_plan__single_host_course_exact() {
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --course "${TPU_FLAGS[@]}"
+  expect_status 0
+  expect_stdout_golden plan-course-tpu-hello-v5litepod-8.txt
+  expect_stdout_contains $'\n  gcloud compute tpus tpu-vm scp public/exercises/tpu-hello.py my-pod:~/jax-tpu-lab/ --zone=us-west4-a\n'
+  expect_stdout_contains $'\n  gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --command=\'set -o pipefail; JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/tpu-hello.py | tee ~/jax-tpu-lab/tpu-hello-tpu.txt\'\n'
+  expect_stdout_lacks "--worker=all"
+}
+
+case_plan__multi_host_course_exact() {
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 --course "${TPU_FLAGS[@]}"
+  expect_status 0
+  expect_stdout_golden plan-course-collective-update-v5litepod-16.txt
+  expect_stdout_contains $'\n  gcloud compute tpus tpu-vm scp public/exercises/collective-update.py my-pod:~/jax-tpu-lab/ --zone=us-west4-a --worker=all\n'
+  expect_stdout_contains $'\n  gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command=\'set -o pipefail; JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/collective-update.py | tee ~/jax-tpu-lab/collective-update-tpu.txt\'\n'
+  # --worker=all exactly on stage and run, nowhere else.
+  local count
+  count=$(grep '^  gcloud' <<<"$out" | grep -o -- '--worker=all' | wc -l)
+  [[ "$count" == 2 ]] || fail "--worker=all appears $count times, expected 2"
+}
+
+case_plan__multi_qualified_on_one_host_runs_single() {
+  run -C "$COURSE" plan collective-update --slice v5litepod-8 "${TPU_FLAGS[@]}" --format json
+  expect_status 0
+  expect_stdout_contains '"route": "single-host"'
+  expect_stdout_lacks "--worker=all"
+}
+
+case_plan__full_multi_host_golden() {
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 0
+  expect_stdout_golden plan-full-collective-update-v5litepod-16.txt
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --format sh --bootstrap --teardown
+  expect_status 0
+  expect_stdout_golden plan-full-collective-update-v5litepod-16.sh
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --format json --project my-project-1
+  expect_status 0
+  expect_stdout_golden plan-full-collective-update-v5litepod-16.json
+}
+
+case_plan__fetch_one_per_worker() {
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "fetch steps are not one per worker"
+import json, sys
+plan = json.loads(sys.argv[1])
+fetch = [s for s in plan["steps"] if s["name"] == "fetch"]
+assert [s["workers"] for s in fetch] == ["0", "1", "2", "3"], fetch
+for i, s in enumerate(fetch):
+    assert f"--worker={i}" in s["argv"], s["argv"]
+    assert s["argv"][-3].endswith(f"/worker-{i}/") or any(a.endswith(f"/worker-{i}/") for a in s["argv"]), s["argv"]
+    assert "--worker=all" not in s["argv"]
+    assert s["concurrent_group"] == "fetch"
+dirs = {a for s in fetch for a in s["argv"] if a.startswith("./tpu-runs/")}
+assert dirs == {f"./tpu-runs/my-pod/collective-update/r1/worker-{i}/" for i in range(4)}, dirs
+assert plan["multi_host"] is True and plan["route"] == "multi-host"
+assert plan["slice"]["global_chips"] == 16 and plan["slice"]["hosts"] == 4
+PY
+}
+
+case_plan__sh_passes_shellcheck() {
+  local dir
+  dir=$(workdir plan-shellcheck)
+  for args in "distributed-02" "tpu-hello --slice v5litepod-8 --course" "collective-update --slice v5litepod-16" \
+    "collective-update --slice v5litepod-16 --bootstrap --teardown --parallel 2" "collective-update --slice v5litepod-256"; do
+    # shellcheck disable=SC2086 # word splitting of $args is intended
+    run -C "$COURSE" plan $args "${TPU_FLAGS[@]}" --format sh
+    expect_status 0
+    printf '%s\n' "$out" >"$dir/plan.sh"
+    shellcheck "$dir/plan.sh" >&2 || fail "shellcheck found problems in: plan $args --format sh"
+  done
+}
+
+# --- plan: refusals -----------------------------------------------------------------------------
+
+case_plan__cpu_only_on_tpu_refused() {
+  run -C "$COURSE" plan distributed-02 --slice v5litepod-8 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stdout_empty
+  expect_stderr_contains "tpulaunch: refused: cpu-only-stays-on-cpu:"
+}
+
+case_plan__review_required_refused() {
+  run -C "$COURSE" plan sharding-sketch
+  expect_status 3
+  expect_stdout_empty
+  expect_stderr_contains "tpulaunch: refused: review-required: review-required (no-entry)"
+  run -C "$COURSE" plan sharding-sketch --slice v5litepod-16 "${TPU_FLAGS[@]}" --format json
+  expect_status 3
+  expect_stdout_contains '"refused": true'
+  expect_stdout_contains '"rule": "review-required"'
+  expect_stdout_contains '"class": "review-required"'
+}
+
+case_plan__single_host_on_multi_host_refused() {
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stdout_empty
+  expect_stderr_contains "tpulaunch: refused: multi-host-needs-qualified: v5litepod-16 has 4 hosts"
+  expect_stderr_contains "12 chips sit idle"
+}
+
+case_plan__tpu_class_needs_slice() {
+  run -C "$COURSE" plan tpu-hello
+  expect_status 3
+  expect_stdout_empty
+  expect_stderr_contains "tpulaunch: refused: tpu-class-needs-slice:"
+}
+
+case_plan__stale_digest_refused() {
+  local dir
+  dir=$(course_copy plan-stale)
+  echo "print('edited after review')" >>"$dir/public/exercises/tpu-hello.py"
+  run -C "$dir" plan tpu-hello --slice v5litepod-8 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stdout_empty
+  expect_stderr_contains "review-required (stale-digest)"
+  expect_stderr_contains "changed since it was reviewed"
+}
+
+# --- plan: bad input ---------------------------------------------------------------------------
+
+case_plan__malformed_catalog() {
+  local dir
+  dir=$(workdir plan-bad-catalog)
+  printf '{"version": 1, "generations": {}, "slices": [\n  {"name": "x-1",}\n]}\n' >"$dir/bad.json"
+  run -C "$COURSE" plan distributed-02 --catalog "$dir/bad.json"
+  expect_status 4
+  expect_stdout_empty
+  expect_one_error_line
+  expect_stderr_contains "$dir/bad.json:2:"
+  TPULAUNCH_CATALOG="$dir/bad.json" run -C "$COURSE" slices
+  expect_status 4
+  expect_one_error_line
+}
+
+case_plan__malformed_matrix() {
+  local dir
+  dir=$(course_copy plan-bad-matrix)
+  printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {"a": {"class": "cpu-only"}}}\n' \
+    >"$dir/execution-matrix.json"
+  run -C "$dir" plan distributed-02
+  expect_status 4
+  expect_stdout_empty
+  expect_one_error_line
+  expect_stderr_contains "execution-matrix.json:1:"
+  expect_stderr_contains "missing field \"sha256\""
+  run -C "$dir" plan distributed-02 --matrix nonexistent.json
+  expect_status 4
+  expect_one_error_line
+}
+
+case_plan__invalid_values_are_usage_errors() {
+  for bad in "--tpu My_Pod" "--tpu pod;reboot" "--zone us-central1" "--run-id ../x" "--project x" "--slice v5litepod-61"; do
+    # shellcheck disable=SC2086 # word splitting of $bad is intended
+    run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --tpu my-pod --zone us-west4-a $bad
+    expect_status 2
+    expect_stdout_empty
+    expect_one_error_line
+  done
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-61
+  expect_stderr_contains "did you mean 'v5litepod-16'?"
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --tpu 'pod$(id)' --zone us-west4-a
+  expect_stderr_contains "invalid TPU name 'pod\$(id)'"
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --zone us-west4-a
+  expect_status 2
+  expect_stderr_contains "needs --tpu"
+  run -C "$COURSE" plan
+  expect_status 2
+  expect_one_error_line
+  run -C "$COURSE" plan tpu-hello --bogus
+  expect_status 2
+  expect_one_error_line
+}
+
+case_plan__environment_defaults() {
+  TPU_NAME=env-pod CLOUDSDK_COMPUTE_ZONE=europe-west4-b CLOUDSDK_CORE_PROJECT=env-project-1 \
+    run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --course
+  expect_status 0
+  expect_stdout_contains "scp public/exercises/tpu-hello.py env-pod:~/jax-tpu-lab/ --zone=europe-west4-b --project=env-project-1"
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --course "${TPU_FLAGS[@]}"
+  expect_stdout_lacks "--project"
+}
+
+case_plan__default_run_id_is_a_utc_timestamp() {
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --tpu my-pod --zone us-west4-a --format json
+  expect_status 0
+  [[ "$out" =~ \"run_id\":\ \"[0-9]{8}T[0-9]{6}Z\" ]] || fail "run_id is not a UTC timestamp"
+}
+
+case_plan__script_path_argument() {
+  run -C "$COURSE" plan public/exercises/distributed-02.py
+  expect_status 0
+  expect_stdout_contains "python public/exercises/distributed-02.py"
+  run -C "$COURSE" plan /etc/passwd.py
+  expect_status 2
+  expect_one_error_line
+}
+
+# --- slices ------------------------------------------------------------------------------------
+
+case_slices__table_and_json() {
+  run slices
+  expect_status 0
+  expect_stdout_contains "v5litepod-16"
+  run slices --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "slices json lacks the course figures"
+import json, sys
+rows = {s["name"]: s for s in json.loads(sys.argv[1])["slices"]}
+for name, hosts, cph, chips, hbm in [("v5litepod-4", 1, 4, 4, 64), ("v5litepod-8", 1, 8, 8, 128),
+                                      ("v5litepod-16", 4, 4, 16, 256), ("v6e-16", 4, 4, 16, 512)]:
+    r = rows[name]
+    assert (r["hosts"], r["chips_per_host"], r["global_chips"], r["total_hbm_gib"]) == (hosts, cph, chips, hbm), r
+PY
+}
+
+case_main__help_and_version() {
+  run --help
+  expect_status 0
+  expect_stdout_contains "Exit codes:"
+  run --version
+  expect_status 0
+  expect_stdout_contains "tpulaunch "
+  run plan --help
+  expect_status 0
+  expect_stdout_contains "Examples:"
+  run
+  expect_status 2
+  expect_one_error_line
+}
+
+if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
+  echo "usage: cases.sh case_<command>__<name>" >&2
+  exit 2
+fi
+"$1"
+finish

@@ -1,0 +1,111 @@
+# Helpers for tests/e2e/cases.sh. Each case runs the built binary ($TPULAUNCH) and asserts its
+# exit status, stdout and stderr. UPDATE_GOLDEN=1 rewrites golden files instead of comparing.
+set -euo pipefail
+
+: "${TPULAUNCH:?set TPULAUNCH to the built binary}"
+: "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
+: "${WORK_ROOT:=${TMPDIR:-/tmp}/tpulaunch-e2e}"
+COURSE="$SOURCE_DIR/examples/course"
+GOLDEN="$SOURCE_DIR/tests/golden"
+STANDIN="$SOURCE_DIR/tests/gcloud-standin"
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# A fresh folder for this case.
+workdir() {
+  local dir="$WORK_ROOT/$1"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  printf '%s\n' "$dir"
+}
+
+# run ARGS...: runs tpulaunch; sets $status, $out (stdout) and $err (stderr).
+run() {
+  local out_file err_file
+  out_file=$(mktemp)
+  err_file=$(mktemp)
+  status=0
+  "$TPULAUNCH" "$@" >"$out_file" 2>"$err_file" </dev/null || status=$?
+  out=$(cat "$out_file")
+  err=$(cat "$err_file")
+  rm -f "$out_file" "$err_file"
+}
+
+expect_status() {
+  if [[ "$status" != "$1" ]]; then
+    fail "exit status $status, expected $1; stderr: $err"
+  fi
+}
+
+expect_stdout_empty() {
+  if [[ -n "$out" ]]; then
+    fail "stdout should be empty, got: ${out:0:400}"
+  fi
+}
+
+expect_stderr_empty() {
+  if [[ -n "$err" ]]; then
+    fail "stderr should be empty, got: ${err:0:400}"
+  fi
+}
+
+expect_stdout_contains() {
+  if [[ "$out" != *"$1"* ]]; then
+    fail "stdout lacks: $1"$'\n'"--- stdout:"$'\n'"$out"
+  fi
+}
+
+expect_stdout_lacks() {
+  if [[ "$out" == *"$1"* ]]; then
+    fail "stdout should not contain: $1"
+  fi
+}
+
+expect_stderr_contains() {
+  if [[ "$err" != *"$1"* ]]; then
+    fail "stderr lacks: $1"$'\n'"--- stderr:"$'\n'"$err"
+  fi
+}
+
+# The bad-input contract: exactly one line on stderr, starting "tpulaunch: error: ".
+expect_one_error_line() {
+  local lines
+  lines=$(printf '%s\n' "$err" | wc -l)
+  if [[ "$lines" != 1 || "$err" != "tpulaunch: error: "* ]]; then
+    fail "expected one 'tpulaunch: error:' line on stderr, got: $err"
+  fi
+}
+
+expect_stdout_golden() {
+  local file="$GOLDEN/$1"
+  if [[ "${UPDATE_GOLDEN:-}" == 1 ]]; then
+    printf '%s\n' "$out" >"$file"
+    return
+  fi
+  if [[ ! -f "$file" ]]; then
+    fail "golden file $file is missing (run with UPDATE_GOLDEN=1 to create it)"
+    return
+  fi
+  if ! diff -u "$file" <(printf '%s\n' "$out") >&2; then
+    fail "stdout differs from $file"
+  fi
+}
+
+# A copy of the example course in a fresh folder, for cases that change it.
+course_copy() {
+  local dir
+  dir=$(workdir "$1")
+  cp -R "$COURSE/." "$dir/"
+  printf '%s\n' "$dir"
+}
+
+finish() {
+  if ((failures > 0)); then
+    echo "$failures check(s) failed" >&2
+    exit 1
+  fi
+}

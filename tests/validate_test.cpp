@@ -1,0 +1,73 @@
+#include "tpulaunch/validate.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tpulaunch {
+namespace {
+
+bool ok(ValueKind kind, std::string_view value) { return validate_value(kind, value).ok(); }
+
+TEST(Validate, TpuNamesFollowRfc1035) {
+  EXPECT_TRUE(ok(ValueKind::tpu_name, "a"));
+  EXPECT_TRUE(ok(ValueKind::tpu_name, "my-pod-16"));
+  EXPECT_TRUE(ok(ValueKind::tpu_name, std::string(63, 'a')));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, std::string(64, 'a')));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, ""));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, "1pod"));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, "pod-"));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, "Pod"));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, "pod_1"));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, "pod;id"));
+  EXPECT_FALSE(ok(ValueKind::tpu_name, "-pod"));
+}
+
+TEST(Validate, ZonesAreRegionDashLetter) {
+  EXPECT_TRUE(ok(ValueKind::zone, "us-central1-a"));
+  EXPECT_TRUE(ok(ValueKind::zone, "europe-west4-b"));
+  EXPECT_FALSE(ok(ValueKind::zone, "us-central1"));
+  EXPECT_FALSE(ok(ValueKind::zone, "us-central1-ab"));
+  EXPECT_FALSE(ok(ValueKind::zone, "US-central1-a"));
+  EXPECT_FALSE(ok(ValueKind::zone, "us-central1-a "));
+  EXPECT_FALSE(ok(ValueKind::zone, ""));
+}
+
+TEST(Validate, ProjectIds) {
+  EXPECT_TRUE(ok(ValueKind::project, "my-project-123"));
+  EXPECT_TRUE(ok(ValueKind::project, "example.com:my-project"));
+  EXPECT_FALSE(ok(ValueKind::project, "short"));
+  EXPECT_FALSE(ok(ValueKind::project, "My-Project"));
+  EXPECT_FALSE(ok(ValueKind::project, "my-project-"));
+  EXPECT_FALSE(ok(ValueKind::project, "$(id)-project"));
+}
+
+TEST(Validate, ScriptAndRunIdsAreSingleSafeWords) {
+  EXPECT_TRUE(ok(ValueKind::script_id, "distributed-02"));
+  EXPECT_TRUE(ok(ValueKind::script_id, "lesson_3.v2"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "../etc/passwd"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a/b"));
+  EXPECT_FALSE(ok(ValueKind::script_id, ".hidden"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "-rf"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a b"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a..b"));
+  EXPECT_FALSE(ok(ValueKind::script_id, ""));
+  EXPECT_TRUE(ok(ValueKind::run_id, "20261202T101500Z"));
+  EXPECT_FALSE(ok(ValueKind::run_id, std::string(65, 'a')));
+  EXPECT_FALSE(ok(ValueKind::run_id, "a\nb"));
+}
+
+TEST(Validate, MessageQuotesTheValueVisibly) {
+  auto status = validate_value(ValueKind::tpu_name, "bad\nname");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ExitCode::usage);
+  EXPECT_EQ(status.error().message.find('\n'), std::string::npos);
+  EXPECT_NE(status.error().message.find("'bad\\x0aname'"), std::string::npos) << status.error().message;
+}
+
+TEST(Validate, HugeValuesAreCutInMessages) {
+  auto status = validate_value(ValueKind::zone, std::string(100000, 'z'));
+  ASSERT_FALSE(status.ok());
+  EXPECT_LT(status.error().message.size(), 400U);
+}
+
+} // namespace
+} // namespace tpulaunch
