@@ -1,0 +1,275 @@
+"""The process group behind the STAND-IN jax (tests/gcloud-standin/fakejax).
+
+Workers of one stand-in TPU are separate processes on this machine, started
+at once by the gcloud stand-in, sharing the folder $GCLOUD_STANDIN_SHARED.
+
+Rendezvous (jax.distributed.initialize): under an exclusive flock, a process
+joins the oldest open session of its TPU (same process count, younger than
+the timeout, its index still free, every member alive) or opens a new one,
+then waits until all process_count members have joined.  Like real JAX on a
+TPU slice, the group is formed by the slice rather than by one ssh call, so
+workers started by separate `ssh --worker=i` calls meet as well.
+
+Collectives: the k-th collective of each process writes
+<session>/c<k>/p<index>.json atomically (temp file + os.replace) and waits for
+every process's file.  A peer that died without contributing, a mismatched
+call (different collective or sync name at step k) or the timeout raises
+instead of hanging: real JAX would hang or fail only after its heartbeat
+timeout, which helps no test.
+"""
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+_POLL_S = 0.01
+
+_state = {
+    "backend_initialized": False,   # any jax.* call has "started the backend"
+    "initialized": False,           # jax.distributed.initialize() was called
+    "session": None,                # Path of the joined session
+    "members": None,                # index -> pid
+    "step": 0,                      # collectives made so far by this process
+}
+
+
+class StandinError(RuntimeError):
+    """An error of the stand-in process group."""
+
+
+def _env_int(name, default):
+    raw = os.environ.get(name, "")
+    if raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise StandinError("fakejax (stand-in): {}={!r} is not an integer".format(name, raw))
+
+
+def _index():
+    return _env_int("GCLOUD_STANDIN_WORKER", 0)
+
+
+def _count():
+    return _env_int("GCLOUD_STANDIN_WORKERS", 1)
+
+
+def _timeout():
+    return float(os.environ.get("FAKEJAX_TIMEOUT", "") or 60)
+
+
+def _touch():
+    _state["backend_initialized"] = True
+
+
+# --- the jax.* queries ------------------------------------------------------
+
+def process_index():
+    _touch()
+    return _index()
+
+
+def process_count():
+    _touch()
+    return _count()
+
+
+def local_device_count():
+    _touch()
+    n = _env_int("FAKEJAX_LOCAL_DEVICES", 4)
+    if n < 1:
+        raise StandinError("fakejax (stand-in): FAKEJAX_LOCAL_DEVICES must be >= 1")
+    return n
+
+
+def device_count():
+    return local_device_count() * process_count()
+
+
+def default_backend():
+    _touch()
+    return "standin"      # never "tpu": this is not a TPU
+
+
+class StandinDevice:
+    platform = "standin"
+    device_kind = "stand-in device (no accelerator)"
+
+    def __init__(self, id, process_index):
+        self.id = id
+        self.process_index = process_index
+
+    def __repr__(self):
+        return "StandinDevice(id={}, process_index={})".format(self.id, self.process_index)
+
+
+def devices():
+    local = local_device_count()
+    return [StandinDevice(p * local + k, p) for p in range(process_count()) for k in range(local)]
+
+
+def local_devices():
+    me = _index()
+    return [d for d in devices() if d.process_index == me]
+
+
+# --- jax.distributed ----------------------------------------------------------
+
+def initialize(coordinator_address=None, num_processes=None, process_id=None,
+               local_device_ids=None, cluster_detection_method=None,
+               initialization_timeout=300, **kwargs):
+    """jax.distributed.initialize with JAX's two ordering rules."""
+    del coordinator_address, local_device_ids, cluster_detection_method
+    del initialization_timeout, kwargs
+    if _state["backend_initialized"]:
+        raise RuntimeError(
+            "jax.distributed.initialize() must be called before any JAX calls that might "
+            "initialise the XLA backend. This includes any computation, but also calls to "
+            "jax.devices, jax.device_put, and others.")
+    if _state["initialized"]:
+        raise RuntimeError("distributed.initialize should only be called once.")
+    if num_processes is not None and num_processes != _count():
+        raise ValueError("fakejax (stand-in): num_processes={} but this stand-in TPU has {} "
+                         "workers".format(num_processes, _count()))
+    if process_id is not None and process_id != _index():
+        raise ValueError("fakejax (stand-in): process_id={} but this is worker {}".format(
+            process_id, _index()))
+    _state["initialized"] = True
+    _join()
+
+
+def shutdown():
+    """Nothing to tear down: the group lives in files."""
+
+
+# --- rendezvous ---------------------------------------------------------------
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:   # a zombie has exited already
+        with open("/proc/{}/stat".format(pid)) as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _write_json_atomic(path, obj):
+    tmp = path.with_name(".{}.tmp-{}".format(path.name, os.getpid()))
+    with open(tmp, "w") as fh:
+        json.dump(obj, fh)
+    os.replace(tmp, path)
+
+
+def _members(session):
+    found = {}
+    for f in session.glob("member-*.json"):
+        try:
+            found[int(f.stem.split("-", 1)[1])] = json.loads(f.read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            continue
+    return found
+
+
+def _join():
+    """Joins (or opens) this TPU's session and waits for every process."""
+    index, count = _index(), _count()
+    if count == 1:
+        _state["session"], _state["members"] = None, {0: os.getpid()}
+        return
+    shared = os.environ.get("GCLOUD_STANDIN_SHARED", "")
+    if not shared:
+        raise StandinError("fakejax (stand-in): GCLOUD_STANDIN_SHARED is not set; a "
+                           "multi-process run needs the gcloud stand-in's ssh")
+    root = Path(shared) / "fakejax-sessions"
+    root.mkdir(parents=True, exist_ok=True)
+    timeout = _timeout()
+    with open(root / ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        now = time.time()
+        session = None
+        for candidate in sorted(p for p in root.iterdir() if p.is_dir()):
+            try:
+                meta = json.loads((candidate / "meta.json").read_text())
+            except (OSError, ValueError):
+                continue
+            members = _members(candidate)
+            if (meta.get("process_count") == count and now - meta.get("created", 0) < timeout
+                    and len(members) < count and index not in members
+                    and all(_alive(pid) for pid in members.values())):
+                session = candidate
+                break
+        if session is None:
+            session = root / "{:020d}-{}".format(time.time_ns(), os.getpid())
+            session.mkdir()
+            _write_json_atomic(session / "meta.json", {"process_count": count, "created": now})
+        _write_json_atomic(session / "member-{}.json".format(index),
+                           {"pid": os.getpid(), "t": now})
+    deadline = time.monotonic() + timeout
+    while True:
+        members = _members(session)
+        if len(members) == count:
+            break
+        dead = sorted(i for i, pid in members.items() if not _alive(pid))
+        if dead:
+            raise StandinError("fakejax (stand-in): process(es) {} exited during "
+                               "jax.distributed.initialize()".format(dead))
+        if time.monotonic() > deadline:
+            missing = sorted(set(range(count)) - set(members))
+            raise StandinError(
+                "fakejax (stand-in): jax.distributed.initialize() timed out after {:g} s "
+                "waiting for process(es) {} of {} to join. Did you run your code on all "
+                "TPU hosts? (e.g. gcloud compute tpus tpu-vm ssh ... --worker=all)".format(
+                    timeout, missing, count))
+        time.sleep(_POLL_S)
+    _state["session"], _state["members"] = session, members
+
+
+def collective(kind, name, value):
+    """Every process contributes `value`; returns all values in process order."""
+    _touch()
+    try:
+        payload = json.loads(json.dumps({"kind": kind, "name": name, "value": value}))
+    except (TypeError, ValueError) as exc:
+        raise TypeError("fakejax (stand-in): {} only carries JSON values (numbers, strings, "
+                        "lists, dicts): {}".format(kind, exc))
+    count = _count()
+    if count == 1:
+        return [payload["value"]]
+    if _state["members"] is None:
+        _join()     # on a TPU slice the runtime forms the group even without initialize()
+    _state["step"] += 1
+    step = _state["step"]
+    where = _state["session"] / "c{:06d}".format(step)
+    where.mkdir(exist_ok=True)
+    _write_json_atomic(where / "p{}.json".format(_index()), payload)
+    deadline = time.monotonic() + _timeout()
+    while True:
+        missing = [j for j in range(count) if not (where / "p{}.json".format(j)).exists()]
+        if not missing:
+            break
+        dead = [j for j in missing if not _alive(_state["members"][j])]
+        if dead:
+            raise StandinError("fakejax (stand-in): process(es) {} exited before reaching "
+                               "collective #{} ({}{})".format(dead, step, kind,
+                                                             "('{}')".format(name) if name else ""))
+        if time.monotonic() > deadline:
+            raise StandinError("fakejax (stand-in): timed out after {:g} s in collective #{} "
+                               "({}) waiting for process(es) {}".format(_timeout(), step, kind, missing))
+        time.sleep(_POLL_S)
+    records = [json.loads((where / "p{}.json".format(j)).read_text()) for j in range(count)]
+    for j, record in enumerate(records):
+        if record["kind"] != kind:
+            raise StandinError("fakejax (stand-in): collective #{} mismatch: this process called "
+                               "{} but process {} called {} (every process must make the same "
+                               "calls in the same order)".format(step, kind, j, record["kind"]))
+        if record["name"] != name and kind == "sync_global_devices":
+            raise AssertionError("sync_global_devices name mismatch ('{}')".format(name))
+    return [record["value"] for record in records]

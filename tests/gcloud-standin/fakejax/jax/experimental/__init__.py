@@ -1,0 +1,1 @@
+"""STAND-IN `jax.experimental` (tests/gcloud-standin/fakejax).  NOT JAX."""
