@@ -298,6 +298,9 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   if (plan.multi_host()) {
     plan.steps.push_back(preflight_step());
   }
+  if (options.bootstrap) {
+    plan.steps.push_back(bootstrap_step(plan));
+  }
   plan.steps.push_back(full_run_step(plan, lab_path(".venv/bin/python"), {"-c", std::string(k_discovery_program)}, false,
                                      "discovery receipt only (not training): every worker reports its topology"));
   add_fetch_verify_teardown(plan, true);

@@ -15,6 +15,8 @@ struct DiscoverArgs {
   std::string run_id;
   std::string format;
   int parallel = 8;
+  bool bootstrap = false;
+  bool teardown = false;
 };
 
 Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
@@ -26,6 +28,8 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   options.project = args.project;
   options.run_id = args.run_id.empty() ? default_run_id() : args.run_id;
   options.parallel = args.parallel;
+  options.bootstrap = args.bootstrap;
+  options.teardown = args.teardown;
   TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, options));
   Output output;
   if (args.format == "json") {
@@ -57,6 +61,8 @@ Command setup_discover(CLI::App& parent, const Globals& globals) {
   app->add_option("--project", args->project, "project ID")->envname("CLOUDSDK_CORE_PROJECT");
   app->add_option("--run-id", args->run_id, "run id (default: the UTC time)");
   app->add_option("--parallel", args->parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024));
+  app->add_flag("--bootstrap", args->bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first");
+  app->add_flag("--teardown", args->teardown, "delete the TPU VM at the end, only after fetch and verify succeed");
   add_format_option(*app, args->format, {"text", "sh", "json"});
   app->footer("Example:\n  tpulaunch discover --slice v5litepod-16 --tpu my-pod --zone us-west4-a --format sh > discover.sh\n");
   return Command{app, [args, &globals]() { return run_discover(*args, globals); }};

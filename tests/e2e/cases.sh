@@ -252,6 +252,151 @@ case_main__help_and_version() {
   expect_one_error_line
 }
 
+# --- pipelines run against the gcloud stand-in (tests/gcloud-standin; not a TPU) --------------
+
+PIPE_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r1)
+
+case_pipeline__four_hosts_end_to_end() {
+  local dir i
+  dir=$(standin_course pipeline-4 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts of 4 workers on v5litepod-16"
+  expect_stdout_contains "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result"
+  for i in 0 1 2 3; do
+    local got="$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1"
+    [[ -f "$got/artifacts/worker-$i.json" ]] || fail "worker $i's receipt did not come back"
+    [[ -f "$got/standin-lesson-tpu-t1v-n-standin0-w-$i.txt" ]] || fail "worker $i's log did not come back"
+    [[ ! -e "$got/artifacts/worker-$(((i + 1) % 4)).json" ]] || fail "worker $i's folder holds another worker's receipt"
+  done
+  [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/checkpoint.json" ]] || fail "no checkpoint from process 0"
+  standin_calls "$dir" >"$dir/calls.txt"
+  python3 - "$dir/calls.txt" <<'PY' || fail "gcloud calls are not in the expected order"
+import json, sys
+calls = [json.loads(l) for l in open(sys.argv[1])]
+verbs = [c[3] + ("" if c[3] != "scp" else (":up" if c[4].startswith("public/") else ":down")) for c in calls]
+# bootstrap (ssh), stage (scp up), run (ssh), four fetches (scp down), teardown (delete) last
+assert verbs[:3] == ["ssh", "scp:up", "ssh"], verbs
+assert verbs[3:7] == ["scp:down"] * 4, verbs
+assert verbs[7:] == ["delete"], verbs
+assert sorted(c[-2] for c in calls[3:7]) == [f"--worker={i}" for i in range(4)], calls[3:7]
+assert "--quiet" in calls[7]
+PY
+  tpu_deleted "$dir" || fail "teardown did not delete the TPU"
+}
+
+case_pipeline__one_host_end_to_end() {
+  local dir
+  dir=$(standin_course pipeline-1 1)
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  expect_status 0
+  expect_stdout_lacks "--worker=all"
+  printf '%s\n' "$out" >"$dir/run.sh"
+  FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts of 1 workers on v5litepod-8"
+  [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/worker-0.json" ]] || fail "no receipt"
+  tpu_deleted "$dir" || fail "teardown did not delete the TPU"
+}
+
+case_pipeline__failing_worker_keeps_the_tpu() {
+  local dir i
+  dir=$(standin_course pipeline-fail 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  LESSON_FAIL_WORKER=2 run_pipeline "$dir" run.sh
+  [[ "$status" != 0 ]] || fail "a failing worker must fail the pipeline"
+  expect_stderr_contains "tpulaunch: error: the run failed with status"
+  expect_stderr_contains "the TPU is left running"
+  for i in 0 1 2 3; do
+    ls "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/"*.txt >/dev/null 2>&1 ||
+      fail "worker $i's log was not fetched after the failure"
+  done
+  ! tpu_deleted "$dir" || fail "the TPU was deleted after a failure"
+  ! grep -q '"delete"' "$dir/state/calls.jsonl" || fail "delete was called after a failure"
+}
+
+case_pipeline__fetch_failure_still_fetches_the_others() {
+  local dir
+  dir=$(standin_course pipeline-fetch 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --parallel 2 --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  GCLOUD_STANDIN_SCP_FAIL_WORKERS=1 run_pipeline "$dir" run.sh
+  expect_status 1
+  expect_stderr_contains "could not fetch worker(s) 1 of 4"
+  for i in 0 2 3; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched because worker 1 failed"
+  done
+  ! tpu_deleted "$dir" || fail "the TPU was deleted although a fetch failed"
+}
+
+case_pipeline__staged_digest_mismatch_refuses_to_run() {
+  local dir
+  dir=$(standin_course pipeline-digest 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  # The file changes after planning: what gets staged is no longer what was reviewed.
+  echo "# changed after the plan was made" >>"$dir/public/exercises/standin-lesson.py"
+  run_pipeline "$dir" run.sh
+  expect_status 97
+  expect_stderr_contains "does not match the reviewed sha256"
+  ! grep -rq '"kind": "training"' "$dir/tpu-runs" 2>/dev/null || fail "the program ran despite the digest mismatch"
+  ! tpu_deleted "$dir" || fail "the TPU was deleted after a refused run"
+}
+
+case_pipeline__preflight_needs_an_ssh_key() {
+  local dir
+  dir=$(standin_course pipeline-agent 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  SSH_ADD_STANDIN_EMPTY=1 run_pipeline "$dir" run.sh
+  expect_status 1
+  expect_stderr_contains "ssh-add ~/.ssh/google_compute_engine"
+  [[ ! -s "$dir/state/calls.jsonl" ]] || fail "gcloud was called although preflight failed"
+}
+
+case_discover__receipts_are_never_training() {
+  local dir
+  dir=$(standin_course discover-4 4)
+  run -C "$dir" discover --slice v5litepod-16 --tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id d1 --bootstrap --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/discover.sh"
+  run_pipeline "$dir" discover.sh
+  expect_status 0
+  expect_stdout_contains "verified: discovery receipts (not training) of 4 workers on v5litepod-16"
+  run verify "$dir/tpu-runs/lab-pod/discovery/d1" --slice v5litepod-16 --kind training
+  expect_status 3
+  expect_stdout_contains "topology discovery is not training"
+  run -C "$dir" discover --slice v5litepod-16 --tpu lab-pod --zone us-west4-a
+  expect_status 0
+  expect_stdout_contains "DISCOVERY RECEIPT ONLY"
+  expect_stdout_contains "4 processes, each with 4 local and 16 global JAX devices"
+}
+
+case_verify__refuses_stand_in_results_by_default() {
+  local dir
+  dir=$(standin_course verify-default 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  # Without the test seam, a stand-in backend is reported for what it is.
+  run verify "$dir/tpu-runs/lab-pod/standin-lesson/r1" --slice v5litepod-16
+  expect_status 3
+  expect_stdout_contains "not a TPU result (backend 'standin')"
+  run verify "$dir/tpu-runs/lab-pod/standin-lesson/r1" --slice v5litepod-32
+  expect_status 3
+  expect_stdout_contains "nothing was fetched"
+  run verify "$dir/no-such-run" --slice v5litepod-16
+  expect_status 4
+  expect_one_error_line
+  expect_stdout_empty
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<command>__<name>" >&2
   exit 2

@@ -109,3 +109,45 @@ finish() {
     exit 1
   fi
 }
+
+# --- the gcloud stand-in ---------------------------------------------------------------------
+
+# standin_course NAME SLICE_HOSTS: a course with the stand-in lesson reviewed as
+# multi-host-qualified, a stand-in TPU "lab-pod" with that many workers, and the environment
+# the generated script needs. Prints the course folder. Nothing here is a TPU.
+standin_course() {
+  local dir
+  dir=$(workdir "$1")
+  mkdir -p "$dir/public/exercises" "$dir/state"
+  cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/standin-lesson.py"
+  printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null
+  GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create lab-pod --zone=us-west4-a --workers="$2" \
+    --project=lab-project-1 >/dev/null
+  printf '%s\n' "$dir"
+}
+
+# run_pipeline DIR SCRIPT: runs a generated sh script against the stand-in in DIR; sets $status,
+# $out, $err. tpulaunch, the stand-in gcloud and a stand-in ssh-add come first on PATH.
+run_pipeline() {
+  local dir=$1 script=$2 bin
+  bin=$(dirname "$TPULAUNCH")
+  status=0
+  (cd "$dir" && env PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:$bin:$PATH" GCLOUD_STANDIN_STATE="$dir/state" \
+    CLOUDSDK_CORE_PROJECT=lab-project-1 TPULAUNCH_ALLOW_STANDIN=1 bash "$script" >"$dir/pipeline.out" \
+    2>"$dir/pipeline.err" </dev/null) || status=$?
+  out=$(cat "$dir/pipeline.out")
+  err=$(cat "$dir/pipeline.err")
+}
+
+# The argv of every gcloud call the stand-in saw, one JSON array per line.
+standin_calls() {
+  python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    print(json.dumps(json.loads(line)["argv"]))' "$1/state/calls.jsonl"
+}
+
+# True when the stand-in TPU lab-pod in DIR was deleted.
+tpu_deleted() {
+  [[ ! -e "$1/state/tpus/lab-pod" ]] && compgen -G "$1/state/deleted/lab-pod*" >/dev/null
+}
