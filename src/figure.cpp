@@ -61,7 +61,7 @@ std::string render_topology_svg(const std::vector<const Slice*>& slices) {
   const int group_width = static_cast<int>(k_metrics.size()) * k_bar + k_gap;
   const int plot_width = std::max(1, static_cast<int>(slices.size())) * group_width + k_gap;
   const int width = k_left + plot_width + 190;
-  const int height = k_top + k_plot_height + 80;
+  const int height = k_top + k_plot_height + 56;
 
   int max_value = 1;
   for (const Slice* s : slices) {
@@ -77,7 +77,10 @@ std::string render_topology_svg(const std::vector<const Slice*>& slices) {
   out += fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)svg",
                      width, height, width, height);
   out += "\n<title>TPU slice topology: hosts, chips per host and global chips</title>\n";
+  const std::string heading = "TPU slices: hosts, chips per host, global chips";
   out += fmt::format(R"svg(<rect x="0" y="0" width="{}" height="{}" fill="white"/>)svg", width, height);
+  out += "\n";
+  out += fmt::format(R"svg(<text class="heading" x="{}" y="22" font-size="14" font-weight="bold">{}</text>)svg", k_left, heading);
   out += "\n";
   // Axes, ticks and grid.
   out += fmt::format(R"svg(<g class="axis y"><line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/>)svg", k_left, k_top,
@@ -93,7 +96,7 @@ std::string render_topology_svg(const std::vector<const Slice*>& slices) {
   out += fmt::format(R"svg(<g class="axis x"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="black"/>)svg", k_left,
                      k_top + k_plot_height, k_left + plot_width, k_top + k_plot_height);
   out += fmt::format(R"svg(<text class="axis-label" x="{}" y="{}" text-anchor="middle">accelerator type (slice)</text></g>)svg",
-                     k_left + plot_width / 2, height - 14);
+                     k_left + plot_width / 2, height - 10);
   out += "\n";
   // Bars.
   for (std::size_t i = 0; i < slices.size(); ++i) {
