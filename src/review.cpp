@@ -64,7 +64,8 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.note = request.note;
   entry.evidence = nlohmann::json::array();
   for (const Evidence& e : classification.evidence) {
-    entry.evidence.push_back({{"rule", e.rule}, {"category", std::string(to_string(e.category))}, {"line", e.line}});
+    // One string per finding keeps the matrix diff of a review to one line per finding.
+    entry.evidence.push_back(fmt::format("{} {} at line {}", to_string(e.category), e.rule, e.line));
   }
 
   const bool overriding = !request.override_reason.empty();

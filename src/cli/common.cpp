@@ -25,8 +25,7 @@ void add_format_option(CLI::App& app, std::string& format, const std::vector<std
   format = choices.front();
   app.add_option("--format", format, "output format")
       ->check(CLI::IsMember(choices))
-      ->default_str(choices.front())
-      ->type_name(fmt::format("{}", fmt::join(choices, "|")));
+      ->default_str(choices.front());
 }
 
 } // namespace tpulaunch::cli

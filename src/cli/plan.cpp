@@ -83,6 +83,14 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   return output;
 }
 
+std::string routing_rules_help() {
+  std::string out = "Routing rules, checked in order (the first that refuses names itself):\n";
+  for (const auto& rule : routing_rules()) {
+    out += fmt::format("  {:<28} {}\n", rule.id, rule.summary);
+  }
+  return out;
+}
+
 } // namespace
 
 Command setup_plan(CLI::App& parent, const Globals& globals) {
@@ -105,8 +113,8 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
   app->footer(fmt::format("Examples:\n"
                           "  tpulaunch plan distributed-02\n"
                           "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
-                          "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n\n{}",
-                          exit_codes_help()));
+                          "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n\n{}\n{}",
+                          routing_rules_help(), exit_codes_help()));
   return Command{app, [args, &globals]() { return run_plan(*args, globals); }};
 }
 

@@ -397,6 +397,267 @@ case_verify__refuses_stand_in_results_by_default() {
   expect_stdout_empty
 }
 
+# --- classify, review, check (the CI gate) -------------------------------------------------------
+
+case_classify__example_course() {
+  run -C "$COURSE" classify public/exercises/distributed-02.py public/exercises/collective-update.py tpu-hello --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "classify json is not what the course's scripts show"
+import hashlib, json, sys, os
+files = {os.path.basename(f["path"]): f for f in json.loads(sys.argv[1])["files"]}
+d = files["distributed-02.py"]
+assert d["suggested_class"] == "cpu-only", d
+rules = {(e["rule"], e["line"]) for e in d["evidence"]}
+assert ("devices-cpu", 16) in rules and ("xla-force-host-devices", 10) in rules, rules
+assert all(e["category"] in ("cpu-selection", "multi-host", "backend-assertion") for e in d["evidence"])
+c = files["collective-update.py"]
+assert c["suggested_class"] == "multi-host-qualified", c
+assert {"distributed-initialize", "process-index", "collective", "result-check", "global-barrier"} <= {e["rule"] for e in c["evidence"]}
+assert files["tpu-hello.py"]["suggested_class"] == "single-host-compatible"
+for name, f in files.items():
+    assert f["sha256"] == hashlib.sha256(open(os.path.join(os.environ["COURSE"], "public/exercises", name), "rb").read()).hexdigest()
+PY
+  run -C "$COURSE" classify public/exercises/distributed-02.py
+  expect_status 0
+  expect_stdout_contains "public/exercises/distributed-02.py:16:11: cpu-selection [devices-cpu] devices = jax.devices(\"cpu\")"
+  expect_stdout_contains "suggested: cpu-only (a suggestion, not a review)"
+}
+
+case_classify__missing_file_is_a_config_error() {
+  run -C "$COURSE" classify public/exercises/nope.py
+  expect_status 4
+  expect_stdout_empty
+  expect_one_error_line
+  expect_stderr_contains "public/exercises/nope.py"
+}
+
+case_review__then_edit_makes_plan_refuse_as_stale() {
+  local dir
+  dir=$(course_copy review-stale)
+  run -C "$dir" review sharding-sketch --class single-host-compatible --by alice --note "uses local devices only"
+  expect_status 0
+  expect_stdout_contains "recorded sharding-sketch as single-host-compatible"
+  run -C "$dir" plan sharding-sketch --slice v5litepod-8 "${TPU_FLAGS[@]}"
+  expect_status 0
+  python3 - "$dir/execution-matrix.json" <<'PY' || fail "review did not record the entry"
+import json, sys
+e = json.load(open(sys.argv[1]))["scripts"]["sharding-sketch"]
+assert e["class"] == "single-host-compatible" and e["reviewed_by"] == "alice" and e["note"] == "uses local devices only"
+assert e["reviewed_at"].endswith("Z") and len(e["sha256"]) == 64
+PY
+  echo "jax.devices('cpu')" >>"$dir/public/exercises/sharding-sketch.py"
+  run -C "$dir" plan sharding-sketch --slice v5litepod-8 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stderr_contains "review-required (stale-digest)"
+}
+
+case_review__refuses_cpu_evidence_without_override() {
+  local dir before
+  dir=$(course_copy review-override)
+  before=$(sha256sum "$dir/execution-matrix.json")
+  run -C "$dir" review distributed-02 --class single-host-compatible --by mallory
+  expect_status 3
+  expect_stdout_empty
+  expect_one_error_line
+  expect_stderr_contains "selects CPU devices (line 10 (xla-force-host-devices), line 16 (devices-cpu))"
+  [[ "$(sha256sum "$dir/execution-matrix.json")" == "$before" ]] || fail "a refused review changed the matrix"
+  run -C "$dir" review distributed-02 --class single-host-compatible --by alice --override "the CPU mesh is only built under --simulate"
+  expect_status 0
+  expect_stdout_contains "override: devices-cpu at line 16"
+  # The override covers exactly that evidence, so plan now allows the TPU route.
+  run -C "$dir" plan distributed-02 --slice v5litepod-8 "${TPU_FLAGS[@]}"
+  expect_status 0
+  run -C "$dir" review collective-update --class multi-host-qualified --by alice
+  expect_status 0
+  run -C "$dir" review tpu-hello --class multi-host-qualified --by alice
+  expect_status 3
+  expect_stderr_contains "lacks the multi-host markers initialize, per-process data, collective"
+}
+
+case_review__bad_class_and_reviewer() {
+  run -C "$COURSE" review tpu-hello --class gpu-only --by alice
+  expect_status 2
+  expect_one_error_line
+  run -C "$COURSE" review tpu-hello --class cpu-only --by $'a\nb'
+  expect_status 2
+  expect_one_error_line
+  run -C "$COURSE" review tpu-hello --class cpu-only
+  expect_status 2
+  expect_one_error_line
+}
+
+case_review__keeps_key_order_stable() {
+  local dir
+  dir=$(course_copy review-order)
+  run -C "$dir" review distributed-02 --class cpu-only --by alice
+  expect_status 0
+  cp "$dir/execution-matrix.json" "$dir/first.json"
+  run -C "$dir" review tpu-hello --class single-host-compatible --by bob
+  expect_status 0
+  # The second review changes the tpu-hello entry and nothing else, line for line.
+  python3 - "$dir/first.json" "$dir/execution-matrix.json" <<'PY' || fail "a one-entry review changed other lines"
+import sys
+def without(path, key):
+    lines, out, skipping = open(path).read().splitlines(), [], False
+    for line in lines:
+        if line.startswith(f'    "{key}": {{'):
+            skipping = True
+        if not skipping:
+            out.append(line)
+        if skipping and line.startswith("    }"):
+            skipping = False
+    return out
+assert without(sys.argv[1], "tpu-hello") == without(sys.argv[2], "tpu-hello")
+PY
+  grep -q '"multi-host result-check at line 11"' "$dir/execution-matrix.json" || fail "no evidence summary recorded"
+}
+
+case_check__example_course_is_clean() {
+  run -C "$COURSE" check
+  expect_status 0
+  expect_stdout_contains "warning: [unreviewed] 'sharding-sketch' has no matrix entry"
+  expect_stdout_contains "check: 4 scripts, 3 entries: 0 error(s), 1 warning(s)"
+  run -C "$COURSE" check --strict
+  expect_status 3
+  run -C "$COURSE" check --route distributed-02@cpu --route tpu-hello@v5litepod-8 --route collective-update@v5litepod-16
+  expect_status 0
+}
+
+case_check__exit_codes_and_github_annotations() {
+  local dir
+  dir=$(course_copy check-gate)
+  echo "# edited" >>"$dir/public/exercises/tpu-hello.py"
+  run -C "$dir" check --format github --route distributed-02@v5litepod-8
+  expect_status 3
+  expect_stdout_contains "::error file=public/exercises/tpu-hello.py,title=tpulaunch stale-digest::'tpu-hello' changed since it was reviewed"
+  expect_stdout_contains "::error file=public/exercises/distributed-02.py,title=tpulaunch route-refused::route distributed-02@v5litepod-8 refused by cpu-only-stays-on-cpu"
+  expect_stdout_contains "::warning file=public/exercises/sharding-sketch.py,title=tpulaunch unreviewed::"
+  run -C "$dir" check --format json
+  expect_status 3
+  python3 - "$out" <<'PY' || fail "check json lacks the stale finding"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["ok"] is False and r["errors"] == 1 and r["warnings"] == 1, r
+assert r["findings"][0]["kind"] in ("stale-digest", "unreviewed")
+assert any(f["kind"] == "stale-digest" and f["script"] == "tpu-hello" for f in r["findings"])
+PY
+  rm "$dir/public/exercises/distributed-02.py"
+  run -C "$dir" check
+  expect_status 3
+  expect_stdout_contains "error: [missing-file] 'distributed-02' is in the matrix but its file"
+  printf '{"version": 1,' >"$dir/execution-matrix.json"
+  run -C "$dir" check
+  expect_status 4
+  expect_one_error_line
+  expect_stdout_empty
+  run -C "$COURSE" check --route tpu-hello
+  expect_status 2
+  expect_one_error_line
+  run -C "$COURSE" check --route tpu-hello@v9-8
+  expect_status 2
+  expect_one_error_line
+}
+
+case_check__contradiction_between_class_and_evidence() {
+  local dir sha
+  dir=$(course_copy check-contradiction)
+  printf 'import jax\njax.distributed.initialize()\nx = jax.devices("cpu")\n' >"$dir/public/exercises/sneaky.py"
+  sha=$(sha256sum "$dir/public/exercises/sneaky.py" | cut -d' ' -f1)
+  python3 - "$dir/execution-matrix.json" "$sha" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["scripts"]["sneaky"] = {"class": "multi-host-qualified", "sha256": sys.argv[2]}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+  run -C "$dir" check
+  expect_status 3
+  expect_stdout_contains "public/exercises/sneaky.py:3: error: [contradiction] 'sneaky' is reviewed multi-host-qualified but selects CPU devices here [devices-cpu]"
+  run -C "$dir" plan sneaky --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stderr_contains "tpulaunch: refused: source-selects-cpu:"
+  expect_stderr_contains "public/exercises/sneaky.py:3:5: cpu-selection [devices-cpu]"
+}
+
+# --- slice explorer --------------------------------------------------------------------------------
+
+case_slice__answers_the_course_questions() {
+  run slice v5litepod-16 --microbatch 8 --state-gib 200 --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "slice figures are wrong"
+import json, sys
+s = json.loads(sys.argv[1])
+assert (s["local_device_count"], s["device_count"], s["idle_chips_if_only_worker_0"]) == (4, 16, 12), s
+assert (s["per_host_batch"], s["global_batch"]) == (32, 128), s
+assert s["total_hbm_gib"] == 256 and s["state_fits"] is True
+assert s["create_command"] == "gcloud compute tpus tpu-vm create TPU_NAME --zone=ZONE --accelerator-type=v5litepod-16 --version=v2-alpha-tpuv5-lite"
+PY
+  run slice v6e-16 --state-gib 600
+  expect_status 0
+  expect_stdout_contains "512 GiB total"
+  expect_stdout_contains "does NOT fit"
+  run slice v5litepod-61
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "did you mean 'v5litepod-16'?"
+}
+
+case_slices__multi_and_single_host() {
+  run slices --multi-host --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16
+  expect_status 0
+  expect_stdout_contains "v5litepod-16"
+  expect_stdout_contains "v6e-16"
+  expect_stdout_lacks "v5litepod-8 "
+  run slices --single-host --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "--single-host lists a multi-host slice"
+import json, sys
+rows = json.loads(sys.argv[1])["slices"]
+assert rows and all(not r["multi_host"] for r in rows)
+assert {"v2-8", "v3-8", "v4-8", "v5p-8", "v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-1", "v6e-4", "v6e-8"} == {r["name"] for r in rows}
+PY
+  run slices --multi-host --single-host
+  expect_status 2
+  expect_one_error_line
+}
+
+case_slices__svg_figure() {
+  run slices --format svg --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "the SVG is not well-formed or its bars are wrong"
+import sys, xml.etree.ElementTree as ET
+root = ET.fromstring(sys.argv[1])
+ns = "{http://www.w3.org/2000/svg}"
+bars = {(r.get("data-slice"), r.get("data-metric")): int(r.get("data-value")) for r in root.iter(ns + "rect") if r.get("class") == "bar"}
+expected = {"v5litepod-4": (1, 4, 4), "v5litepod-8": (1, 8, 8), "v5litepod-16": (4, 4, 16), "v6e-16": (4, 4, 16)}
+for s, (h, c, g) in expected.items():
+    assert bars[(s, "hosts")] == h and bars[(s, "chips_per_host")] == c and bars[(s, "global_chips")] == g, (s, bars)
+assert len(bars) == 12
+heights = {k: float(r.get("height")) for r in root.iter(ns + "rect") if r.get("class") == "bar" for k in [(r.get("data-slice"), r.get("data-metric"))]}
+# Bar heights are proportional to the values.
+assert abs(heights[("v6e-16", "global_chips")] / heights[("v6e-16", "hosts")] - 4.0) < 1e-6
+texts = " ".join(t.text or "" for t in root.iter(ns + "text"))
+assert "accelerator type" in texts and "count" in texts and "global chips" in texts
+PY
+  run slices --format svg --only v5litepod-4,nope
+  expect_status 2
+  expect_one_error_line
+}
+
+case_docs__readme_lists_every_exit_code() {
+  run --help
+  local line code name
+  while read -r line; do
+    code=$(awk '{print $1}' <<<"$line")
+    name=$(awk '{print $2}' <<<"$line")
+    grep -q "^| $code | $name |" "$SOURCE_DIR/README.md" || fail "README's exit-code table lacks $code $name"
+    grep -q "^| $code | $name |" "$SOURCE_DIR/docs/cli.md" || fail "docs/cli.md's exit-code table lacks $code $name"
+  done < <(sed -n '/^Exit codes:/,$p' <<<"$out" | tail -n +2 | grep -E '^  [0-9]+')
+}
+
+case_standin__selftest() {
+  bash "$STANDIN/selftest.sh" >&2 || fail "the gcloud stand-in's self-test failed"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<command>__<name>" >&2
   exit 2

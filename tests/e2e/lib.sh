@@ -5,7 +5,7 @@ set -euo pipefail
 : "${TPULAUNCH:?set TPULAUNCH to the built binary}"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
 : "${WORK_ROOT:=${TMPDIR:-/tmp}/tpulaunch-e2e}"
-COURSE="$SOURCE_DIR/examples/course"
+export COURSE="$SOURCE_DIR/examples/course"
 GOLDEN="$SOURCE_DIR/tests/golden"
 STANDIN="$SOURCE_DIR/tests/gcloud-standin"
 

@@ -1,0 +1,73 @@
+// The docs are written from the same tables the code uses; these tests keep them in step.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tpulaunch/classifier.hpp"
+#include "tpulaunch/exit_code.hpp"
+#include "tpulaunch/router.hpp"
+#include "tpulaunch/validate.hpp"
+
+namespace tpulaunch {
+namespace {
+
+std::string read_doc(const char* relative) {
+  std::ifstream in(std::string(TPULAUNCH_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Markdown table cells escape '|'.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+TEST(Docs, CliReferenceListsEveryRoutingRule) {
+  const std::string doc = read_doc("docs/cli.md");
+  for (const auto& rule : routing_rules()) {
+    EXPECT_NE(doc.find(fmt::format("| `{}` | {} |", rule.id, cell(rule.summary))), std::string::npos) << rule.id;
+  }
+}
+
+TEST(Docs, CliReferenceListsEveryClassifierRule) {
+  const std::string doc = read_doc("docs/cli.md");
+  for (const auto& rule : classifier_rules()) {
+    EXPECT_NE(doc.find(fmt::format("| {} | `{}` | {} | {} |", to_string(rule.category), rule.id, cell(rule.pattern),
+                                   cell(rule.implies))),
+              std::string::npos)
+        << rule.id;
+  }
+}
+
+TEST(Docs, CliReferenceListsEveryValueRule) {
+  const std::string doc = read_doc("docs/cli.md");
+  for (const auto& rule : value_rules()) {
+    EXPECT_NE(doc.find(fmt::format("| {} | `{}` | {} |", rule.what, rule.flag, cell(rule.description))),
+              std::string::npos)
+        << rule.what;
+  }
+}
+
+TEST(Docs, ReadmeAndCliReferenceListEveryExitCode) {
+  for (const char* path : {"README.md", "docs/cli.md"}) {
+    const std::string doc = read_doc(path);
+    for (const auto& info : k_exit_codes) {
+      EXPECT_NE(doc.find(fmt::format("| {} | {} | {} |", to_int(info.code), info.name, info.meaning)), std::string::npos)
+          << path << ": " << info.name;
+    }
+  }
+}
+
+} // namespace
+} // namespace tpulaunch
