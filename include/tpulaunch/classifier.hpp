@@ -1,0 +1,80 @@
+#pragma once
+// The script classifier: reads Python source as tokens (never as text, so strings, docstrings and
+// comments are never evidence), resolves dotted calls through the script's imports, and reports
+// evidence rows from a rule table plus a suggested ScriptClass. A suggestion is never a review: it
+// only helps a reviewer, and `suggested == nullopt` means a human has to decide.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpulaunch/python_lexer.hpp"
+#include "tpulaunch/script_class.hpp"
+
+namespace tpulaunch {
+
+enum class Category { cpu_selection, multi_host, backend_assertion };
+
+// "cpu-selection", "multi-host" or "backend-assertion".
+std::string_view to_string(Category category);
+
+// One match of a rule in the source.
+struct Evidence {
+  std::string rule;       // a ClassifierRule id, e.g. "devices-cpu"
+  Category category = Category::cpu_selection;
+  std::uint32_t line = 0;   // 1-based, of the token where the match starts
+  std::uint32_t column = 0; // 1-based, in bytes
+  std::string text;       // that source line, trimmed
+  std::string implies;    // the rule's one-line meaning
+};
+
+// The result of classifying one script.
+struct Classification {
+  std::vector<Evidence> evidence;          // in source order
+  std::optional<ScriptClass> suggested;    // nullopt: no suggestion is possible; `why` says why
+  std::string why;                         // one sentence explaining the suggestion (or its absence)
+  std::vector<std::string> contradictions; // e.g. "cpu selection at line 3 contradicts ... at line 9"
+  std::optional<LexError> lex_error;       // the source is not valid Python there; no suggestion
+
+  // True when some evidence row has rule id `rule`.
+  [[nodiscard]] bool has_rule(std::string_view rule) const;
+  // True when some evidence row is in `category`.
+  [[nodiscard]] bool has_category(Category category) const;
+  // The evidence rows in `category`, in source order (pointers into `evidence`).
+  [[nodiscard]] std::vector<const Evidence*> of_category(Category category) const;
+};
+
+// Classifies Python source. Never fails: unreadable parts just yield less evidence and a lex_error.
+Classification classify_source(std::string_view source);
+
+// A row of the rule table: a stable kebab-case id, its category, the matched code as human text
+// and what a match implies. docs and `--help` print this table.
+struct ClassifierRule {
+  std::string_view id;
+  Category category;
+  std::string_view pattern;
+  std::string_view implies;
+};
+
+// Every rule, grouped by category, in a fixed order.
+std::span<const ClassifierRule> classifier_rules();
+
+// The rule with this id, or nullptr.
+const ClassifierRule* find_classifier_rule(std::string_view id);
+
+// A marker a multi-host-qualified review needs: present when any of `rules` has evidence.
+struct MultiHostMarker {
+  std::string_view name; // "initialize", "per-process data", "collective", "result check"
+  std::array<std::string_view, 3> rules; // rule ids; empty entries are unused
+};
+
+// The four marker groups, in the order they are reported.
+std::span<const MultiHostMarker> multi_host_markers();
+
+// Names of the marker groups without evidence in `classification`, in table order.
+std::vector<std::string_view> missing_multi_host_markers(const Classification& classification);
+
+} // namespace tpulaunch

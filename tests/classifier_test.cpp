@@ -1,0 +1,569 @@
+#include "tpulaunch/classifier.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tpulaunch {
+namespace {
+
+std::vector<std::string> rules(std::string_view source) {
+  std::vector<std::string> out;
+  for (const auto& e : classify_source(source).evidence) {
+    out.push_back(e.rule);
+  }
+  return out;
+}
+
+bool has(std::string_view source, std::string_view rule) { return classify_source(source).has_rule(rule); }
+
+const Evidence* first(const Classification& c, std::string_view rule) {
+  for (const auto& e : c.evidence) {
+    if (e.rule == rule) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+using Strings = std::vector<std::string>;
+
+// ---- cpu selection -----------------------------------------------------------------------
+
+TEST(Classifier, DevicesCpuPositionalAndKeyword) {
+  EXPECT_EQ(rules("import jax\nd = jax.devices('cpu')\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("import jax\nd = jax.devices(backend=\"cpu\")\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("import jax\nd = jax.devices(\"CPU\")\n"), Strings{"devices-cpu"});
+  // Implicit concatenation is one literal.
+  EXPECT_EQ(rules("import jax\nd = jax.devices('c' 'pu')\n"), Strings{"devices-cpu"});
+}
+
+TEST(Classifier, DevicesWithoutCpuIsNotEvidence) {
+  EXPECT_TRUE(rules("import jax\nd = jax.devices()\ne = jax.devices('tpu')\nf = jax.devices(kind)\n").empty());
+  EXPECT_TRUE(rules("import jax\nd = jax.devices(backend='tpu')\n").empty());
+}
+
+TEST(Classifier, LocalDevicesCpuKeywordAndPositional) {
+  EXPECT_EQ(rules("import jax\njax.local_devices(backend='cpu')\n"), Strings{"local-devices-cpu"});
+  EXPECT_EQ(rules("import jax\njax.local_devices(process_index=0, backend='cpu')\n"), Strings{"local-devices-cpu"});
+  EXPECT_EQ(rules("import jax\njax.local_devices('cpu')\n"), Strings{"local-devices-cpu"});
+  EXPECT_TRUE(rules("import jax\njax.local_devices()\njax.local_devices(backend='tpu')\n").empty());
+}
+
+TEST(Classifier, DefaultDeviceWithCpuDeviceCall) {
+  const auto c = classify_source("import jax\nwith jax.default_device(jax.devices('cpu')[0]):\n    pass\n");
+  EXPECT_EQ(rules("import jax\nwith jax.default_device(jax.devices('cpu')[0]):\n    pass\n"),
+            (Strings{"default-device-cpu", "devices-cpu"})); // source order: the outer call starts first
+  ASSERT_NE(first(c, "default-device-cpu"), nullptr);
+  EXPECT_EQ(first(c, "default-device-cpu")->column, 6U);
+  EXPECT_EQ(first(c, "devices-cpu")->column, 25U);
+}
+
+TEST(Classifier, DefaultDeviceWithNameAssignedFromCpuDevices) {
+  EXPECT_TRUE(has("import jax\ncpu = jax.devices('cpu')[0]\n\nwith jax.default_device(cpu):\n    f()\n",
+                  "default-device-cpu"));
+  EXPECT_TRUE(has("import jax\ncpus = jax.local_devices(backend='cpu')\njax.config.update('x', 1)\n"
+                  "ctx = jax.default_device(cpus[0])\n",
+                  "default-device-cpu"));
+}
+
+TEST(Classifier, DefaultDeviceWithOtherDeviceIsNot) {
+  EXPECT_FALSE(has("import jax\nwith jax.default_device(jax.devices()[0]):\n    pass\n", "default-device-cpu"));
+  EXPECT_FALSE(has("import jax\ntpu = jax.devices()[0]\nwith jax.default_device(tpu):\n    pass\n",
+                   "default-device-cpu"));
+  // An attribute that happens to share the name is not the variable.
+  EXPECT_FALSE(has("import jax\ncpu = jax.devices('cpu')[0]\nwith jax.default_device(self.cpu):\n    pass\n",
+                   "default-device-cpu"));
+}
+
+TEST(Classifier, BackendCpuKwargOnAnyCall) {
+  EXPECT_EQ(rules("import jax\nf = jax.jit(g, backend='cpu')\n"), Strings{"backend-cpu-kwarg"});
+  EXPECT_EQ(rules("from functools import partial\n@partial(jax.jit, backend=\"cpu\", static_argnums=0)\ndef f(x): ...\n"),
+            Strings{"backend-cpu-kwarg"});
+  const auto c = classify_source("import jax\ny = jax.jit(\n    g,\n    backend='cpu',\n)(x)\n");
+  ASSERT_NE(first(c, "backend-cpu-kwarg"), nullptr);
+  EXPECT_EQ(first(c, "backend-cpu-kwarg")->line, 4U);
+  EXPECT_EQ(first(c, "backend-cpu-kwarg")->column, 5U);
+}
+
+TEST(Classifier, BackendKwargNearMisses) {
+  EXPECT_TRUE(rules("f = jax.jit(g, backend='tpu')\nh = jax.jit(g, backend=name)\n").empty());
+  EXPECT_TRUE(rules("f = jax.jit(g, backend='cpu' if a else 'tpu')\n").empty());
+  EXPECT_TRUE(rules("d = {backend: 'cpu'}\nx = [backend == 'cpu']\n").empty());
+  // On jax.devices the devices rule reports it, not a second row.
+  EXPECT_EQ(rules("import jax\njax.devices(backend='cpu')\n"), Strings{"devices-cpu"});
+}
+
+TEST(Classifier, ConfigPlatformsCpu) {
+  EXPECT_EQ(rules("import jax\njax.config.update('jax_platforms', 'cpu')\n"), Strings{"config-platforms-cpu"});
+  EXPECT_EQ(rules("import jax\njax.config.update(\"jax_platform_name\", \"cpu\")\n"), Strings{"config-platforms-cpu"});
+  EXPECT_EQ(rules("import jax\njax.config.update('jax_platforms', 'cpu,tpu')\n"), Strings{"config-platforms-cpu"});
+  EXPECT_EQ(rules("from jax import config\nconfig.update('jax_platforms', 'cpu')\n"), Strings{"config-platforms-cpu"});
+  EXPECT_EQ(rules("from jax import config as cfg\ncfg.update('jax_platforms', 'cpu')\n"), Strings{"config-platforms-cpu"});
+}
+
+TEST(Classifier, ConfigPlatformsNearMisses) {
+  EXPECT_TRUE(rules("import jax\njax.config.update('jax_platforms', 'tpu,cpu')\n").empty());
+  EXPECT_TRUE(rules("import jax\njax.config.update('jax_enable_x64', True)\n").empty());
+  EXPECT_TRUE(rules("import jax\njax.config.update('jax_platforms', platform)\n").empty());
+  EXPECT_TRUE(rules("settings.update('jax_platforms', 'cpu')\n").empty());
+}
+
+TEST(Classifier, EnvPlatformsCpuEveryForm) {
+  const std::string_view sources[] = {
+      "import os\nos.environ['JAX_PLATFORMS'] = 'cpu'\n",
+      "import os\nos.environ[\"JAX_PLATFORM_NAME\"] = \"cpu\"  # force\n",
+      "import os\nos.environ.setdefault('JAX_PLATFORMS', 'cpu')\n",
+      "import os\nos.environ.update({'JAX_PLATFORMS': 'cpu'})\n",
+      "import os\nos.environ.update({'OTHER': '1', 'JAX_PLATFORMS': 'cpu,tpu'})\n",
+      "import os\nos.environ.update(JAX_PLATFORMS='cpu')\n",
+      "import os\nos.putenv('JAX_PLATFORMS', 'cpu')\n",
+      "import os as o\no.environ['JAX_PLATFORMS'] = 'cpu'\n",
+      "from os import environ\nenviron['JAX_PLATFORMS'] = 'cpu'\n",
+      "from os import environ as env\nenv.setdefault('JAX_PLATFORMS', 'cpu')\n",
+      "from os import putenv\nputenv('JAX_PLATFORMS', 'cpu')\n",
+      "import os; os.environ['JAX_PLATFORMS'] = 'cpu'; import jax\n",
+  };
+  for (auto source : sources) {
+    EXPECT_EQ(rules(source), Strings{"env-platforms-cpu"}) << source;
+  }
+}
+
+TEST(Classifier, EnvPlatformsNearMisses) {
+  const std::string_view sources[] = {
+      "import os\nos.environ['JAX_PLATFORMS'] = 'tpu'\n",
+      "import os\nos.environ['JAX_PLATFORMS'] = ''\n",
+      "import os\nx = os.environ.get('JAX_PLATFORMS', 'cpu')\n",
+      "import os\nos.environ['OTHER'] = 'cpu'\n",
+      "import os\nif os.environ['JAX_PLATFORMS'] == 'cpu':\n    pass\n",
+      "import os\nsettings['JAX_PLATFORMS'] = 'cpu'\n",
+      "import os\nos.environ.update({'JAX_PLATFORMS': 'tpu'})\n",
+  };
+  for (auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+}
+
+TEST(Classifier, XlaForceHostDevicesEveryForm) {
+  const std::string_view sources[] = {
+      "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'\n",
+      "import os\nos.environ['XLA_FLAGS'] = os.environ.get('XLA_FLAGS', '') + ' --xla_force_host_platform_device_count=8'\n",
+      "import os\nos.environ['XLA_FLAGS'] = f'--xla_force_host_platform_device_count={n}'\n",
+      "import os\nos.environ['XLA_FLAGS'] += ' --xla_force_host_platform_device_count=4'\n",
+      "import os\nos.environ.setdefault('XLA_FLAGS', '--xla_force_host_platform_device_count=8')\n",
+      "import os\nos.environ.update(XLA_FLAGS='--xla_force_host_platform_device_count=8')\n",
+      "import os\nos.putenv('XLA_FLAGS', '--xla_force_host_platform_device_count=2')\n",
+  };
+  for (auto source : sources) {
+    EXPECT_EQ(rules(source), Strings{"xla-force-host-devices"}) << source;
+  }
+  EXPECT_TRUE(rules("import os\nos.environ['XLA_FLAGS'] = '--xla_dump_to=/tmp/x'\n").empty());
+  EXPECT_TRUE(rules("import os\nos.environ['OTHER'] = '--xla_force_host_platform_device_count=8'\n").empty());
+  EXPECT_TRUE(rules("import os\nprint('--xla_force_host_platform_device_count=8')\n").empty());
+}
+
+TEST(Classifier, EnvUpdateWithSeveralKeysReportsEach) {
+  EXPECT_EQ(rules("import os\nos.environ.update({\n  'JAX_PLATFORMS': 'cpu',\n"
+                  "  'XLA_FLAGS': '--xla_force_host_platform_device_count=8',\n})\n"),
+            (Strings{"env-platforms-cpu", "xla-force-host-devices"}));
+}
+
+TEST(Classifier, NumCpuDevices) {
+  EXPECT_EQ(rules("import jax\njax.config.update('jax_num_cpu_devices', 8)\n"), Strings{"num-cpu-devices"});
+  EXPECT_EQ(rules("config.update(\"jax_num_cpu_devices\", n)\n"), Strings{"num-cpu-devices"});
+  EXPECT_TRUE(rules("import jax\njax.config.update('jax_num_gpu_devices', 8)\n").empty());
+  EXPECT_TRUE(rules("import jax\nprint('jax_num_cpu_devices')\n").empty());
+}
+
+// ---- multi-host ----------------------------------------------------------------------------
+
+TEST(Classifier, DistributedInitialize) {
+  EXPECT_EQ(rules("import jax\njax.distributed.initialize()\n"), Strings{"distributed-initialize"});
+  EXPECT_EQ(rules("import jax\njax.distributed.initialize(coordinator_address=addr, num_processes=2)\n"),
+            Strings{"distributed-initialize"});
+  EXPECT_EQ(rules("from jax import distributed\ndistributed.initialize()\n"), Strings{"distributed-initialize"});
+  EXPECT_TRUE(rules("import torch\ntorch.distributed.initialize()\ninitialize()\n").empty());
+  EXPECT_TRUE(rules("import jax\nf = jax.distributed.initialize\n").empty()); // a reference, not a call
+}
+
+TEST(Classifier, ProcessIndexAndCount) {
+  EXPECT_EQ(rules("import jax\nif jax.process_index() == 0:\n    print(jax.process_count())\n"),
+            (Strings{"process-index", "process-count"}));
+  EXPECT_TRUE(rules("import jax\nidx = process_index()\nn = other.process_count()\n").empty());
+}
+
+TEST(Classifier, CollectivesThroughEveryImportForm) {
+  const std::string_view sources[] = {
+      "import jax\ny = jax.lax.psum(x, 'i')\n",
+      "from jax import lax\ny = lax.pmean(x, 'i')\n",
+      "import jax.lax as lax\ny = lax.all_gather(x, 'i')\n",
+      "from jax.lax import psum_scatter\ny = psum_scatter(x, 'i')\n",
+      "from jax import lax as L\ny = L.ppermute(x, 'i', perm)\n",
+      "import jax\ny = jax.lax.all_to_all(x, 'i', 0, 0)\n",
+      "from jax.experimental.shard_map import shard_map\nf = shard_map(g, mesh, in_specs=P(), out_specs=P())\n",
+      "import jax\nf = jax.experimental.shard_map.shard_map(g, mesh, P(), P())\n",
+      "import jax\nf = jax.shard_map(g, mesh=mesh, in_specs=P(), out_specs=P())\n",
+      "import jax\na = jax.make_array_from_single_device_arrays(shape, sharding, arrays)\n",
+      "from jax.experimental import multihost_utils\ny = multihost_utils.process_allgather(x)\n",
+      "from jax.experimental import multihost_utils as mhu\ny = mhu.host_local_array_to_global_array(x, mesh, P())\n",
+  };
+  for (auto source : sources) {
+    EXPECT_EQ(rules(source), Strings{"collective"}) << source;
+  }
+}
+
+TEST(Classifier, ShardMapReferenceCounts) {
+  EXPECT_EQ(rules("from functools import partial\nfrom jax.experimental.shard_map import shard_map\n"
+                  "@partial(shard_map, mesh=mesh, in_specs=P('x'), out_specs=P())\ndef f(x): ...\n"),
+            Strings{"collective"});
+}
+
+TEST(Classifier, CollectiveNearMisses) {
+  EXPECT_TRUE(rules("import mylib\ny = mylib.lax.psum(x)\n").empty());
+  EXPECT_TRUE(rules("y = psum(x, 'i')\n").empty());
+  EXPECT_TRUE(rules("from jax.lax import psum\ndef psum(x):\n    return x\n").empty()); // a definition, not a use
+  EXPECT_TRUE(rules("from jax.lax import psum\n").empty()); // importing is not using
+  EXPECT_TRUE(rules("import numpy as lax\ny = lax.psum(x)\n").empty());
+}
+
+TEST(Classifier, ProcessLocalDataIsCollectiveAndPerProcessData) {
+  EXPECT_EQ(rules("import jax\na = jax.make_array_from_process_local_data(sharding, local)\n"),
+            (Strings{"collective", "process-local-data"}));
+}
+
+TEST(Classifier, GlobalBarrier) {
+  EXPECT_EQ(rules("from jax.experimental import multihost_utils\nmultihost_utils.sync_global_devices('done')\n"),
+            Strings{"global-barrier"});
+  EXPECT_EQ(rules("import jax\njax.experimental.multihost_utils.sync_global_devices('x')\n"), Strings{"global-barrier"});
+  EXPECT_TRUE(rules("utils.sync_global_devices('x')\n").empty());
+}
+
+TEST(Classifier, ResultCheckRaiseAndAssert) {
+  EXPECT_EQ(rules("assert total == expected\n"), Strings{"result-check"});
+  EXPECT_EQ(rules("if bad:\n    raise ValueError('mismatch')\n"), Strings{"result-check"});
+  EXPECT_TRUE(rules("mock.assert_called()\nx = 'assert y'\n# raise here\n").empty());
+}
+
+// ---- backend assertion -----------------------------------------------------------------------
+
+TEST(Classifier, BackendIsTpuEveryForm) {
+  const std::string_view sources[] = {
+      "import jax\nassert jax.default_backend() == 'tpu'\n",
+      "import jax\nif jax.default_backend() != \"tpu\":\n    sys.exit(1)\n",
+      "import jax\nok = 'tpu' == jax.default_backend()\n",
+      "import jax\nok = jax.default_backend() in ('tpu', 'gpu')\n",
+      "import jax\nok = jax.default_backend() not in ['tpu']\n",
+      "from jax import default_backend\nok = default_backend() == 'tpu'\n",
+      "import jax\nok = jax.devices()[0].platform == 'tpu'\n",
+      "import jax\nok = all(d.platform == 'tpu' for d in jax.devices())\n",
+      "import jax\nok = 'tpu' == device.platform\n",
+  };
+  for (auto source : sources) {
+    EXPECT_EQ(rules(source), Strings{"backend-is-tpu"}) << source;
+  }
+}
+
+TEST(Classifier, BackendIsTpuNearMisses) {
+  EXPECT_TRUE(rules("import jax\nok = jax.default_backend() == 'gpu'\n").empty());
+  EXPECT_TRUE(rules("import jax\nprint(jax.default_backend(), 'tpu')\n").empty());
+  EXPECT_TRUE(rules("import jax\nok = platform == 'tpu'\n").empty());
+  EXPECT_TRUE(rules("import jax\nok = foo.default_backend() == 'tpu'\n").empty());
+  EXPECT_TRUE(rules("import jax\nok = 'tpu' == name\n").empty());
+}
+
+TEST(Classifier, BackendEvidenceStartsAtTheExpression) {
+  const auto c = classify_source("import jax\nok = jax.devices()[0].platform == 'tpu'\n");
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].line, 2U);
+  EXPECT_EQ(c.evidence[0].column, 6U);
+}
+
+TEST(Classifier, BackendGuardIsNotAResultCheck) {
+  EXPECT_EQ(rules("import jax\nassert jax.default_backend() == 'tpu', 'needs a TPU'\n"), Strings{"backend-is-tpu"});
+  EXPECT_EQ(rules("import jax\nif jax.default_backend() != 'tpu':\n    raise SystemExit('needs a TPU')\n"),
+            Strings{"backend-is-tpu"});
+  EXPECT_EQ(rules("import jax\nif jax.default_backend() != 'tpu': raise SystemExit(1)\n"), Strings{"backend-is-tpu"});
+  // A later, unrelated assert still is one.
+  EXPECT_EQ(rules("import jax\nif jax.default_backend() != 'tpu':\n    raise SystemExit(1)\nx = 1\nassert x == 1\n"),
+            (Strings{"backend-is-tpu", "result-check"}));
+}
+
+// ---- aliases -------------------------------------------------------------------------------
+
+TEST(Classifier, AliasImportJaxAs) {
+  EXPECT_EQ(rules("import jax as jx\njx.devices('cpu')\n"), Strings{"devices-cpu"});
+}
+
+TEST(Classifier, AliasFromJaxImportDevices) {
+  EXPECT_EQ(rules("from jax import devices\ndevices('cpu')\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("from jax import devices as d\nd('cpu')\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("from jax import (\n    numpy as jnp,\n    devices as d,\n)\nd('cpu')\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("from jax import numpy as jnp, local_devices\nlocal_devices(backend='cpu')\n"),
+            Strings{"local-devices-cpu"});
+}
+
+TEST(Classifier, AliasAsOnlyBindsTheAlias) {
+  // `from jax import devices as d` does not bind `devices`.
+  EXPECT_TRUE(rules("from jax import devices as d\nfrom mylib import devices\ndevices('cpu')\n").empty());
+  EXPECT_TRUE(rules("from mylib import devices\ndevices('cpu')\n").empty());
+}
+
+TEST(Classifier, AttributeOfAnotherObjectIsNotJax) {
+  EXPECT_TRUE(rules("import jax\nfoo.devices('cpu')\n").empty());
+  EXPECT_TRUE(rules("import jax\nself.jax.devices('cpu')\n").empty());
+  EXPECT_TRUE(rules("import jax\nget().devices('cpu')\n").empty());
+  EXPECT_TRUE(rules("devices('cpu')\n").empty()); // not imported from jax
+}
+
+TEST(Classifier, ImportJaxNumpyIsIrrelevantButBindsJax) {
+  EXPECT_TRUE(rules("import jax.numpy as jnp\njnp.devices('cpu')\n").empty());
+  EXPECT_EQ(rules("import jax.numpy\njax.devices('cpu')\n"), Strings{"devices-cpu"});
+}
+
+TEST(Classifier, RebindingAnAliasReplacesIt) {
+  EXPECT_TRUE(rules("import jax\nimport numpy as jax\njax.devices('cpu')\n").empty());
+  EXPECT_EQ(rules("import numpy as np, jax as j\nj.devices('cpu')\n"), Strings{"devices-cpu"});
+}
+
+TEST(Classifier, RelativeImportsDoNotResolveToJax) {
+  EXPECT_TRUE(rules("from jax import devices\nfrom . import devices\ndevices('cpu')\n").empty());
+}
+
+TEST(Classifier, ImportInsideFunctionIsTracked) {
+  EXPECT_EQ(rules("def main():\n    import jax as J\n    return J.devices('cpu')\n"), Strings{"devices-cpu"});
+}
+
+TEST(Classifier, YieldFromAndRaiseFromAreNotImports) {
+  EXPECT_EQ(rules("import jax\ndef g():\n    yield from gen()\n    raise E from err\njax.devices('cpu')\n"),
+            (Strings{"result-check", "devices-cpu"}));
+}
+
+// ---- text is never evidence ----------------------------------------------------------------
+
+TEST(Classifier, CommentsDocstringsStringsAndFStringsAreNeverEvidence) {
+  const std::string_view sources[] = {
+      "import jax\n# jax.devices('cpu')\n",
+      "import jax\ndef f():\n    \"\"\"Run jax.devices('cpu') and jax.distributed.initialize().\"\"\"\n",
+      "import jax\nmsg = \"jax.devices('cpu') jax.config.update('jax_platforms', 'cpu')\"\n",
+      "import jax\nmsg = f\"{x} jax.devices('cpu') {y}\"\n",
+      "import jax\nmsg = '''\nassert x\nraise E\nlax.psum(x)\n'''\n",
+      "import os\ndoc = \"os.environ['JAX_PLATFORMS'] = 'cpu'\"\n",
+  };
+  for (auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+}
+
+// ---- positions and text ----------------------------------------------------------------------
+
+TEST(Classifier, LineColumnAndTrimmedText) {
+  const auto c = classify_source("import jax\n\ndef main():\n    devs = jax.devices('cpu')   \n");
+  ASSERT_EQ(c.evidence.size(), 1U);
+  const auto& e = c.evidence[0];
+  EXPECT_EQ(e.rule, "devices-cpu");
+  EXPECT_EQ(e.category, Category::cpu_selection);
+  EXPECT_EQ(e.line, 4U);
+  EXPECT_EQ(e.column, 12U);
+  EXPECT_EQ(e.text, "devs = jax.devices('cpu')");
+  EXPECT_EQ(e.implies, find_classifier_rule("devices-cpu")->implies);
+}
+
+TEST(Classifier, CallSpanningLinesReportsItsFirstLine) {
+  const auto c = classify_source("import jax\njax.config.update(\n    'jax_platforms',\n    'cpu',\n)\n");
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].line, 2U);
+  EXPECT_EQ(c.evidence[0].column, 1U);
+  EXPECT_EQ(c.evidence[0].text, "jax.config.update(");
+}
+
+TEST(Classifier, CrLfSourcesReportCleanText) {
+  const auto c = classify_source("import jax\r\nx = jax.devices('cpu')\r\n");
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].line, 2U);
+  EXPECT_EQ(c.evidence[0].text, "x = jax.devices('cpu')");
+}
+
+TEST(Classifier, EvidenceIsInSourceOrder) {
+  const auto c = classify_source("import jax\njax.distributed.initialize()\nassert 1\nx = jax.devices('cpu')\n"
+                                 "n = jax.process_count()\n");
+  ASSERT_EQ(c.evidence.size(), 4U);
+  for (std::size_t i = 1; i < c.evidence.size(); ++i) {
+    EXPECT_LT(c.evidence[i - 1].line, c.evidence[i].line);
+  }
+}
+
+TEST(Classifier, CategoryQueries) {
+  const auto c = classify_source("import jax\njax.devices('cpu')\njax.process_index()\nassert x\n");
+  EXPECT_TRUE(c.has_category(Category::cpu_selection));
+  EXPECT_TRUE(c.has_category(Category::multi_host));
+  EXPECT_FALSE(c.has_category(Category::backend_assertion));
+  const auto mh = c.of_category(Category::multi_host);
+  ASSERT_EQ(mh.size(), 2U);
+  EXPECT_EQ(mh[0]->rule, "process-index");
+  EXPECT_EQ(mh[1]->rule, "result-check");
+  EXPECT_TRUE(c.has_rule("devices-cpu"));
+  EXPECT_FALSE(c.has_rule("collective"));
+}
+
+// ---- suggestions ---------------------------------------------------------------------------
+
+TEST(Classifier, SuggestsCpuOnlyForCpuSelection) {
+  const auto c = classify_source("import jax\n\nx = jax.devices('cpu')\n");
+  ASSERT_TRUE(c.suggested.has_value());
+  EXPECT_EQ(*c.suggested, ScriptClass::cpu_only);
+  EXPECT_EQ(c.why, "selects CPU devices at line 3 (devices-cpu)");
+  EXPECT_TRUE(c.contradictions.empty());
+}
+
+TEST(Classifier, SuggestsCpuOnlyForCollectivesOverForcedHostDevices) {
+  const auto c = classify_source(
+      "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'\nimport jax\n"
+      "y = jax.lax.psum(x, 'i')\nassert y == 8\n");
+  ASSERT_TRUE(c.suggested.has_value());
+  EXPECT_EQ(*c.suggested, ScriptClass::cpu_only);
+  EXPECT_NE(c.why.find("collectives (line 4)"), std::string::npos) << c.why;
+}
+
+TEST(Classifier, NoSuggestionWhenCpuSelectionContradictsInitialize) {
+  const auto c = classify_source("import jax\njax.config.update('jax_platforms', 'cpu')\n\n\n\n\n\n\n"
+                                 "jax.distributed.initialize()\n");
+  EXPECT_FALSE(c.suggested.has_value());
+  ASSERT_EQ(c.contradictions.size(), 1U);
+  EXPECT_EQ(c.contradictions[0], "cpu selection at line 2 contradicts jax.distributed.initialize() at line 9");
+  EXPECT_EQ(c.why, "contradictory evidence: " + c.contradictions[0]);
+}
+
+TEST(Classifier, NoSuggestionWhenCpuSelectionContradictsBackendCheck) {
+  const auto c = classify_source("import jax\nassert jax.default_backend() == 'tpu'\njax.devices('cpu')\n");
+  EXPECT_FALSE(c.suggested.has_value());
+  ASSERT_EQ(c.contradictions.size(), 1U);
+  EXPECT_EQ(c.contradictions[0], "cpu selection at line 3 contradicts the TPU backend check at line 2");
+}
+
+TEST(Classifier, SuggestsMultiHostQualifiedWithAllMarkers) {
+  const auto c = classify_source(
+      "import jax\nimport jax.numpy as jnp\nfrom jax.experimental import multihost_utils\n"
+      "jax.distributed.initialize()\n"
+      "local = jnp.ones(4) * jax.process_index()\n"
+      "total = multihost_utils.process_allgather(local)\n"
+      "assert total.shape[0] == 4 * jax.process_count()\n");
+  ASSERT_TRUE(c.suggested.has_value());
+  EXPECT_EQ(*c.suggested, ScriptClass::multi_host_qualified);
+  EXPECT_TRUE(missing_multi_host_markers(c).empty());
+  EXPECT_EQ(c.why, "initializes distributed JAX at line 4 and has per-process data, a collective and a result check");
+}
+
+TEST(Classifier, ProcessLocalDataSatisfiesPerProcessAndCollective) {
+  const auto c = classify_source("import jax\njax.distributed.initialize()\n"
+                                 "a = jax.make_array_from_process_local_data(s, x)\nif a is None:\n    raise E\n");
+  ASSERT_TRUE(c.suggested.has_value());
+  EXPECT_EQ(*c.suggested, ScriptClass::multi_host_qualified);
+}
+
+TEST(Classifier, NoSuggestionWhenInitializeLacksMarkers) {
+  const auto c = classify_source("import jax\njax.distributed.initialize()\nprint(jax.process_index())\n");
+  EXPECT_FALSE(c.suggested.has_value());
+  EXPECT_EQ(missing_multi_host_markers(c), (std::vector<std::string_view>{"collective", "result check"}));
+  EXPECT_EQ(c.why, "initializes distributed JAX at line 2 but lacks: collective, result check");
+}
+
+TEST(Classifier, MissingMarkersOfAnEmptyScriptAreAllFour) {
+  EXPECT_EQ(missing_multi_host_markers(classify_source("x = 1\n")),
+            (std::vector<std::string_view>{"initialize", "per-process data", "collective", "result check"}));
+}
+
+TEST(Classifier, SuggestsSingleHostCompatibleOtherwise) {
+  const auto plain = classify_source("import jax\nimport jax.numpy as jnp\nprint(jnp.ones(3).sum())\n");
+  ASSERT_TRUE(plain.suggested.has_value());
+  EXPECT_EQ(*plain.suggested, ScriptClass::single_host_compatible);
+  EXPECT_EQ(plain.why, "no cpu selection and no multi-host markers");
+
+  const auto backend = classify_source("import jax\nassert jax.default_backend() == 'tpu'\n");
+  ASSERT_TRUE(backend.suggested.has_value());
+  EXPECT_EQ(*backend.suggested, ScriptClass::single_host_compatible);
+  EXPECT_EQ(backend.why, "checks for a TPU backend at line 2 with no cpu selection and no jax.distributed.initialize()");
+
+  const auto pmap = classify_source("import jax\ny = jax.pmap(lambda x: jax.lax.psum(x, 'i'), axis_name='i')(x)\n");
+  ASSERT_TRUE(pmap.suggested.has_value());
+  EXPECT_EQ(*pmap.suggested, ScriptClass::single_host_compatible);
+  EXPECT_EQ(pmap.why, "no cpu selection and no jax.distributed.initialize(): its multi-host markers run on one host");
+}
+
+TEST(Classifier, NoSuggestionForSourceThatIsNotPython) {
+  const auto c = classify_source("import jax\nx = '''never closed\njax.devices('cpu')\n");
+  EXPECT_FALSE(c.suggested.has_value());
+  ASSERT_TRUE(c.lex_error.has_value());
+  EXPECT_EQ(c.why.rfind("the source is not valid Python at line 2, column 5", 0), 0U) << c.why;
+}
+
+// ---- tables and robustness ---------------------------------------------------------------
+
+TEST(Classifier, RuleTableIdsAreUniqueKebabCase) {
+  std::set<std::string_view> ids;
+  for (const auto& rule : classifier_rules()) {
+    EXPECT_TRUE(ids.insert(rule.id).second) << rule.id;
+    for (char c : rule.id) {
+      EXPECT_TRUE((c >= 'a' && c <= 'z') || c == '-') << rule.id;
+    }
+    EXPECT_FALSE(rule.pattern.empty());
+    EXPECT_FALSE(rule.implies.empty());
+    EXPECT_EQ(find_classifier_rule(rule.id), &rule);
+  }
+  for (std::string_view id :
+       {"devices-cpu", "local-devices-cpu", "default-device-cpu", "backend-cpu-kwarg", "config-platforms-cpu",
+        "env-platforms-cpu", "xla-force-host-devices", "num-cpu-devices", "distributed-initialize", "process-index",
+        "process-count", "collective", "global-barrier", "result-check", "backend-is-tpu"}) {
+    EXPECT_TRUE(ids.count(id) == 1) << id;
+  }
+  EXPECT_EQ(find_classifier_rule("no-such-rule"), nullptr);
+  for (const auto& marker : multi_host_markers()) {
+    for (auto rule : marker.rules) {
+      EXPECT_TRUE(rule.empty() || find_classifier_rule(rule) != nullptr) << rule;
+    }
+  }
+}
+
+TEST(Classifier, CategoryNames) {
+  EXPECT_EQ(to_string(Category::cpu_selection), "cpu-selection");
+  EXPECT_EQ(to_string(Category::multi_host), "multi-host");
+  EXPECT_EQ(to_string(Category::backend_assertion), "backend-assertion");
+}
+
+TEST(Classifier, UnclosedCallDoesNotCrashOrMatch) {
+  const auto c = classify_source("import jax\njax.devices('cpu'\n");
+  EXPECT_FALSE(c.has_rule("devices-cpu"));
+  EXPECT_TRUE(c.lex_error.has_value());
+}
+
+TEST(Classifier, RandomGarbageNeverCrashes) {
+  std::mt19937 rng(99);
+  const std::string_view pieces[] = {"jax", ".", "devices", "(", ")", "'cpu'", "=", "os", "environ", "[", "]",
+                                     "'JAX_PLATFORMS'", ",", "backend", "\n", "import", "from", "as", "==", "'tpu'",
+                                     "platform", "{", "}", ":", "assert", "\"", "f'{", "\\\n", "#", "lax", "psum"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string source;
+    const auto count = rng() % 60;
+    for (unsigned i = 0; i < count; ++i) {
+      source += pieces[rng() % std::size(pieces)];
+      source += rng() % 3 == 0 ? " " : "";
+    }
+    const auto c = classify_source(source);
+    for (const auto& e : c.evidence) {
+      ASSERT_NE(find_classifier_rule(e.rule), nullptr);
+      ASSERT_GE(e.line, 1U);
+    }
+  }
+}
+
+TEST(Classifier, DeepNestingIsBounded) {
+  std::string source = "import jax\nx = " + std::string(10000, '(') + "jax.devices('cpu')" + std::string(10000, ')') +
+                       "\njax.process_index()\n";
+  const auto c = classify_source(source);
+  EXPECT_TRUE(c.has_rule("process-index"));
+}
+
+} // namespace
+} // namespace tpulaunch
