@@ -1,5 +1,7 @@
 #include "tpulaunch/render.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace tpulaunch {
@@ -181,6 +183,14 @@ std::string render_sh(const Plan& plan) {
   out += fmt::format("readonly PARALLEL={}\n\n", plan.options.parallel);
   out += "step() { echo \"tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*\" >&2; }\n\n";
 
+  const bool verifies = std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& s) { return s.name == "verify"; });
+  if (verifies) {
+    // Fail before any TPU time is spent, not after the run, when verify could not be called.
+    out += fmt::format("if ! command -v {} >/dev/null; then\n", shell_quote(plan.options.tpulaunch));
+    out += fmt::format("  echo {} >&2\n  exit 1\nfi\n\n",
+                       shell_quote(fmt::format("tpulaunch: error: {} is not on PATH, and the verify step needs it",
+                                               plan.options.tpulaunch)));
+  }
   // Local folders first: gcloud needs each download's folder to exist.
   out += "mkdir -p";
   for (int worker = 0; worker < plan.workers(); ++worker) {

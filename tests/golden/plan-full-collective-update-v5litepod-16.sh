@@ -15,6 +15,11 @@ readonly PARALLEL=8
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
 
+if ! command -v tpulaunch >/dev/null; then
+  echo 'tpulaunch: error: tpulaunch is not on PATH, and the verify step needs it' >&2
+  exit 1
+fi
+
 mkdir -p \
   ./tpu-runs/my-pod/collective-update/r1/worker-0/ \
   ./tpu-runs/my-pod/collective-update/r1/worker-1/ \

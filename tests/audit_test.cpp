@@ -1,0 +1,125 @@
+#include "tpulaunch/audit.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "tpulaunch/sha256.hpp"
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AuditTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto catalog = load_embedded_catalog();
+    ASSERT_TRUE(catalog.ok());
+    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
+    m_root = fs::temp_directory_path() / ("tpulaunch-audit-" + std::to_string(::getpid()) + "-" +
+                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(m_root);
+    fs::create_directories(m_root / "ex");
+  }
+  void TearDown() override { fs::remove_all(m_root); }
+
+  void script(const std::string& id, const std::string& source) { std::ofstream(m_root / "ex" / (id + ".py")) << source; }
+  void entry(const std::string& id, ScriptClass cls, const std::string& sha) {
+    MatrixEntry e;
+    e.id = id;
+    e.script_class = cls;
+    e.class_name = std::string(to_string(cls));
+    e.sha256 = sha;
+    m_matrix.scripts[id] = e;
+  }
+  AuditReport audit(const std::vector<RouteAsk>& routes = {}, bool strict = false) {
+    m_matrix.exercises_dir = "ex";
+    m_matrix.base_dir = m_root.string();
+    auto result = audit_course(m_matrix, *m_catalog, routes, strict);
+    EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
+    return result.ok() ? std::move(result).value() : AuditReport{};
+  }
+  static std::vector<std::string> kinds(const AuditReport& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.findings) {
+      out.push_back(f.kind + (f.severity == Severity::error ? "!" : "?"));
+    }
+    return out;
+  }
+
+  std::unique_ptr<Catalog> m_catalog;
+  Matrix m_matrix;
+  fs::path m_root;
+};
+
+TEST_F(AuditTest, ACleanCourseHasNoFindings) {
+  const std::string source = "import jax\nprint(jax.devices())\n";
+  script("a", source);
+  entry("a", ScriptClass::single_host_compatible, sha256_hex(source));
+  const auto report = audit();
+  EXPECT_TRUE(report.findings.empty());
+  EXPECT_EQ(report.scripts, 1U);
+}
+
+TEST_F(AuditTest, UnreviewedIsAWarningUnlessStrict) {
+  script("a", "x = 1\n");
+  EXPECT_EQ(kinds(audit()), (std::vector<std::string>{"unreviewed?"}));
+  EXPECT_EQ(kinds(audit({}, true)), (std::vector<std::string>{"unreviewed!"}));
+}
+
+TEST_F(AuditTest, StaleUnknownAndMissingAreErrors) {
+  script("stale", "x = 2\n");
+  entry("stale", ScriptClass::cpu_only, sha256_hex("x = 1\n"));
+  script("odd", "x = 1\n");
+  entry("odd", ScriptClass::cpu_only, sha256_hex("x = 1\n"));
+  m_matrix.scripts["odd"].script_class.reset();
+  m_matrix.scripts["odd"].class_name = "gpu-only";
+  entry("gone", ScriptClass::cpu_only, sha256_hex("x = 1\n"));
+  EXPECT_EQ(kinds(audit()), (std::vector<std::string>{"unknown-class!", "stale-digest!", "missing-file!"}));
+}
+
+TEST_F(AuditTest, ClassThatContradictsEvidenceIsAnError) {
+  const std::string source = "import jax\njax.distributed.initialize()\nd = jax.devices('cpu')\n";
+  script("a", source);
+  entry("a", ScriptClass::multi_host_qualified, sha256_hex(source));
+  const auto report = audit();
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings[0].kind, "contradiction");
+  EXPECT_EQ(report.findings[0].line, 3U);
+  // cpu-only over the same evidence is safe: the CPU route cannot reach a TPU.
+  m_matrix.scripts["a"].script_class = ScriptClass::cpu_only;
+  m_matrix.scripts["a"].class_name = "cpu-only";
+  EXPECT_TRUE(audit().findings.empty());
+}
+
+TEST_F(AuditTest, RefusedRoutesAreErrors) {
+  const std::string source = "x = 1\n";
+  script("a", source);
+  entry("a", ScriptClass::single_host_compatible, sha256_hex(source));
+  EXPECT_TRUE(audit({{"a", "v5litepod-8"}}).findings.empty());
+  const auto report = audit({{"a", "v5litepod-16"}, {"a", "cpu"}});
+  EXPECT_EQ(kinds(report), (std::vector<std::string>{"route-refused!", "route-refused!"}));
+  EXPECT_NE(report.findings[0].message.find("multi-host-needs-qualified"), std::string::npos);
+}
+
+TEST_F(AuditTest, UnknownSliceInARouteIsAUsageError) {
+  m_matrix.exercises_dir = "ex";
+  m_matrix.base_dir = m_root.string();
+  auto result = audit_course(m_matrix, *m_catalog, {{"a", "v9-8"}}, false);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::usage);
+}
+
+TEST(Audit, RouteAskSyntax) {
+  EXPECT_EQ(parse_route_ask("a@v5litepod-8")->slice, "v5litepod-8");
+  EXPECT_EQ(parse_route_ask("a@cpu")->script, "a");
+  for (const char* bad : {"a", "@x", "a@", ""}) {
+    EXPECT_EQ(parse_route_ask(bad).error().code, ExitCode::usage) << bad;
+  }
+}
+
+} // namespace
+} // namespace tpulaunch
