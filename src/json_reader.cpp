@@ -14,7 +14,9 @@ namespace {
 // hostile file cannot exhaust the stack.
 class Parser {
 public:
-  Parser(std::string_view text, JsonDocument& doc) : m_text(text), m_doc(doc) {}
+  // `positions` is filled when given; the value tree is always built.
+  Parser(std::string_view text, JsonDocument& doc, std::unordered_map<std::string, TextPosition>* positions)
+      : m_text(text), m_doc(doc), m_positions(positions) {}
 
   Status parse_document() {
     if (m_text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -63,7 +65,11 @@ private:
     }
   }
 
-  void mark(const std::string& pointer) { m_doc.positions[pointer] = TextPosition{m_line, m_column}; }
+  void mark(const std::string& pointer) {
+    if (m_positions != nullptr) {
+      (*m_positions)[pointer] = TextPosition{m_line, m_column};
+    }
+  }
 
   static std::string describe(char c) {
     if (c == '\0') {
@@ -147,9 +153,11 @@ private:
       advance();
       skip_space();
       const auto size_before = pointer.size();
-      pointer += '/';
-      pointer += json_pointer_token(key);
-      m_doc.positions[pointer + "#key"] = TextPosition{key_line, key_column};
+      if (m_positions != nullptr) {
+        pointer += '/';
+        pointer += json_pointer_token(key);
+        (*m_positions)[pointer + "#key"] = TextPosition{key_line, key_column};
+      }
       nlohmann::json member;
       auto status = parse_value(member, pointer, depth + 1);
       pointer.resize(size_before);
@@ -181,8 +189,10 @@ private:
     for (std::size_t index = 0;; ++index) {
       skip_space();
       const auto size_before = pointer.size();
-      pointer += '/';
-      pointer += std::to_string(index);
+      if (m_positions != nullptr) {
+        pointer += '/';
+        pointer += std::to_string(index);
+      }
       nlohmann::json element;
       auto status = parse_value(element, pointer, depth + 1);
       pointer.resize(size_before);
@@ -382,8 +392,18 @@ private:
         continue;
       }
       if (c < 0x80) {
-        out += static_cast<char>(c);
-        advance();
+        // Copy the run of plain ASCII up to the next quote, escape or special byte at once.
+        std::size_t end = m_pos + 1;
+        while (end < m_text.size()) {
+          const auto b = static_cast<unsigned char>(m_text[end]);
+          if (b == '"' || b == '\\' || b < 0x20 || b >= 0x80) {
+            break;
+          }
+          ++end;
+        }
+        out.append(m_text.substr(m_pos, end - m_pos));
+        m_column += static_cast<std::uint32_t>(end - m_pos); // no newline can be in the run
+        m_pos = end;
         continue;
       }
       const std::size_t length = utf8_length();
@@ -398,6 +418,7 @@ private:
 
   std::string_view m_text;
   JsonDocument& m_doc;
+  std::unordered_map<std::string, TextPosition>* m_positions;
   std::size_t m_pos = 0;
   std::uint32_t m_line = 1;
   std::uint32_t m_column = 1;
@@ -420,10 +441,22 @@ std::string json_pointer_token(std::string_view key) {
   return out;
 }
 
+const std::unordered_map<std::string, TextPosition>& JsonDocument::positions() const {
+  if (!m_positions_ready) {
+    m_positions_ready = true;
+    JsonDocument scratch;
+    scratch.origin = origin;
+    Parser parser(source, scratch, &m_positions);
+    (void)parser.parse_document(); // the text parsed once already; this pass only records where
+  }
+  return m_positions;
+}
+
 std::string JsonDocument::where(std::string_view pointer) const {
+  const auto& table = positions();
   std::string probe(pointer);
   while (true) {
-    if (auto it = positions.find(probe); it != positions.end()) {
+    if (auto it = table.find(probe); it != table.end()) {
       return fmt::format("{}:{}:{}", origin, it->second.line, it->second.column);
     }
     if (probe.empty()) {
@@ -436,10 +469,11 @@ std::string JsonDocument::where(std::string_view pointer) const {
 Result<JsonDocument> parse_json(std::string_view text, std::string_view origin) {
   JsonDocument doc;
   doc.origin = std::string(origin);
-  Parser parser(text, doc);
+  Parser parser(text, doc, nullptr);
   if (auto status = parser.parse_document(); !status) {
     return status.error();
   }
+  doc.source = std::string(text);
   return doc;
 }
 

@@ -21,12 +21,19 @@ struct TextPosition {
 struct JsonDocument {
   nlohmann::json value;
   std::string origin; // the file name used in messages
-  // Position of each value (and of each object member's key, as pointer + "#key"), by JSON pointer.
-  std::unordered_map<std::string, TextPosition> positions;
+  std::string source; // the text, kept so positions can be found when a message needs one
 
-  // "origin:line:column" of the value at `pointer` (e.g. "/slices/3/hosts"), or of the nearest
-  // parent that has a position; just "origin" when none has.
+  // "origin:line:column" of the value at `pointer` (e.g. "/slices/3/hosts"; an object member's
+  // key is pointer + "#key"), or of the nearest parent that has a position; "origin" when none.
   [[nodiscard]] std::string where(std::string_view pointer) const;
+
+  // Position of each value by JSON pointer. Computed on first use: only error messages need
+  // them, so the common, valid case never pays for them.
+  [[nodiscard]] const std::unordered_map<std::string, TextPosition>& positions() const;
+
+private:
+  mutable std::unordered_map<std::string, TextPosition> m_positions;
+  mutable bool m_positions_ready = false;
 };
 
 // Parses `text` (RFC 8259, UTF-8) strictly. On error returns a config Error whose message starts

@@ -509,7 +509,7 @@ def without(path, key):
     return out
 assert without(sys.argv[1], "tpu-hello") == without(sys.argv[2], "tpu-hello")
 PY
-  grep -q '"multi-host result-check at line 11"' "$dir/execution-matrix.json" || fail "no evidence summary recorded"
+  grep -q '"multi-host result-check at line 21"' "$dir/execution-matrix.json" || fail "no evidence summary recorded"
 }
 
 case_check__example_course_is_clean() {
