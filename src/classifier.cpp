@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cstring>
 #include <numeric>
 
 namespace tpulaunch {
@@ -138,12 +139,25 @@ constexpr std::array<KeyRule, 3> k_config_keys{{
 
 constexpr std::string_view k_force_host_flag = "--xla_force_host_platform_device_count";
 
+// Evidence text longer than this (bytes) is cut and ends with "...".
+constexpr std::size_t k_max_evidence_text = 200;
+
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
 
+// Equality with a literal of known length: the compiler turns the memcmp into a few inline
+// compares instead of a library call (these run for a large share of all tokens).
+template <std::size_t N> bool equals(std::string_view text, const char (&literal)[N]) {
+  return text.size() == N - 1 && std::memcmp(text.data(), literal, N - 1) == 0;
+}
+template <std::size_t N> bool is_op(const Token& t, const char (&text)[N]) {
+  return t.kind == TokenKind::op && equals(t.text, text);
+}
+template <std::size_t N> bool is_name(const Token& t, const char (&text)[N]) {
+  return t.kind == TokenKind::name && equals(t.text, text);
+}
 bool is_op(const Token& t, std::string_view text) { return t.kind == TokenKind::op && t.text == text; }
 bool is_op1(const Token& t, char c) { return t.kind == TokenKind::op && t.text.size() == 1 && t.text[0] == c; }
-bool is_name(const Token& t, std::string_view text) { return t.kind == TokenKind::name && t.text == text; }
 
 bool is_opener(const Token& t) {
   return t.kind == TokenKind::op && t.text.size() == 1 && (t.text[0] == '(' || t.text[0] == '[' || t.text[0] == '{');
@@ -343,6 +357,7 @@ private:
     bool in_collection = false;
     std::size_t collection_depth = 0;
     std::size_t base_depth = 0;
+    std::size_t op_count = 0; // m_count of the operator (`==`, `!=`, `in`)
     std::uint32_t budget = 0;
     Pos start;
   };
@@ -397,6 +412,11 @@ private:
   void check_backend_kwarg();
   bool on_assignment(const Token& tok);
   void end_statement(const Token& tok);
+  void note_backend_assignment();
+  [[nodiscard]] bool is_backend_name(std::string_view name) const {
+    return !m_backend_names.empty() &&
+           std::find(m_backend_names.begin(), m_backend_names.end(), name) != m_backend_names.end();
+  }
   void evaluate_call(const Bracket& bracket, std::size_t end);
   void evaluate_env_assignment();
   void start_compare(const Token& tok);
@@ -440,7 +460,11 @@ private:
   std::uint32_t m_stmt = 0;
   std::string_view m_assign_target; // `NAME = ...` at statement start
   std::uint32_t m_assign_stmt = 0;
+  std::size_t m_assign_eq = 0; // m_count of that statement's `=`
   std::vector<std::string_view> m_cpu_names; // names assigned from a CPU device expression
+  // Names whose last `NAME = ...` was jax.default_backend() or `<x>.platform`: comparing one with
+  // "tpu" is backend-is-tpu evidence.
+  std::vector<std::string_view> m_backend_names;
 
   std::vector<Evidence> m_evidence;
   std::vector<std::uint32_t> m_evidence_stmt;   // statement of each evidence row
@@ -490,9 +514,13 @@ void Scanner::add_evidence(std::string_view rule_id, const Pos& pos) {
   const auto first = text.find_first_not_of(" \t\f\v");
   text = first == std::string_view::npos ? std::string_view() : text.substr(first);
   text = text.substr(0, text.find_last_not_of(" \t\f\v") + 1);
+  std::string shown(text.substr(0, k_max_evidence_text));
+  if (text.size() > k_max_evidence_text) {
+    shown += "..."; // a minified or generated line: the start is enough to find it
+  }
 
-  m_evidence.push_back(Evidence{std::string(rule->id), rule->category, pos.line, pos.column, std::string(text),
-                                std::string(rule->implies)});
+  m_evidence.push_back(
+      Evidence{std::string(rule->id), rule->category, pos.line, pos.column, std::move(shown), std::string(rule->implies)});
   m_evidence_stmt.push_back(m_stmt);
   if (rule_id == "backend-is-tpu") {
     m_backend_stmts.push_back(m_stmt);
@@ -895,6 +923,7 @@ bool Scanner::on_assignment(const Token& tok) {
   if (plain && back(1).kind == TokenKind::name && statement_start(back(2))) {
     m_assign_target = back(1).text;
     m_assign_stmt = m_stmt;
+    m_assign_eq = m_count;
     return false;
   }
   if (!is_op(back(1), "]") || m_env.active) {
@@ -952,12 +981,40 @@ void Scanner::evaluate_env_assignment() {
 
 void Scanner::end_statement(const Token& tok) {
   evaluate_env_assignment();
+  if (!m_assign_target.empty() && m_assign_stmt == m_stmt) {
+    note_backend_assignment();
+  }
   if (!m_backend_stmts.empty() && m_backend_stmts.back() == m_stmt && tok.kind == TokenKind::newline &&
       is_op1(back(1), ':')) {
     m_guard_stmts.push_back(m_stmt);
   }
   ++m_stmt;
   m_assign_target = {};
+}
+
+// At the end of `NAME = <value>` (back(1) is the value's last token): NAME holds the backend when
+// the value is exactly a jax.default_backend() call or ends in `.platform`; any other value
+// rebinds NAME, so the last assignment wins.
+void Scanner::note_backend_assignment() {
+  const std::size_t eq = m_count - m_assign_eq; // back(eq) is the `=`
+  bool backend = false;
+  if (eq >= 4 && eq < k_window) {
+    if (is_op1(back(1), ')') && is_op1(back(2), '(') && back(3).kind == TokenKind::name) {
+      const std::size_t root = chain_root(3);
+      if (root + 1 == eq) {
+        resolve_chain(root, 3);
+        backend = m_qualified == k_default_backend.callee;
+      }
+    } else {
+      backend = is_name(back(1), "platform") && is_op1(back(2), '.');
+    }
+  }
+  const auto it = std::find(m_backend_names.begin(), m_backend_names.end(), m_assign_target);
+  if (backend && it == m_backend_names.end()) {
+    m_backend_names.push_back(m_assign_target);
+  } else if (!backend && it != m_backend_names.end()) {
+    m_backend_names.erase(it);
+  }
 }
 
 // Where the primary expression ending at back(last) starts: walks back over `.name`, calls and
@@ -1007,7 +1064,8 @@ Pos Scanner::primary_start(std::size_t last) const {
   return pos_of(back(cur));
 }
 
-// At `==`, `!=`, `in`: is the left operand jax.default_backend(), `<x>.platform` or "tpu"?
+// At `==`, `!=`, `in`: is the left operand jax.default_backend(), `<x>.platform`, a name holding
+// one of those (see note_backend_assignment) or "tpu"?
 void Scanner::start_compare(const Token& tok) {
   m_compare.active = false;
   const std::size_t k = (is_name(tok, "in") && is_name(back(1), "not")) ? 1 : 0;
@@ -1027,6 +1085,9 @@ void Scanner::start_compare(const Token& tok) {
   } else if (is_name(left, "platform") && is_op(back(2 + k), ".")) {
     cmp.want_tpu_string = true;
     cmp.start = primary_start(1 + k);
+  } else if (left.kind == TokenKind::name && !is_op1(back(2 + k), '.') && is_backend_name(left.text)) {
+    cmp.want_tpu_string = true;
+    cmp.start = pos_of(left);
   } else if (is_literal_string(left) && lower_trimmed(string_value(left)) == "tpu") {
     cmp.want_tpu_string = false;
     cmp.start = pos_of(left);
@@ -1035,12 +1096,21 @@ void Scanner::start_compare(const Token& tok) {
   }
   cmp.active = true;
   cmp.base_depth = depth();
+  cmp.op_count = m_count;
   cmp.budget = 32;
   m_compare = cmp;
 }
 
 void Scanner::step_compare(const Token& tok) {
   auto& cmp = m_compare;
+  // `"tpu" == backend`: the right operand is exactly a name holding the backend (decided one
+  // token later, so `backend.upper()` or `backend[0]` is not it).
+  if (!cmp.want_tpu_string && m_count == cmp.op_count + 2 && back(1).kind == TokenKind::name &&
+      !is_opener(tok) && !is_op1(tok, '.') && is_backend_name(back(1).text)) {
+    add_evidence("backend-is-tpu", cmp.start);
+    cmp.active = false;
+    return;
+  }
   if (--cmp.budget == 0 || tok.kind == TokenKind::newline || tok.kind == TokenKind::end) {
     cmp.active = false;
     return;
@@ -1125,19 +1195,19 @@ bool Scanner::on_name(const Token& tok) {
     }
     break;
   case 4:
-    if (!importing && text == "from") {
+    if (!importing && equals(text, "from")) {
       step_import(tok);
     }
     break;
   case 5:
-    if (text == "raise" && !is_op1(back(1), '.')) {
+    if (equals(text, "raise") && !is_op1(back(1), '.')) {
       add_evidence("result-check", pos_of(tok));
     }
     break;
   case 6:
-    if (!importing && text == "import") {
+    if (!importing && equals(text, "import")) {
       step_import(tok);
-    } else if (text == "assert" && !is_op1(back(1), '.')) {
+    } else if (equals(text, "assert") && !is_op1(back(1), '.')) {
       add_evidence("result-check", pos_of(tok));
     }
     break;

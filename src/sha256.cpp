@@ -246,7 +246,7 @@ bool sha256_hardware_available() { return hardware_available(); }
 
 std::string_view sha256_implementation_name() { return hardware_available() ? "sha-ni" : "portable"; }
 
-std::string to_hex(const Sha256Digest& digest) {
+std::string sha256_to_hex(const Sha256Digest& digest) {
   static constexpr char k_digits[] = "0123456789abcdef";
   std::string out(digest.size() * 2, '0');
   for (std::size_t i = 0; i < digest.size(); ++i) {
@@ -259,13 +259,13 @@ std::string to_hex(const Sha256Digest& digest) {
 std::string sha256_hex(std::string_view bytes) {
   Sha256 hasher;
   hasher.update(bytes);
-  return to_hex(hasher.finish());
+  return sha256_to_hex(hasher.finish());
 }
 
 std::string sha256_hex_portable(std::string_view bytes) {
   Sha256 hasher(Sha256Backend::portable);
   hasher.update(bytes);
-  return to_hex(hasher.finish());
+  return sha256_to_hex(hasher.finish());
 }
 
 } // namespace tpulaunch

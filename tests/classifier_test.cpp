@@ -227,6 +227,8 @@ TEST(Classifier, CollectiveNearMisses) {
   EXPECT_TRUE(rules("from jax.lax import psum\ndef psum(x):\n    return x\n").empty()); // a definition, not a use
   EXPECT_TRUE(rules("from jax.lax import psum\n").empty()); // importing is not using
   EXPECT_TRUE(rules("import numpy as lax\ny = lax.psum(x)\n").empty());
+  // An attribute of the collective is not a use of it.
+  EXPECT_TRUE(rules("import jax\nname = jax.lax.psum.__name__\n").empty());
 }
 
 TEST(Classifier, ProcessLocalDataIsCollectiveAndPerProcessData) {
@@ -289,6 +291,82 @@ TEST(Classifier, BackendGuardIsNotAResultCheck) {
   // A later, unrelated assert still is one.
   EXPECT_EQ(rules("import jax\nif jax.default_backend() != 'tpu':\n    raise SystemExit(1)\nx = 1\nassert x == 1\n"),
             (Strings{"backend-is-tpu", "result-check"}));
+}
+
+TEST(Classifier, BackendIsTpuThroughAName) {
+  const auto c = classify_source("import jax\nbackend = jax.default_backend()\n"
+                                 "assert backend == \"tpu\", f\"expected the tpu backend, got {backend!r}\"\n");
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].rule, "backend-is-tpu");
+  EXPECT_EQ(c.evidence[0].line, 3U);
+  EXPECT_EQ(c.evidence[0].column, 8U); // at the name
+  EXPECT_EQ(rules("import jax\np = jax.devices()[0].platform\nif p != \"tpu\":\n    raise SystemExit(1)\n"),
+            Strings{"backend-is-tpu"});
+  const std::string_view sources[] = {
+      "import jax\nb = jax.default_backend()\nok = 'tpu' == b\n",
+      "import jax\nb = jax.default_backend()\nok = 'tpu' != b and x\n",
+      "import jax\nb = jax.default_backend()\nok = b in ('tpu', 'gpu')\n",
+      "import jax\nb = jax.default_backend()\nok = b not in ['tpu']\n",
+      "import jax\nb = jax.default_backend()\nok = 'tpu' in b\n",
+      "import jax\nb = jax.default_backend(); ok = b == 'tpu'\n",
+      "import jax\nif x:\n    b = device.platform\nprint(b)\nok = b == 'tpu'\n",
+      "import jax\nb = jax.default_backend()\nc = 1\ndef f():\n    return b == 'tpu'\n",
+  };
+  for (auto source : sources) {
+    EXPECT_EQ(rules(source), Strings{"backend-is-tpu"}) << source;
+  }
+}
+
+TEST(Classifier, BackendIsTpuThroughANameAndAnAlias) {
+  const std::string_view sources[] = {
+      "import jax as jx\nbackend = jx.default_backend()\nassert backend == 'tpu'\n",
+      "from jax import default_backend\nbackend = default_backend()\nassert backend == 'tpu'\n",
+      "from jax import default_backend as db\nbackend = db()\nassert 'tpu' == backend\n",
+      "import jax as jx\np = jx.local_devices()[0].platform\nif p != 'tpu':\n    raise SystemExit(1)\n",
+  };
+  for (auto source : sources) {
+    EXPECT_EQ(rules(source), Strings{"backend-is-tpu"}) << source;
+  }
+}
+
+TEST(Classifier, BackendIsTpuThroughANameNearMisses) {
+  const std::string_view sources[] = {
+      // Never assigned from a backend expression.
+      "import jax\nbackend = get_backend()\nok = backend == 'tpu'\n",
+      "import jax\nbackend = 'tpu'\nok = backend == 'tpu'\n",
+      "import jax\nbackend = foo.default_backend()\nok = backend == 'tpu'\n",
+      "import jax\nbackend = jax.default_backend().upper()\nok = backend == 'tpu'\n",
+      "import jax\nbackend = str(jax.default_backend())\nok = backend == 'tpu'\n",
+      "import jax\nbackend = lambda: jax.default_backend()\nok = backend == 'tpu'\n",
+      "import jax\nbackend == 'tpu'\nbackend = jax.default_backend()\n",
+      // Assigned, then reassigned to something else: the last assignment wins.
+      "import jax\nb = jax.default_backend()\nb = 'gpu'\nok = b == 'tpu'\n",
+      "import jax\np = jax.devices()[0].platform\np = other()\nif p != 'tpu':\n    x = 1\n",
+      // A backend name that is not the whole operand, or an attribute of the same name.
+      "import jax\nb = jax.default_backend()\nok = 'tpu' == b.upper()\n",
+      "import jax\nb = jax.default_backend()\nok = 'tpu' == b[0]\n",
+      "import jax\nb = jax.default_backend()\nok = self.b == 'tpu'\n",
+      "import jax\nb = jax.default_backend()\nok = b == 'gpu'\n",
+  };
+  for (auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+  // Assigned again from a backend expression after a reassignment: counts again.
+  EXPECT_EQ(rules("import jax\nb = jax.default_backend()\nb = 1\nb = jax.default_backend()\nok = b == 'tpu'\n"),
+            Strings{"backend-is-tpu"});
+}
+
+TEST(Classifier, BackendGuardThroughANameIsNotAResultCheck) {
+  EXPECT_EQ(rules("import jax\nbackend = jax.default_backend()\nassert backend == 'tpu', 'needs a TPU'\n"),
+            Strings{"backend-is-tpu"});
+  EXPECT_EQ(rules("import jax\np = jax.devices()[0].platform\nif p != 'tpu':\n    raise SystemExit('needs a TPU')\n"),
+            Strings{"backend-is-tpu"});
+  EXPECT_EQ(rules("import jax\np = jax.devices()[0].platform\nif p != 'tpu': raise SystemExit(1)\n"),
+            Strings{"backend-is-tpu"});
+  // A later, unrelated assert still is one; an assert on a name that is not the backend too.
+  EXPECT_EQ(rules("import jax\nb = jax.default_backend()\nassert b == 'tpu'\nx = 1\nassert x == 1\n"),
+            (Strings{"backend-is-tpu", "result-check"}));
+  EXPECT_EQ(rules("import jax\nb = 'gpu'\nassert b == 'tpu'\n"), Strings{"result-check"});
 }
 
 // ---- aliases -------------------------------------------------------------------------------
@@ -377,6 +455,15 @@ TEST(Classifier, CallSpanningLinesReportsItsFirstLine) {
   EXPECT_EQ(c.evidence[0].line, 2U);
   EXPECT_EQ(c.evidence[0].column, 1U);
   EXPECT_EQ(c.evidence[0].text, "jax.config.update(");
+}
+
+TEST(Classifier, LongLinesAreCutInEvidenceText) {
+  const std::string source = "import jax; x = jax.devices('cpu'); y = [" + std::string(5000, '1') + "]\n";
+  const auto c = classify_source(source);
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].text.size(), 203U);
+  EXPECT_EQ(c.evidence[0].text.substr(0, 24), "import jax; x = jax.devi");
+  EXPECT_EQ(c.evidence[0].text.substr(200), "...");
 }
 
 TEST(Classifier, CrLfSourcesReportCleanText) {

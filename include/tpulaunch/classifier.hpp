@@ -27,7 +27,7 @@ struct Evidence {
   Category category = Category::cpu_selection;
   std::uint32_t line = 0;   // 1-based, of the token where the match starts
   std::uint32_t column = 0; // 1-based, in bytes
-  std::string text;       // that source line, trimmed
+  std::string text;       // that source line, trimmed (cut to 200 bytes + "...")
   std::string implies;    // the rule's one-line meaning
 };
 

@@ -65,6 +65,7 @@ struct LexError {
   std::string message;
 };
 
+// Implementation details of the inline hot loop in PythonLexer::run; not part of the API.
 namespace detail {
 
 // Byte flags, looked up once per byte in the hot loops instead of chains of comparisons.
@@ -76,11 +77,13 @@ inline constexpr std::uint8_t k_string_special = 8U; // may end or change a stri
 // The first byte of a token decides its kind: one table load and one jump per token.
 enum class ByteClass : std::uint8_t { other, space, ident, digit, newline, hash, quote, backslash, dot, open, close, op };
 
+// Both per-byte tables, built at compile time.
 struct ByteTables {
   std::array<std::uint8_t, 256> flags{};
   std::array<ByteClass, 256> dispatch{};
 };
 
+// Fills ByteTables from the character sets below.
 constexpr ByteTables make_byte_tables() {
   ByteTables t;
   for (int c = 0; c < 256; ++c) {
@@ -124,8 +127,10 @@ constexpr ByteTables make_byte_tables() {
 
 inline constexpr ByteTables k_bytes = make_byte_tables();
 
+// The k_*_byte flags of one byte.
 inline std::uint8_t flags_of(char c) { return k_bytes.flags[static_cast<unsigned char>(c)]; }
 
+// Line and column numbers are 32-bit; absurdly long inputs clamp instead of wrapping.
 inline std::uint32_t saturate(std::size_t value) {
   return value > std::numeric_limits<std::uint32_t>::max() ? std::numeric_limits<std::uint32_t>::max()
                                                             : static_cast<std::uint32_t>(value);

@@ -13,6 +13,7 @@ namespace tpulaunch {
 // Which compression function a Sha256 uses. `automatic` picks SHA-NI when the CPU supports it.
 enum class Sha256Backend { automatic, portable };
 
+// A SHA-256 digest: 32 bytes, most significant first.
 using Sha256Digest = std::array<std::uint8_t, 32>;
 
 // Incremental SHA-256: feed bytes with update() in any chunking, then finish() once.
@@ -47,7 +48,7 @@ bool sha256_hardware_available();
 std::string_view sha256_implementation_name();
 
 // Lower-case hex (64 characters) of a digest.
-std::string to_hex(const Sha256Digest& digest);
+std::string sha256_to_hex(const Sha256Digest& digest);
 
 // Lower-case hex SHA-256 of `bytes`, using the fastest implementation available.
 std::string sha256_hex(std::string_view bytes);
