@@ -7,6 +7,7 @@
 
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/text.hpp"
+#include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -33,13 +34,13 @@ std::optional<long long> name_number(std::string_view name) {
 
 Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const nlohmann::json& value) {
   const std::string pointer = "/generations/" + json_pointer_token(id);
-  TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("generation '{}'", id)));
-  const JsonObject object(doc, value, pointer, fmt::format("generation '{}'", id));
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("generation '{}'", printable(id))));
+  const JsonObject object(doc, value, pointer, fmt::format("generation '{}'", printable(id)));
   Generation generation;
   generation.id = id;
   TPULAUNCH_TRY(const std::string counts, object.string("name_counts"));
   if (counts != "chips" && counts != "tensorcores") {
-    return object.error_at("name_counts", fmt::format("\"name_counts\" must be \"chips\" or \"tensorcores\", not \"{}\"", counts));
+    return object.error_at("name_counts", fmt::format("\"name_counts\" must be \"chips\" or \"tensorcores\", not \"{}\"", printable(counts)));
   }
   generation.name_counts_chips = counts == "chips";
   TPULAUNCH_TRY(const long long cores, object.integer("tensorcores_per_chip", 1, 8));
@@ -54,7 +55,7 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const nloh
   TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("slice #{}", index)));
   std::string context = fmt::format("slice #{}", index);
   if (auto it = value.find("name"); it != value.end() && it->is_string()) {
-    context = fmt::format("slice '{}'", it->get<std::string>());
+    context = fmt::format("slice '{}'", printable(it->get<std::string>()));
   }
   const JsonObject object(doc, value, pointer, context);
   Slice slice;
@@ -78,13 +79,13 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const nloh
     }
   }
   if (generation == nullptr) {
-    return object.error_at("generation", fmt::format("unknown generation \"{}\"", slice.generation));
+    return object.error_at("generation", fmt::format("unknown generation \"{}\"", printable(slice.generation)));
   }
   // The name is the contract with gcloud: its number counts chips or TensorCores, and a row whose
   // figures disagree with its own name would plan the wrong number of workers.
   const auto number = name_number(slice.name);
   if (!number) {
-    return object.error_at("name", fmt::format("name \"{}\" is not of the form <type>-<count>", slice.name));
+    return object.error_at("name", fmt::format("name \"{}\" is not of the form <type>-<count>", printable(slice.name)));
   }
   const long long expected = generation->name_counts_chips
                                  ? slice.global_chips()
@@ -129,7 +130,7 @@ Result<const Slice*> Catalog::require(std::string_view name) const {
   for (const auto& slice : m_slices) {
     names.push_back(slice.name);
   }
-  return usage_error(fmt::format("unknown slice '{}'{}; 'tpulaunch slices' lists them", name, did_you_mean(name, names)));
+  return usage_error(fmt::format("unknown slice '{}'{}; 'tpulaunch slices' lists them", printable(name), did_you_mean(name, names)));
 }
 
 Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
@@ -154,7 +155,7 @@ Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
   for (std::size_t i = 0; i < slices_json->size(); ++i) {
     TPULAUNCH_TRY(Slice slice, parse_slice(doc, i, (*slices_json)[i], generations));
     if (!names.insert(slice.name).second) {
-      return config_error(fmt::format("{}: duplicate slice '{}'", doc.where(fmt::format("/slices/{}/name", i)), slice.name));
+      return config_error(fmt::format("{}: duplicate slice '{}'", doc.where(fmt::format("/slices/{}/name", i)), printable(slice.name)));
     }
     slices.push_back(std::move(slice));
   }

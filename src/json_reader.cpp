@@ -1,4 +1,5 @@
 #include "tpulaunch/json_reader.hpp"
+#include "tpulaunch/validate.hpp"
 
 #include <charconv>
 #include <cstdint>
@@ -71,10 +72,10 @@ private:
     }
   }
 
+  // What stands at the current position, for "found ..." in messages.
+  [[nodiscard]] std::string found() const { return at_end() ? std::string("end of input") : describe(m_text[m_pos]); }
+
   static std::string describe(char c) {
-    if (c == '\0') {
-      return "end of input";
-    }
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
       return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
     }
@@ -110,13 +111,13 @@ private:
       if (c == '-' || (c >= '0' && c <= '9')) {
         return parse_number(out);
       }
-      return fail(fmt::format("expected a JSON value, found {}", describe(c)));
+      return fail(fmt::format("expected a JSON value, found {}", found()));
     }
   }
 
   Status parse_literal(std::string_view word, nlohmann::json& out, nlohmann::json value) {
     if (m_text.substr(m_pos, word.size()) != word) {
-      return fail(fmt::format("expected a JSON value, found {}", describe(peek())));
+      return fail(fmt::format("expected a JSON value, found {}", found()));
     }
     advance(word.size());
     out = std::move(value);
@@ -135,7 +136,7 @@ private:
     while (true) {
       skip_space();
       if (peek() != '"') {
-        return fail(fmt::format("expected a member name in double quotes, found {}", describe(peek())));
+        return fail(fmt::format("expected a member name in double quotes, found {}", found()));
       }
       const auto key_line = m_line;
       const auto key_column = m_column;
@@ -144,11 +145,11 @@ private:
         return status;
       }
       if (!seen.insert(key).second) {
-        return fail_at(key_line, key_column, fmt::format("duplicate key \"{}\"", key));
+        return fail_at(key_line, key_column, fmt::format("duplicate key \"{}\"", printable(key)));
       }
       skip_space();
       if (peek() != ':') {
-        return fail(fmt::format("expected ':' after member name, found {}", describe(peek())));
+        return fail(fmt::format("expected ':' after member name, found {}", found()));
       }
       advance();
       skip_space();
@@ -174,7 +175,7 @@ private:
         advance();
         return Ok{};
       }
-      return fail(fmt::format("expected ',' or '}}' in object, found {}", describe(peek())));
+      return fail(fmt::format("expected ',' or '}}' in object, found {}", found()));
     }
   }
 
@@ -209,7 +210,7 @@ private:
         advance();
         return Ok{};
       }
-      return fail(fmt::format("expected ',' or ']' in array, found {}", describe(peek())));
+      return fail(fmt::format("expected ',' or ']' in array, found {}", found()));
     }
   }
 
@@ -387,7 +388,7 @@ private:
           break;
         }
         default:
-          return fail(fmt::format("invalid escape '\\{}' in string", e == '\0' ? ' ' : e));
+          return fail(fmt::format("invalid escape: backslash followed by {}", describe(e)));
         }
         continue;
       }

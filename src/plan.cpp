@@ -33,6 +33,18 @@ constexpr std::string_view k_discovery_program =
     "p = os.path.join(os.environ['TPU_RUN_DIR'], 'discovery-%d.json' % r['process_index']); "
     "open(p + '.tmp', 'w').write(json.dumps(r)); os.replace(p + '.tmp', p)";
 
+// A local path as an argument: gcloud reads a word starting with '-' as an option, and one with a
+// ':' before any '/' as a file on a remote host ([[USER@]INSTANCE:]SRC), so such paths get "./".
+// The usual "public/exercises/x.py" stays as the course writes it.
+std::string local_path(const std::string& path) {
+  const auto colon = path.find(':');
+  const bool reads_as_remote = colon != std::string::npos && path.substr(0, colon).find('/') == std::string::npos;
+  if (!path.starts_with('/') && !path.starts_with("./") && (path.starts_with('-') || reads_as_remote)) {
+    return "./" + path;
+  }
+  return path;
+}
+
 Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
 
 // gcloud compute tpus tpu-vm <verb> ...
@@ -95,7 +107,7 @@ Step stage_step(const Plan& plan) {
   step.workers = plan.multi_host() ? "all" : "0";
   step.summary = plan.multi_host() ? "copy the script to every worker" : "copy the script to the TPU VM";
   step.line = gcloud("scp");
-  step.line.word(plan.path).word(remote(plan, home_path(std::string(k_lab))));
+  step.line.word(local_path(plan.path)).word(remote(plan, home_path(std::string(k_lab))));
   add_common_flags(step.line, plan, all_workers(plan));
   return step;
 }
@@ -248,9 +260,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     Step run;
     run.name = "run";
     run.summary = "run on this machine's CPU";
-    // A local path that starts with '-' would read as an option; ids never do, but a matrix's
-    // exercises_dir could, so make it explicit.
-    run.line = ShellLine{"python", Word(script.path.starts_with('-') ? "./" + script.path : script.path)};
+    run.line = ShellLine{"python", Word(local_path(script.path))};
     plan.steps.push_back(std::move(run));
     return plan;
   }

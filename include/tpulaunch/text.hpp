@@ -15,9 +15,17 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // " (did you mean 'x'?)" or "" — for appending to an error message.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
-// The whole content of the file at `path`. A missing or unreadable file is a config Error naming
-// the path and the reason; `what` says what the file is ("catalog", "matrix").
-Result<std::string> read_text_file(const std::string& path, std::string_view what);
+// Inputs larger than this are refused rather than read: no catalog, matrix or receipt is near it.
+inline constexpr std::size_t k_max_input_bytes = 64U * 1024U * 1024U;
+// Course scripts are smaller still.
+inline constexpr std::size_t k_max_script_bytes = 16U * 1024U * 1024U;
+
+// The whole content of the regular file at `path`. A missing or unreadable file, one that is not
+// a regular file (a FIFO, a device, a folder: never opened for reading, so never a hang), or one
+// larger than `max_bytes` is a config Error naming the path and the reason; `what` says what the
+// file is ("catalog", "matrix").
+Result<std::string> read_text_file(const std::string& path, std::string_view what,
+                                   std::size_t max_bytes = k_max_input_bytes);
 
 // Ok when `text` is UTF-8 without NUL bytes; otherwise a config Error
 // "path:line:column: <what> is not UTF-8 text (byte 0xNN)".

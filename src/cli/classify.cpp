@@ -42,7 +42,7 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
   std::vector<Classified> files;
   for (const auto& argument : args.scripts) {
     TPULAUNCH_TRY(const std::string path, script_file(argument, globals));
-    TPULAUNCH_TRY(const std::string source, read_text_file(path, "script"));
+    TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
     TPULAUNCH_CHECK(check_utf8_text(source, path, "script"));
     files.push_back(Classified{path, sha256_hex(source), classify_source(source)});
   }
