@@ -1,0 +1,4 @@
+﻿import jax
+if True:
+	jax.devices()
+print(1)

@@ -1,0 +1,2 @@
+x = """unterminated
+  jax.devices("cpu")
