@@ -1,4 +1,5 @@
 #include "tpulaunch/json_reader.hpp"
+#include "tpulaunch/text.hpp"
 #include "tpulaunch/validate.hpp"
 
 #include <charconv>
@@ -293,52 +294,6 @@ private:
     return true;
   }
 
-  static void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  // Length of a valid UTF-8 sequence starting at m_pos, or 0 when the bytes are not valid UTF-8
-  // (overlong forms, surrogates and code points above U+10FFFF are invalid).
-  [[nodiscard]] std::size_t utf8_length() const {
-    auto byte = [&](std::size_t at) -> unsigned {
-      return at < m_text.size() ? static_cast<unsigned char>(m_text[at]) : 0U;
-    };
-    const unsigned b0 = byte(m_pos);
-    auto cont = [&](std::size_t at) { return (byte(at) & 0xC0U) == 0x80U; };
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      return cont(m_pos + 1) ? 2 : 0;
-    }
-    if (b0 >= 0xE0 && b0 <= 0xEF) {
-      const unsigned b1 = byte(m_pos + 1);
-      if ((b0 == 0xE0 && b1 < 0xA0) || (b0 == 0xED && b1 >= 0xA0)) {
-        return 0;
-      }
-      return cont(m_pos + 1) && cont(m_pos + 2) ? 3 : 0;
-    }
-    if (b0 >= 0xF0 && b0 <= 0xF4) {
-      const unsigned b1 = byte(m_pos + 1);
-      if ((b0 == 0xF0 && b1 < 0x90) || (b0 == 0xF4 && b1 >= 0x90)) {
-        return 0;
-      }
-      return cont(m_pos + 1) && cont(m_pos + 2) && cont(m_pos + 3) ? 4 : 0;
-    }
-    return 0;
-  }
-
   Status parse_string(std::string& out) {
     advance(); // opening quote
     while (true) {
@@ -407,7 +362,7 @@ private:
         m_pos = end;
         continue;
       }
-      const std::size_t length = utf8_length();
+      const std::size_t length = utf8_sequence_length(m_text, m_pos);
       if (length == 0) {
         return fail("invalid UTF-8 in string");
       }

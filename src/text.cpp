@@ -55,26 +55,8 @@ std::optional<std::size_t> first_non_text_byte(std::string_view text) {
       ++i;
       continue;
     }
-    std::size_t length = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) {
-      return i;
-    }
-    for (std::size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0U) != 0x80U) {
-        return i;
-      }
-    }
-    const auto c1 = static_cast<unsigned char>(text[i + 1]);
-    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) {
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
       return i;
     }
     i += length;
@@ -96,6 +78,47 @@ LinePosition position_of(std::string_view text, std::size_t offset) {
 }
 
 } // namespace
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
+  auto byte = [&](std::size_t at) -> unsigned { return at < text.size() ? static_cast<unsigned char>(text[at]) : 0U; };
+  auto cont = [&](std::size_t at) { return (byte(at) & 0xC0U) == 0x80U; };
+  const unsigned b0 = byte(pos);
+  const unsigned b1 = byte(pos + 1);
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    return cont(pos + 1) ? 2 : 0;
+  }
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    if ((b0 == 0xE0 && b1 < 0xA0) || (b0 == 0xED && b1 >= 0xA0)) {
+      return 0; // overlong, or a surrogate
+    }
+    return cont(pos + 1) && cont(pos + 2) ? 3 : 0;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    if ((b0 == 0xF0 && b1 < 0x90) || (b0 == 0xF4 && b1 >= 0x90)) {
+      return 0; // overlong, or above U+10FFFF
+    }
+    return cont(pos + 1) && cont(pos + 2) && cont(pos + 3) ? 4 : 0;
+  }
+  return 0;
+}
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);

@@ -1,5 +1,6 @@
 #pragma once
 // Small text helpers shared by the core: spelling suggestions and file reading.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,13 @@ inline constexpr std::size_t k_max_script_bytes = 16U * 1024U * 1024U;
 // file is ("catalog", "matrix").
 Result<std::string> read_text_file(const std::string& path, std::string_view what,
                                    std::size_t max_bytes = k_max_input_bytes);
+
+// Appends code point `cp` (at most U+10FFFF, not a surrogate) to `out` as UTF-8.
+void append_utf8(std::string& out, std::uint32_t cp);
+
+// Length (2–4) of the valid multi-byte UTF-8 sequence starting at `text[pos]`, or 0 when the
+// bytes there are not one (ASCII, overlong forms, surrogates, code points above U+10FFFF).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t pos);
 
 // Ok when `text` is UTF-8 without NUL bytes; otherwise a config Error
 // "path:line:column: <what> is not UTF-8 text (byte 0xNN)".
