@@ -11,6 +11,7 @@
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/error.hpp"
 #include "tpulaunch/matrix.hpp"
+#include "tpulaunch/plan.hpp"
 
 namespace tpulaunch::cli {
 
@@ -42,6 +43,19 @@ Command setup_review(CLI::App& parent, const Globals& globals);
 Command setup_check(CLI::App& parent, const Globals& globals);
 Command setup_discover(CLI::App& parent, const Globals& globals);
 Command setup_verify(CLI::App& parent, const Globals& globals);
+
+// The options every TPU pipeline takes (plan, discover), and the PlanOptions they make.
+struct TpuArgs {
+  std::string tpu;
+  std::string zone;
+  std::string project;
+  std::string run_id;
+  int parallel = 8;
+  bool bootstrap = false;
+  bool teardown = false;
+};
+void add_tpu_options(CLI::App& app, TpuArgs& args);
+PlanOptions plan_options(const TpuArgs& args);
 
 // Shared helpers (common.cpp).
 Result<Catalog> load_catalog(const Globals& globals);

@@ -28,4 +28,27 @@ void add_format_option(CLI::App& app, std::string& format, const std::vector<std
       ->default_str(choices.front());
 }
 
+void add_tpu_options(CLI::App& app, TpuArgs& args) {
+  app.add_option("--tpu", args.tpu, "TPU VM name")->envname("TPU_NAME");
+  app.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
+  app.add_option("--project", args.project, "project ID; --project= is emitted only when given")
+      ->envname("CLOUDSDK_CORE_PROJECT");
+  app.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
+  app.add_flag("--bootstrap", args.bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first");
+  app.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed");
+  app.add_option("--parallel", args.parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024));
+}
+
+PlanOptions plan_options(const TpuArgs& args) {
+  PlanOptions options;
+  options.tpu = args.tpu;
+  options.zone = args.zone;
+  options.project = args.project;
+  options.run_id = args.run_id.empty() ? default_run_id() : args.run_id;
+  options.parallel = args.parallel;
+  options.bootstrap = args.bootstrap;
+  options.teardown = args.teardown;
+  return options;
+}
+
 } // namespace tpulaunch::cli

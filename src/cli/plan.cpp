@@ -12,16 +12,10 @@ namespace {
 struct PlanArgs {
   std::string script;
   std::string slice;
-  std::string tpu;
-  std::string zone;
-  std::string project;
-  std::string run_id;
+  TpuArgs tpu;
   std::string format;
   std::string verify;
   bool course = false;
-  bool bootstrap = false;
-  bool teardown = false;
-  int parallel = 8;
 };
 
 Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
@@ -56,19 +50,12 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
     return output;
   }
 
-  PlanOptions options;
-  options.tpu = args.tpu;
-  options.zone = args.zone;
-  options.project = args.project;
-  options.run_id = args.run_id.empty() ? default_run_id() : args.run_id;
+  PlanOptions options = plan_options(args.tpu);
   options.form = args.course ? PlanForm::course : PlanForm::full;
-  options.bootstrap = args.bootstrap;
-  options.teardown = args.teardown;
-  options.parallel = args.parallel;
   if (!args.verify.empty()) {
     options.verify = parse_verify_kind(args.verify);
   }
-  if (args.course && (args.bootstrap || args.teardown || !args.verify.empty())) {
+  if (args.course && (args.tpu.bootstrap || args.tpu.teardown || !args.verify.empty())) {
     return usage_error("--course emits the course's own commands only; --bootstrap, --teardown and --verify need the full form");
   }
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
@@ -98,18 +85,11 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
   CLI::App* app = parent.add_subcommand("plan", "Route one script and print the exact gcloud pipeline");
   app->add_option("script", args->script, "script id (e.g. distributed-02) or path to its .py file")->required();
   app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
-  app->add_option("--tpu", args->tpu, "TPU VM name")->envname("TPU_NAME");
-  app->add_option("--zone", args->zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
-  app->add_option("--project", args->project, "project ID; --project= is emitted only when given")
-      ->envname("CLOUDSDK_CORE_PROJECT");
-  app->add_option("--run-id", args->run_id, "run id (default: the UTC time, so runs never overwrite each other)");
+  add_tpu_options(*app, args->tpu);
   add_format_option(*app, args->format, {"text", "sh", "json"});
   app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
-  app->add_flag("--bootstrap", args->bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first");
-  app->add_flag("--teardown", args->teardown, "delete the TPU VM at the end, only after fetch and verify succeed");
   app->add_option("--verify", args->verify, "what verify checks: training, discovery, logs or none")
       ->check(CLI::IsMember({"training", "discovery", "logs", "none"}));
-  app->add_option("--parallel", args->parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024));
   app->footer(fmt::format("Examples:\n"
                           "  tpulaunch plan distributed-02\n"
                           "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
