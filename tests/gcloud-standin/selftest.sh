@@ -15,7 +15,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/gcloud-standin-selftest.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export GCLOUD_STANDIN_STATE="$WORK/state"
 unset CLOUDSDK_COMPUTE_ZONE CLOUDSDK_CORE_PROJECT CLOUDSDK_CORE_DISABLE_PROMPTS \
-  GCLOUD_STANDIN_DELAY GCLOUD_STANDIN_RETRY_DELAY GCLOUD_STANDIN_SCP_FAIL_WORKERS \
+  GCLOUD_STANDIN_DELAY GCLOUD_STANDIN_RETRY_DELAY GCLOUD_STANDIN_SCP_FAIL_WORKERS GCLOUD_STANDIN_SCP_SLOW_WORKERS \
   GCLOUD_STANDIN_NO_AUTH LESSON_FAIL_WORKER FAKEJAX_TIMEOUT FAKEJAX_LOCAL_DEVICES
 mkdir "$WORK/cwd" && cd "$WORK/cwd" || exit 1
 
@@ -302,6 +302,16 @@ GCLOUD_STANDIN_SCP_FAIL_WORKERS=2 g "${TPU[@]}" scp pod:~/lab/who out/w2/again "
 expect "GCLOUD_STANDIN_SCP_FAIL_WORKERS: that download fails" 1 "injected failure"
 GCLOUD_STANDIN_SCP_FAIL_WORKERS=2 g "${TPU[@]}" scp pod:~/lab/who out/w1/again "${ZP[@]}" --worker=1
 expect "GCLOUD_STANDIN_SCP_FAIL_WORKERS: other workers still fetched" 0
+GCLOUD_STANDIN_SCP_SLOW_WORKERS=3:0.3 g "${TPU[@]}" scp pod:~/lab/who out/w3/slow "${ZP[@]}" --worker=3
+# A sleep lasts at least its time: the attempt's own record spans the extra 0.3 s.
+if [ "$rc" -eq 0 ] && [ -f out/w3/slow ] && tail -n 1 "$STATE/runs.jsonl" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+sys.exit(0 if r["worker"] == 3 and r["t_end"] - r["t_start"] >= 0.3 else 1)'; then
+  ok "GCLOUD_STANDIN_SCP_SLOW_WORKERS: that download takes longer"
+else bad "GCLOUD_STANDIN_SCP_SLOW_WORKERS: that download takes longer"; fi
+GCLOUD_STANDIN_SCP_SLOW_WORKERS=3:soon g "${TPU[@]}" scp pod:~/lab/who out/w3/slow "${ZP[@]}" --worker=3
+expect "GCLOUD_STANDIN_SCP_SLOW_WORKERS: a malformed value is a usage error" 2 "WORKER:SECONDS, not '3:soon'"
 g "${TPU[@]}" scp local/file.txt local/copy.txt "${ZP[@]}"
 expect "local to local rejected" 1 "Source(s) must be remote when destination is local."
 g "${TPU[@]}" scp pod:a pod:b "${ZP[@]}"
