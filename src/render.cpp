@@ -42,25 +42,42 @@ std::string indent(std::string_view text, std::string_view prefix) {
 }
 
 // The sh helpers for bounded parallel fetches (design-notes §4): each fetch runs in the
-// background; once PARALLEL are in flight we wait for the oldest. Every worker's status is kept
-// and `set -e` never stops the other workers' retrieval.
+// background; once PARALLEL are in flight we wait for one to end. With bash 5.1+ (`wait -n -p`)
+// that is whichever ends first, so one slow worker (gcloud retries a failed scp up to 10 times,
+// 5 s apart) holds one slot rather than the whole queue; older bash waits for the oldest. Every
+// worker's status is kept, and `set -e` never stops the other workers' retrieval.
 constexpr std::string_view k_sh_fetch_helpers = R"(fetch_pids=()
 fetch_workers=()
-fetch_failed=()
-fetch_wait_oldest() {
-  local pid=${fetch_pids[0]} worker=${fetch_workers[0]}
-  fetch_pids=("${fetch_pids[@]:1}")
-  fetch_workers=("${fetch_workers[@]:1}")
-  if ! wait "$pid"; then
-    fetch_failed+=("$worker")
+fetch_failed=() # worker -> exit status of its failed download
+fetch_first_done=0
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501)); then
+  fetch_first_done=1 # `wait -n -p`: wait for whichever download ends first
+fi
+# fetch_wait_one: wait until one download in flight ends; note its worker if it failed.
+fetch_wait_one() {
+  local pid=${fetch_pids[0]} status=0 i
+  if ((fetch_first_done)); then
+    wait -n -p pid "${fetch_pids[@]}" || status=$?
+  else
+    wait "$pid" || status=$?
   fi
+  for i in "${!fetch_pids[@]}"; do
+    if ((fetch_pids[i] == pid)); then
+      if ((status != 0)); then
+        fetch_failed[fetch_workers[i]]=$status
+      fi
+      unset 'fetch_pids[i]' 'fetch_workers[i]'
+    fi
+  done
+  fetch_pids=("${fetch_pids[@]}")
+  fetch_workers=("${fetch_workers[@]}")
 }
 # fetch_start WORKER COMMAND...: start one worker's fetch, keeping at most PARALLEL in flight.
 fetch_start() {
   local worker=$1
   shift
   while ((${#fetch_pids[@]} >= PARALLEL)); do
-    fetch_wait_oldest
+    fetch_wait_one
   done
   "$@" &
   fetch_pids+=("$!")
@@ -68,7 +85,7 @@ fetch_start() {
 }
 fetch_wait_all() {
   while ((${#fetch_pids[@]} > 0)); do
-    fetch_wait_oldest
+    fetch_wait_one
   done
 }
 )";
@@ -208,7 +225,7 @@ std::string render_sh(const Plan& plan) {
     const std::string left = plan.options.teardown ? "; the TPU is left running" : "";
     out += "fetch_wait_all\n";
     out += "if ((${#fetch_failed[@]} > 0)); then\n";
-    out += fmt::format("  echo \"tpulaunch: error: could not fetch worker(s) ${{fetch_failed[*]}} of $WORKERS{}\" >&2\n", left);
+    out += fmt::format("  echo \"tpulaunch: error: could not fetch worker(s) ${{!fetch_failed[*]}} of $WORKERS{}\" >&2\n", left);
     out += "fi\n";
     out += "if ((run_status != 0)); then\n";
     out += fmt::format("  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results that "

@@ -334,6 +334,57 @@ case_pipeline__fetch_failure_still_fetches_the_others() {
   ! tpu_deleted "$dir" || fail "the TPU was deleted although a fetch failed"
 }
 
+# fetch_order DIR: for each download in the stand-in's call log, "WORKER T_START T_END", so a test
+# can compare when one worker's fetch started with when another's ended.
+fetch_order() {
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if c["argv"][3] == "scp" and "--recurse" in c["argv"]:
+        w = [a for a in c["argv"] if a.startswith("--worker=")][0].split("=")[1]
+        print(w, c["t_start"], c["t_end"])' "$1/state/calls.jsonl"
+}
+
+# started_before_end DIR A B: true when worker A's fetch started before worker B's fetch ended.
+started_before_end() {
+  fetch_order "$1" | awk -v a="$2" -v b="$3" '$1 == a { s = $2 } $1 == b { e = $3 } END { exit !(s != "" && e != "" && s < e) }'
+}
+
+case_pipeline__slow_worker_holds_one_fetch_slot() {
+  local dir i
+  dir=$(standin_course pipeline-slow 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --parallel 2 --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  # Worker 0's download takes 3 s more; workers 1 and 3 fail. With two slots, the other workers'
+  # downloads go through the free slot while worker 0's is still running.
+  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
+  expect_status 1
+  expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
+  for i in 0 2; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched"
+  done
+  started_before_end "$dir" 2 0 && started_before_end "$dir" 3 0 ||
+    fail "workers 2 and 3 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
+}
+
+case_pipeline__older_bash_waits_for_the_oldest_fetch() {
+  local dir i
+  dir=$(standin_course pipeline-oldbash 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --parallel 2 --format sh
+  # What bash < 5.1 (no `wait -n -p`) runs: the same script with the first-done wait switched off.
+  printf '%s\n' "$out" | sed 's/^  fetch_first_done=1 #/  fetch_first_done=0 #/' >"$dir/run.sh"
+  grep -q '^  fetch_first_done=0 #' "$dir/run.sh" || fail "the script has no first-done switch to turn off"
+  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:1 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
+  expect_status 1
+  expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
+  for i in 0 2; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched"
+  done
+  ! started_before_end "$dir" 2 0 || fail "oldest-first: worker 2 started before worker 0 ended"
+}
+
 case_pipeline__staged_digest_mismatch_refuses_to_run() {
   local dir
   dir=$(standin_course pipeline-digest 4)

@@ -46,21 +46,36 @@ gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='
 step 'fetch: one download per worker (gcloud refuses several), 8 at a time'
 fetch_pids=()
 fetch_workers=()
-fetch_failed=()
-fetch_wait_oldest() {
-  local pid=${fetch_pids[0]} worker=${fetch_workers[0]}
-  fetch_pids=("${fetch_pids[@]:1}")
-  fetch_workers=("${fetch_workers[@]:1}")
-  if ! wait "$pid"; then
-    fetch_failed+=("$worker")
+fetch_failed=() # worker -> exit status of its failed download
+fetch_first_done=0
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501)); then
+  fetch_first_done=1 # `wait -n -p`: wait for whichever download ends first
+fi
+# fetch_wait_one: wait until one download in flight ends; note its worker if it failed.
+fetch_wait_one() {
+  local pid=${fetch_pids[0]} status=0 i
+  if ((fetch_first_done)); then
+    wait -n -p pid "${fetch_pids[@]}" || status=$?
+  else
+    wait "$pid" || status=$?
   fi
+  for i in "${!fetch_pids[@]}"; do
+    if ((fetch_pids[i] == pid)); then
+      if ((status != 0)); then
+        fetch_failed[fetch_workers[i]]=$status
+      fi
+      unset 'fetch_pids[i]' 'fetch_workers[i]'
+    fi
+  done
+  fetch_pids=("${fetch_pids[@]}")
+  fetch_workers=("${fetch_workers[@]}")
 }
 # fetch_start WORKER COMMAND...: start one worker's fetch, keeping at most PARALLEL in flight.
 fetch_start() {
   local worker=$1
   shift
   while ((${#fetch_pids[@]} >= PARALLEL)); do
-    fetch_wait_oldest
+    fetch_wait_one
   done
   "$@" &
   fetch_pids+=("$!")
@@ -68,7 +83,7 @@ fetch_start() {
 }
 fetch_wait_all() {
   while ((${#fetch_pids[@]} > 0)); do
-    fetch_wait_oldest
+    fetch_wait_one
   done
 }
 fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-0/ --zone=us-west4-a --worker=0
@@ -77,7 +92,7 @@ fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs
 fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-3/ --zone=us-west4-a --worker=3
 fetch_wait_all
 if ((${#fetch_failed[@]} > 0)); then
-  echo "tpulaunch: error: could not fetch worker(s) ${fetch_failed[*]} of $WORKERS; the TPU is left running" >&2
+  echo "tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS; the TPU is left running" >&2
 fi
 if ((run_status != 0)); then
   echo "tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched are in $RUN_DIR; the TPU is left running" >&2
