@@ -97,6 +97,8 @@ Step bootstrap_step(const Plan& plan) {
   command.code(k_and).word("python3").word("-m").word("venv").word(lab_path(".venv"));
   command.code(k_and).word(lab_path(".venv/bin/python")).word("-m").word("pip").word("install").word("--quiet")
       .word("--upgrade").word("jax[tpu]");
+  // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
+  command.code(k_map_255);
   return ssh_step(plan, "bootstrap", "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker", command);
 }
 

@@ -90,6 +90,16 @@ fetch_wait_all() {
 }
 )";
 
+// Before a command whose --command= text holds `$` for the remote shell: tells shellcheck (and a
+// reader) that this shell is not meant to expand it.
+std::string remote_code_note(const Step& step) {
+  const auto argv = step.line.argv();
+  const bool remote_code = std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
+    return arg.starts_with("--command=") && arg.find('$') != std::string::npos;
+  });
+  return remote_code ? "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one\n" : "";
+}
+
 } // namespace
 
 nlohmann::ordered_json slice_json(const Slice& s) {
@@ -251,7 +261,7 @@ std::string render_sh(const Plan& plan) {
       out += fmt::format("step {}\n", shell_quote(step.name + ": " + step.summary));
       // A failed run must not stop retrieval: every worker's log is what explains the failure.
       out += "run_status=0\n";
-      out += "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one\n";
+      out += remote_code_note(step);
       out += to_shell(step.line) + " || run_status=$?\n";
     } else if (step.name == "fetch") {
       if (!fetch_started) {
@@ -264,6 +274,7 @@ std::string render_sh(const Plan& plan) {
       out += fmt::format("fetch_start {} {}\n", *step.worker, to_shell(step.line));
     } else {
       out += fmt::format("step {}\n", shell_quote(step.name + ": " + step.summary));
+      out += remote_code_note(step);
       out += to_shell(step.line) + "\n";
     }
   }

@@ -601,7 +601,7 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
                  {"python3", "-m", "venv", lab + ".venv"},
                  {python, "TPU_RUN_DIR=<unset>", "JAX_PLATFORMS=<unset>", "-m", "pip", "install", "--quiet", "--upgrade",
                   "jax[tpu]"}};
-    e.status = mode.py_status;
+    e.status = mode.py_status == 255 ? k_remote_mapped_255 : mode.py_status;
     return e;
   }
   const bool discovery = plan.script_class == "discovery";

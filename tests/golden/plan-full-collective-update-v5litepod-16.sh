@@ -33,7 +33,8 @@ if ! ssh-add -l >/dev/null 2>&1; then
 fi
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\'''
+# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"'
 
 step 'stage: copy the script to every worker'
 gcloud compute tpus tpu-vm scp public/exercises/collective-update.py my-pod:~/jax-tpu-lab/ --zone=us-west4-a --worker=all
