@@ -1,6 +1,9 @@
 #include "tpulaunch/matrix_file.hpp"
 
+#include <array>
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -16,6 +19,48 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string errno_text() { return std::strerror(errno); }
+
+// Why `target` cannot be locked, with what the lock file says about its holder: a review still
+// running is waited for; one that was killed left its lock behind, which only a person may remove.
+std::string locked_message(const std::string& target, const std::string& lock) {
+  std::string text;
+  if (const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    std::array<char, 32> buffer{};
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size() - 1);
+    ::close(fd);
+    text.assign(buffer.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+  pid_t pid = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  const bool has_pid = ec == std::errc{} && pid > 0 && (end == text.data() + text.size() || *end == '\n');
+  if (!has_pid) {
+    return fmt::format("'{}' is locked by another review ({} exists); retry when it is done, or remove the lock if "
+                       "no review is running",
+                       target, lock);
+  }
+  if (::kill(pid, 0) == 0 || errno == EPERM) {
+    return fmt::format("'{}' is locked by another review (process {}, still running); retry when it is done", target,
+                       pid);
+  }
+  return fmt::format("'{}' is locked by another review (process {}, no longer running on this machine); if no review "
+                     "is running elsewhere, remove the lock {} and retry",
+                     target, pid, lock);
+}
+
+// A killed review can leave its temp file (".<name>.tmp.XXXXXX", see write_file_atomically).
+// Only the holder of the lock writes one, so under the lock any such file is a leftover.
+void remove_stale_temp_files(const std::string& path) {
+  const fs::path target(path);
+  const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const std::string prefix = "." + target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() == prefix.size() + 6 && name.starts_with(prefix) && it->is_regular_file(ec)) {
+      fs::remove(it->path(), ec);
+    }
+  }
+}
 
 // Holds `path`.lock for its lifetime. The lock file records the holder's pid for a person who
 // finds a stale one after a crash.
@@ -36,9 +81,7 @@ public:
         return failure(fmt::format("cannot lock '{}': {}", target, errno_text()));
       }
       if (std::chrono::steady_clock::now() >= deadline) {
-        return failure(fmt::format("'{}' is locked by another review ({} exists); retry when it is done, or remove "
-                                   "the lock if no review is running",
-                                   target, path));
+        return failure(locked_message(target, path));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -122,6 +165,7 @@ Result<Matrix> update_matrix_file(const std::string& path, const std::function<S
   TPULAUNCH_TRY(LockFile lock, LockFile::acquire(path, options.lock_wait));
   // Read again under the lock: another review may have landed while we waited.
   TPULAUNCH_TRY(matrix, load_matrix_file(path));
+  remove_stale_temp_files(path);
   TPULAUNCH_CHECK(edit(matrix));
   TPULAUNCH_CHECK(write_file_atomically(path, serialize_matrix(matrix)));
   return matrix;

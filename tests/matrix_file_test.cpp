@@ -48,6 +48,12 @@ std::string read_file(const fs::path& path) {
   return content.str();
 }
 
+// The pid a lock file records (its first line).
+std::string pid_of_lock(const fs::path& lock) {
+  const std::string text = read_file(lock);
+  return text.substr(0, text.find('\n'));
+}
+
 void write_file(const fs::path& path, std::string_view content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
@@ -340,9 +346,15 @@ TEST_F(MatrixFileTest, KillBetweenWriteAndRenameKeepsTheOriginal) {
   EXPECT_EQ(blocked.error().code, ExitCode::failure);
   EXPECT_NE(blocked.error().message.find(lock), std::string::npos) << blocked.error().message;
   EXPECT_NE(blocked.error().message.find("remove the lock"), std::string::npos) << blocked.error().message;
+  // The lock names the killed process, and the message says it is gone.
+  EXPECT_NE(blocked.error().message.find(fmt::format("process {}, no longer running", pid_of_lock(lock))),
+            std::string::npos)
+      << blocked.error().message;
   EXPECT_EQ(read_file(m_path), k_matrix);
 
-  // Once the stale lock is removed, the next update works (a leftover temp file does not matter).
+  // Once the stale lock is removed, the next update works, and removes the killed writer's
+  // temp file, which only a lock holder can have written.
+  ASSERT_FALSE(temp_files().empty());
   ASSERT_TRUE(fs::remove(lock));
   auto next = update_matrix_file(m_path, add("next"));
   ASSERT_TRUE(next.ok()) << next.error().message;
@@ -351,6 +363,27 @@ TEST_F(MatrixFileTest, KillBetweenWriteAndRenameKeepsTheOriginal) {
   EXPECT_NE(after->find("next"), nullptr);
   EXPECT_NE(after->find("base"), nullptr);
   EXPECT_FALSE(fs::exists(lock));
+  EXPECT_TRUE(temp_files().empty());
+}
+
+TEST_F(MatrixFileTest, LockHeldByARunningReviewSaysSo) {
+  // This process stands for a review that is still running.
+  write_file(m_path + ".lock", std::to_string(::getpid()) + "\n");
+  UpdateOptions quick;
+  quick.lock_wait = std::chrono::milliseconds(0);
+  auto blocked = update_matrix_file(m_path, add("next"), quick);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.error().code, ExitCode::failure);
+  EXPECT_NE(blocked.error().message.find(fmt::format("process {}, still running", ::getpid())), std::string::npos)
+      << blocked.error().message;
+  EXPECT_EQ(blocked.error().message.find("remove"), std::string::npos) << blocked.error().message;
+
+  // A lock without a readable pid still names the file to remove.
+  write_file(m_path + ".lock", "garbage");
+  blocked = update_matrix_file(m_path, add("next"), quick);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_NE(blocked.error().message.find(m_path + ".lock exists"), std::string::npos) << blocked.error().message;
+  EXPECT_EQ(read_file(m_path), k_matrix);
 }
 
 TEST_F(MatrixFileTest, FailedEditWritesNothing) {

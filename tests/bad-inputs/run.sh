@@ -42,7 +42,16 @@ script_latin1() { printf 'print("caf\351")\n' >"$SCRIPT"; }
 script_symlink_outside() { mv "$SCRIPT" outside.py && ln -s ../../outside.py "$SCRIPT"; }
 script_too_large() { truncate -s 17M "$SCRIPT"; }
 matrix_read_only() { chmod 444 execution-matrix.json; }
-matrix_locked() { printf '12345\n' >execution-matrix.json.lock; }
+# A lock held by a review still running (this shell stands for it), and one left by a review that
+# was killed (a process that has exited).
+matrix_locked() { printf '%s\n' "$$" >execution-matrix.json.lock; }
+matrix_lock_stale() {
+  local pid
+  sh -c 'exit 0' &
+  pid=$!
+  wait "$pid"
+  printf '%s\n' "$pid" >execution-matrix.json.lock
+}
 
 # --- the runner --------------------------------------------------------------------------------
 
