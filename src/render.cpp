@@ -42,35 +42,41 @@ std::string indent(std::string_view text, std::string_view prefix) {
 }
 
 // The sh helpers for bounded parallel fetches (design-notes §4): each fetch runs in the
-// background; once PARALLEL are in flight we wait for one to end. With bash 5.1+ (`wait -n -p`)
-// that is whichever ends first, so one slow worker (gcloud retries a failed scp up to 10 times,
-// 5 s apart) holds one slot rather than the whole queue; older bash waits for the oldest. Every
-// worker's status is kept, and `set -e` never stops the other workers' retrieval.
+// background; once PARALLEL are in flight we wait for one to end. With bash 4.3+ that is
+// whichever ends first, so one slow worker (gcloud retries a failed scp up to 10 times, 5 s
+// apart) holds one slot rather than the whole queue; older bash waits for the oldest. A
+// download that has ended is found with `kill -0` and its status read with `wait PID`, which
+// bash keeps for every ended child; `wait -n -p VAR ID...` would need bash 5.1 and (5.2) names the
+// wrong job once any ID given has been reaped. Every worker's status is kept, and `set -e` never
+// stops the other workers' retrieval.
 constexpr std::string_view k_sh_fetch_helpers = R"(fetch_pids=()
 fetch_workers=()
 fetch_failed=() # worker -> exit status of its failed download
-fetch_first_done=0
-if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501)); then
-  fetch_first_done=1 # `wait -n -p`: wait for whichever download ends first
+fetch_any_done=0
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 403)); then
+  fetch_any_done=1 # `wait -n`: wake when any download ends
 fi
 # fetch_wait_one: wait until one download in flight ends; note its worker if it failed.
 fetch_wait_one() {
-  local pid=${fetch_pids[0]} status=0 i
-  if ((fetch_first_done)); then
-    wait -n -p pid "${fetch_pids[@]}" || status=$?
-  else
-    wait "$pid" || status=$?
-  fi
-  for i in "${!fetch_pids[@]}"; do
-    if ((fetch_pids[i] == pid)); then
-      if ((status != 0)); then
-        fetch_failed[fetch_workers[i]]=$status
+  local i pid status take_oldest=$((!fetch_any_done))
+  while :; do
+    for i in "${!fetch_pids[@]}"; do
+      pid=${fetch_pids[i]}
+      if ((take_oldest)) || ! kill -0 "$pid" 2>/dev/null; then
+        status=0
+        wait "$pid" || status=$?
+        if ((status != 0)); then
+          fetch_failed[fetch_workers[i]]=$status
+        fi
+        unset 'fetch_pids[i]' 'fetch_workers[i]'
+        fetch_pids=("${fetch_pids[@]}")
+        fetch_workers=("${fetch_workers[@]}")
+        return 0
       fi
-      unset 'fetch_pids[i]' 'fetch_workers[i]'
-    fi
+    done
+    # Sleep until some download ends. 127: none is left running, so take the oldest.
+    wait -n 2>/dev/null || (($? != 127)) || take_oldest=1
   done
-  fetch_pids=("${fetch_pids[@]}")
-  fetch_workers=("${fetch_workers[@]}")
 }
 # fetch_start WORKER COMMAND...: start one worker's fetch, keeping at most PARALLEL in flight.
 fetch_start() {

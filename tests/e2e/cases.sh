@@ -368,13 +368,29 @@ case_pipeline__slow_worker_holds_one_fetch_slot() {
     fail "workers 2 and 3 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
 }
 
+case_pipeline__downloads_ending_together_each_keep_their_status() {
+  local dir i
+  dir=$(standin_course pipeline-together 8)
+  run -C "$dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --bootstrap --parallel 3 --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  # Worker 0 is slow; four failures end in pairs while it runs and while new downloads start.
+  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=1,2,4,5 run_pipeline "$dir" run.sh
+  expect_status 1
+  expect_stderr_contains "could not fetch worker(s) 1 2 4 5 of 8"
+  for i in 0 3 6 7; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched"
+  done
+  started_before_end "$dir" 7 0 || fail "worker 7 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
+}
+
 case_pipeline__older_bash_waits_for_the_oldest_fetch() {
   local dir i
   dir=$(standin_course pipeline-oldbash 4)
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --parallel 2 --format sh
-  # What bash < 5.1 (no `wait -n -p`) runs: the same script with the first-done wait switched off.
-  printf '%s\n' "$out" | sed 's/^  fetch_first_done=1 #/  fetch_first_done=0 #/' >"$dir/run.sh"
-  grep -q '^  fetch_first_done=0 #' "$dir/run.sh" || fail "the script has no first-done switch to turn off"
+  # What bash < 4.3 (no `wait -n`) runs: the same script with the any-done wait switched off.
+  printf '%s\n' "$out" | sed 's/^  fetch_any_done=1 #/  fetch_any_done=0 #/' >"$dir/run.sh"
+  grep -q '^  fetch_any_done=0 #' "$dir/run.sh" || fail "the script has no any-done switch to turn off"
   GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:1 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
