@@ -15,7 +15,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds < 1)); then
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build/fuzz}
-targets=${FUZZ_TARGETS:-catalog matrix json python}
+targets=${FUZZ_TARGETS:-catalog matrix json python verify}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/tpulaunch-fuzz.XXXXXX")}
 mkdir -p "$out"
 

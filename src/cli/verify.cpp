@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/receipts.hpp"
+#include "tpulaunch/verify.hpp"
 
 namespace tpulaunch::cli {
 namespace {
@@ -35,6 +35,7 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
     j["folder"] = report.folder;
     j["slice"] = report.slice;
     j["kind"] = to_string(report.kind);
+    j["form"] = report.form ? nlohmann::ordered_json(to_string(*report.form)) : nlohmann::ordered_json(nullptr);
     j["workers"] = report.workers;
     j["ok"] = report.ok();
     j["tpu_result"] = report.ok() && !report.standin;
@@ -50,17 +51,19 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
     return output;
   }
   std::string& out = output.out;
-  const std::string_view what = report.kind == VerifyKind::discovery ? "discovery receipts (not training)"
-                                : report.kind == VerifyKind::logs     ? "logs"
-                                                                      : "training receipts";
+  const std::string what = report.kind == VerifyKind::discovery ? "discovery receipts (not training)"
+                           : report.kind == VerifyKind::logs     ? "logs"
+                           : report.form                          ? fmt::format("training receipts ({} form)", to_string(*report.form))
+                                                                  : "training receipts";
+  const std::string workers = fmt::format("{} worker{}", report.workers, report.workers == 1 ? "" : "s");
   for (const auto& f : report.findings) {
     out += fmt::format("FAIL {}: {}: {}\n", worker_label(f.worker), f.field, f.message);
   }
   if (report.ok()) {
-    out += fmt::format("verified: {} of {} workers on {} in {}\n", what, report.workers, report.slice, report.folder);
+    out += fmt::format("verified: {} of {} on {} in {}\n", what, workers, report.slice, report.folder);
   } else {
-    out += fmt::format("not verified: {} finding(s) in the {} of {} workers on {}\n", report.findings.size(), what,
-                       report.workers, report.slice);
+    out += fmt::format("not verified: {} finding{} in the {} of {} on {}\n", report.findings.size(),
+                       report.findings.size() == 1 ? "" : "s", what, workers, report.slice);
   }
   if (report.standin) {
     out += "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result\n";

@@ -264,7 +264,7 @@ case_pipeline__four_hosts_end_to_end() {
   printf '%s\n' "$out" >"$dir/run.sh"
   run_pipeline "$dir" run.sh
   expect_status 0
-  expect_stdout_contains "verified: training receipts of 4 workers on v5litepod-16"
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
   expect_stdout_contains "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result"
   for i in 0 1 2 3; do
     local got="$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1"
@@ -297,7 +297,7 @@ case_pipeline__one_host_end_to_end() {
   printf '%s\n' "$out" >"$dir/run.sh"
   FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
   expect_status 0
-  expect_stdout_contains "verified: training receipts of 1 workers on v5litepod-8"
+  expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
   [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/worker-0.json" ]] || fail "no receipt"
   tpu_deleted "$dir" || fail "teardown did not delete the TPU"
 }
@@ -464,6 +464,72 @@ case_verify__refuses_stand_in_results_by_default() {
   expect_stdout_empty
 }
 
+# The course's own multihost_collective.py, byte for byte from the lesson, on four stand-in hosts:
+# its receipts (the course form) verify, and each tampered copy of them does not.
+case_pipeline__course_multihost_collective_verifies() {
+  local dir run_dir
+  dir=$(course_copy pipeline-course)
+  mkdir -p "$dir/state"
+  GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create lab-pod --zone=us-west4-a --workers=4 \
+    --project=lab-project-1 >/dev/null
+  run -C "$dir" plan multihost_collective --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (course form) of 4 workers on v5litepod-16"
+  expect_stdout_contains "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result"
+  tpu_deleted "$dir" || fail "teardown did not delete the TPU after a verified run"
+  run_dir="$dir/tpu-runs/lab-pod/multihost_collective/r1"
+  [[ -f "$run_dir/worker-0/r1/artifacts/checkpoint.json" ]] || fail "process 0's checkpoint did not come back"
+  # Each check fails on a tampered copy: field, new value (JSON), the finding it must cause.
+  local tampers=(
+    "2 owned_input 1.0 input 1.0 is also owned by worker 0"
+    "1 global_mean_gradient -2.0 expected -5 (-(P + 1) for P = 4 processes)"
+    "3 updated_theta 0.2 expected 0.5"
+    "0 process_count 1 is 1, but v5litepod-16 has 4"
+    "1 local_devices 8 is 8, but v5litepod-16 has 4"
+    "2 global_devices 4 is 4, but v5litepod-16 has 16"
+    "3 process_index 2 is 2, but this is worker 3's folder"
+    "0 backend \"cpu\" not a TPU result (backend 'cpu')"
+  )
+  local tamper worker field value expected copy
+  for tamper in "${tampers[@]}"; do
+    read -r worker field value expected <<<"$tamper"
+    copy="$dir/tampered/r1"
+    rm -rf "$dir/tampered" && mkdir -p "$dir/tampered" && cp -R "$run_dir" "$copy"
+    python3 - "$copy/worker-$worker/r1/artifacts/worker-$worker.json" "$field" "$value" <<'PY'
+import json, sys
+path, field, value = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+receipt = json.load(open(path))
+receipt[field] = value
+open(path, "w").write(json.dumps(receipt))
+PY
+    TPULAUNCH_ALLOW_STANDIN=1 run verify "$copy" --slice v5litepod-16
+    expect_status 3
+    expect_stdout_contains "FAIL worker $worker: $field: $expected"
+  done
+  # The checkpoint must hold the theta every replica reports.
+  rm -rf "$dir/tampered" && mkdir -p "$dir/tampered" && cp -R "$run_dir" "$copy"
+  printf '{"global_devices": 16, "theta": 0.3}\n' >"$copy/worker-0/r1/artifacts/checkpoint.json"
+  TPULAUNCH_ALLOW_STANDIN=1 run verify "$copy" --slice v5litepod-16
+  expect_status 3
+  expect_stdout_contains "FAIL worker 1: updated_theta: is 0.5, but the checkpoint's theta is 0.3"
+  # Receipts are untrusted input: a wrong type, a non-object and bad UTF-8 are findings, not crashes.
+  printf '{"check": 1}' >"$copy/worker-1/r1/artifacts/worker-1.json"
+  printf '[]' >"$copy/worker-2/r1/artifacts/worker-2.json"
+  printf '{"backend": "tp\xffu"}' >"$copy/worker-3/r1/artifacts/worker-3.json"
+  TPULAUNCH_ALLOW_STANDIN=1 run verify "$copy" --slice v5litepod-16 --format json
+  expect_status 3
+  expect_stdout_contains '"field": "worker-2.json"'
+  expect_stdout_contains "UTF-8"
+  [[ "$err" != *"internal error"* ]] || fail "a malformed receipt reached an internal error: $err"
+  # One log per host.
+  rm -f "$copy"/worker-2/r1/*.txt
+  TPULAUNCH_ALLOW_STANDIN=1 run verify "$copy" --slice v5litepod-16
+  expect_stdout_contains "FAIL worker 2: log: no stdout log"
+}
+
 # --- classify, review, check (the CI gate) -------------------------------------------------------
 
 case_classify__example_course() {
@@ -583,10 +649,11 @@ case_check__example_course_is_clean() {
   run -C "$COURSE" check
   expect_status 0
   expect_stdout_contains "warning: [unreviewed] 'sharding-sketch' has no matrix entry"
-  expect_stdout_contains "check: 4 scripts, 3 entries: 0 error(s), 1 warning(s)"
+  expect_stdout_contains "check: 5 scripts, 4 entries: 0 error(s), 1 warning(s)"
   run -C "$COURSE" check --strict
   expect_status 3
-  run -C "$COURSE" check --route distributed-02@cpu --route tpu-hello@v5litepod-8 --route collective-update@v5litepod-16
+  run -C "$COURSE" check --route distributed-02@cpu --route tpu-hello@v5litepod-8 --route collective-update@v5litepod-16 \
+    --route multihost_collective@v5litepod-16
   expect_status 0
 }
 

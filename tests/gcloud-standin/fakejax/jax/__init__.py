@@ -13,6 +13,11 @@ stand-in lessons use, with JAX's names and rules:
   jax.devices() / local_devices()
   jax.experimental.multihost_utils.process_allgather / sync_global_devices /
                                  broadcast_one_to_all
+  jax.pmap / jax.lax.psum / jax.block_until_ready / jax.numpy.full, zeros
+                                 one-dimensional float32 arrays; psum sums over
+                                 every device of every process (see
+                                 _standin_pmap.py); fakejax/numpy offers the
+                                 asarray/allclose the lessons read results with
 
 Processes are the workers started by the gcloud stand-in's
 `ssh --worker=...`: GCLOUD_STANDIN_WORKER / GCLOUD_STANDIN_WORKERS give the
@@ -24,6 +29,8 @@ __version__ = "0.0.0+standin"
 STANDIN = True   # lets a test check it is talking to the stand-in
 
 from . import distributed  # noqa: E402  (jax.distributed.initialize)
+from . import lax, numpy  # noqa: E402  (jax.lax.psum, jax.numpy.full/zeros)
+from ._standin_pmap import block_until_ready, pmap  # noqa: E402
 from ._standin_runtime import (  # noqa: E402
     default_backend,
     device_count,
@@ -34,5 +41,5 @@ from ._standin_runtime import (  # noqa: E402
     process_index,
 )
 
-__all__ = ["distributed", "default_backend", "device_count", "devices",
+__all__ = ["distributed", "lax", "numpy", "pmap", "block_until_ready", "default_backend", "device_count", "devices",
            "local_device_count", "local_devices", "process_count", "process_index"]
