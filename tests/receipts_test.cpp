@@ -5,6 +5,8 @@
 #include <memory>
 
 #include <gtest/gtest.h>
+
+#include "test_catalog.hpp"
 #include <nlohmann/json.hpp>
 
 namespace tpulaunch {
@@ -17,9 +19,6 @@ namespace fs = std::filesystem;
 class ReceiptsTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_slice = m_catalog->find("v5litepod-16");
     m_run = fs::temp_directory_path() / ("tpulaunch-receipts-" + std::to_string(::getpid()) + "-" +
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name()) / "r1";
@@ -63,7 +62,7 @@ protected:
     return false;
   }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   const Slice* m_slice = nullptr;
   fs::path m_run;
 };
