@@ -1,9 +1,9 @@
-// Stands in for the generated embedded catalog in the fuzz build: no fuzz target reads it, and
-// the fuzz build does not run the embedding step.
+// Stands in for the generated catalog table in the fuzz build: no fuzz target reads the built-in
+// catalog, and the fuzz build does not run the generator.
 #include "tpulaunch/catalog.hpp"
 
 namespace tpulaunch {
 
-std::string_view embedded_catalog_json() { return "{}"; }
+Result<Catalog> load_embedded_catalog() { return config_error("the fuzz build has no built-in catalog"); }
 
 } // namespace tpulaunch

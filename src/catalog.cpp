@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog_rows.hpp"
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/text.hpp"
 #include "tpulaunch/validate.hpp"
@@ -162,7 +163,23 @@ Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
   return Catalog(std::move(generations), std::move(slices), std::string(origin));
 }
 
-Result<Catalog> load_embedded_catalog() { return parse_catalog(embedded_catalog_json(), "<embedded catalog/slices.json>"); }
+Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<const SliceRow> slices,
+                          std::string origin) {
+  std::vector<Generation> generation_list;
+  generation_list.reserve(generations.size());
+  for (const auto& row : generations) {
+    generation_list.push_back(
+        Generation{std::string(row.id), row.name_counts_chips, row.tensorcores_per_chip, std::string(row.source)});
+  }
+  std::vector<Slice> slice_list;
+  slice_list.reserve(slices.size());
+  for (const auto& row : slices) {
+    slice_list.push_back(Slice{std::string(row.name), std::string(row.generation), row.hosts, row.chips_per_host,
+                               row.devices_per_host, row.hbm_gib_per_chip, std::string(row.runtime_version),
+                               std::string(row.topology)});
+  }
+  return Catalog(std::move(generation_list), std::move(slice_list), std::move(origin));
+}
 
 Result<Catalog> load_catalog_file(const std::string& path) {
   TPULAUNCH_TRY(const std::string text, read_text_file(path, "catalog"));

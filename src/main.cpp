@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -29,13 +30,39 @@ int fail(const tpulaunch::Error& error) {
   return to_int(error.code);
 }
 
-// The subcommands, in the order --help lists them.
+// The subcommands, in the order --help lists them; `name` is the one its setup registers.
 using Setup = tpulaunch::cli::Command (*)(CLI::App&, const tpulaunch::cli::Globals&);
-constexpr Setup k_commands[] = {
-    tpulaunch::cli::setup_plan,  tpulaunch::cli::setup_classify, tpulaunch::cli::setup_review,
-    tpulaunch::cli::setup_check, tpulaunch::cli::setup_slices,   tpulaunch::cli::setup_slice,
-    tpulaunch::cli::setup_discover, tpulaunch::cli::setup_verify,
+struct CommandEntry {
+  std::string_view name;
+  Setup setup;
 };
+constexpr CommandEntry k_commands[] = {
+    {"plan", tpulaunch::cli::setup_plan},         {"classify", tpulaunch::cli::setup_classify},
+    {"review", tpulaunch::cli::setup_review},     {"check", tpulaunch::cli::setup_check},
+    {"slices", tpulaunch::cli::setup_slices},     {"slice", tpulaunch::cli::setup_slice},
+    {"discover", tpulaunch::cli::setup_discover}, {"verify", tpulaunch::cli::setup_verify},
+};
+
+// The subcommand the command line names, found as CLI11 will find it: the first argument equal to
+// a subcommand name that is not the value of a global option. Empty when none is named.
+std::string_view named_command(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") {
+      break;
+    }
+    if (arg == "-C" || arg == "--catalog" || arg == "--matrix") {
+      ++i; // the option's value, even when it spells a subcommand
+      continue;
+    }
+    for (const auto& command : k_commands) {
+      if (arg == command.name) {
+        return command.name;
+      }
+    }
+  }
+  return {};
+}
 
 } // namespace
 
@@ -53,9 +80,19 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", globals.verbosity, "log more to stderr (repeatable)");
   app.footer(tpulaunch::cli::exit_codes_help());
 
+  // Only the named subcommand registers its options (every subcommand does when none is named, so
+  // --help and errors see them all): CLI11 spends about 8 k instructions on an option, and the
+  // options of the seven subcommands not run were a quarter of a whole plan.
+  const std::string_view named = named_command(argc, argv);
   std::vector<tpulaunch::cli::Command> commands;
-  for (const Setup setup : k_commands) {
-    commands.push_back(setup(app, globals));
+  for (const auto& [name, setup] : k_commands) {
+    if (named.empty() || name == named) {
+      commands.push_back(setup(app, globals));
+      if (commands.back().app->get_name() != name) {
+        return fail(tpulaunch::failure(fmt::format("internal error: subcommand '{}' registers as '{}'", name,
+                                                   commands.back().app->get_name())));
+      }
+    }
   }
 
   try {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_catalog.hpp"
+
 #include "tpulaunch/sha256.hpp"
 
 namespace tpulaunch {
@@ -16,9 +18,6 @@ namespace fs = std::filesystem;
 class AuditTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_root = fs::temp_directory_path() / ("tpulaunch-audit-" + std::to_string(::getpid()) + "-" +
                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_root);
@@ -50,7 +49,7 @@ protected:
     return out;
   }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   Matrix m_matrix;
   fs::path m_root;
 };

@@ -1,23 +1,13 @@
 #include "tpulaunch/catalog.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include "test_catalog.hpp"
 
 namespace tpulaunch {
 namespace {
 
-const Catalog& embedded() {
-  static const Catalog catalog = [] {
-    auto result = load_embedded_catalog();
-    if (!result) {
-      throw std::runtime_error(result.error().message);
-    }
-    return std::move(result).value();
-  }();
-  return catalog;
-}
+const Catalog& embedded() { return test_support::embedded_catalog(); }
 
 std::string catalog_with_slice(const std::string& slice_json) {
   return R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1}},
@@ -30,11 +20,34 @@ std::string error_of(const std::string& json) {
   return result.ok() ? std::string() : result.error().message;
 }
 
-TEST(Catalog, EmbeddedCopyEqualsTheFile) {
-  std::ifstream in(std::string(TPULAUNCH_SOURCE_DIR) + "/catalog/slices.json", std::ios::binary);
-  std::stringstream file;
-  file << in.rdbuf();
-  EXPECT_EQ(file.str(), embedded_catalog_json());
+// The built-in table is generated from catalog/slices.json at build time; it must hold exactly
+// what parsing the file at run time (`--catalog`) gives, field by field and in the same order.
+TEST(Catalog, BuiltInTableEqualsTheFileParsedAtRunTime) {
+  auto file = load_catalog_file(std::string(TPULAUNCH_SOURCE_DIR) + "/catalog/slices.json");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_EQ(embedded().origin(), "<embedded catalog/slices.json>");
+  ASSERT_EQ(embedded().generations().size(), file->generations().size());
+  for (std::size_t i = 0; i < file->generations().size(); ++i) {
+    const Generation& built = embedded().generations()[i];
+    const Generation& parsed = file->generations()[i];
+    EXPECT_EQ(built.id, parsed.id);
+    EXPECT_EQ(built.name_counts_chips, parsed.name_counts_chips) << parsed.id;
+    EXPECT_EQ(built.tensorcores_per_chip, parsed.tensorcores_per_chip) << parsed.id;
+    EXPECT_EQ(built.source, parsed.source) << parsed.id;
+  }
+  ASSERT_EQ(embedded().slices().size(), file->slices().size());
+  for (std::size_t i = 0; i < file->slices().size(); ++i) {
+    const Slice& built = embedded().slices()[i];
+    const Slice& parsed = file->slices()[i];
+    EXPECT_EQ(built.name, parsed.name);
+    EXPECT_EQ(built.generation, parsed.generation) << parsed.name;
+    EXPECT_EQ(built.hosts, parsed.hosts) << parsed.name;
+    EXPECT_EQ(built.chips_per_host, parsed.chips_per_host) << parsed.name;
+    EXPECT_EQ(built.devices_per_host, parsed.devices_per_host) << parsed.name;
+    EXPECT_EQ(built.hbm_gib_per_chip, parsed.hbm_gib_per_chip) << parsed.name;
+    EXPECT_EQ(built.runtime_version, parsed.runtime_version) << parsed.name;
+    EXPECT_EQ(built.topology, parsed.topology) << parsed.name;
+  }
 }
 
 TEST(Catalog, CourseRowsHaveTheCourseFigures) {

@@ -6,15 +6,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "test_catalog.hpp"
+
 namespace tpulaunch {
 namespace {
 
 class PlanTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_entry.id = "lesson";
     m_entry.script_class = ScriptClass::multi_host_qualified;
     m_entry.class_name = "multi-host-qualified";
@@ -52,7 +51,7 @@ protected:
     return n;
   }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   MatrixEntry m_entry;
   ScriptStatus m_status;
   PlanOptions m_options;

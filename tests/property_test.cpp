@@ -35,6 +35,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "test_catalog.hpp"
+
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/plan.hpp"
@@ -649,9 +651,6 @@ struct Variant {
 class PlanPropertyTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_multi = m_catalog->find("v5litepod-16");
     m_single = m_catalog->find("v5litepod-8");
     ASSERT_NE(m_multi, nullptr);
@@ -737,7 +736,7 @@ protected:
   Sandbox m_sandbox;
   LocalCases m_local;
   RemoteCases m_remote;
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   const Slice* m_multi = nullptr;
   const Slice* m_single = nullptr;
   MatrixEntry m_entry;

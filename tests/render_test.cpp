@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_catalog.hpp"
+
 #include "tpulaunch/figure.hpp"
 
 namespace tpulaunch {
@@ -12,9 +14,6 @@ namespace {
 class RenderTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_entry.script_class = ScriptClass::multi_host_qualified;
     m_entry.class_name = "multi-host-qualified";
     m_status.id = "lesson";
@@ -30,7 +29,7 @@ protected:
     return std::move(build_plan(m_status, route, m_catalog->find(slice), m_options)).value();
   }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   MatrixEntry m_entry;
   ScriptStatus m_status;
   PlanOptions m_options;
@@ -113,9 +112,8 @@ TEST(Render, RefusalJsonAndText) {
 }
 
 TEST(Figure, BarsCarryTheCatalogValues) {
-  auto catalog = load_embedded_catalog();
-  ASSERT_TRUE(catalog.ok());
-  const std::string svg = render_topology_svg({catalog->find("v5litepod-16"), catalog->find("v6e-16")});
+  const Catalog& catalog = test_support::embedded_catalog();
+  const std::string svg = render_topology_svg({catalog.find("v5litepod-16"), catalog.find("v6e-16")});
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0U);
   EXPECT_NE(svg.find(R"(data-slice="v5litepod-16" data-metric="hosts" data-value="4")"), std::string::npos);
   EXPECT_NE(svg.find(R"(data-slice="v5litepod-16" data-metric="chips_per_host" data-value="4")"), std::string::npos);

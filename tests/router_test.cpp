@@ -5,18 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "test_catalog.hpp"
+
 namespace tpulaunch {
 namespace {
 
 // A script status and slices built in memory: the router is pure, so no files are needed.
 class RouterTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
-  }
-
   ScriptStatus reviewed(ScriptClass cls) {
     m_entry.id = "s";
     m_entry.script_class = cls;
@@ -37,7 +33,7 @@ protected:
 
   static std::string rule_of(const Decision& d) { return d.refusal ? d.refusal->rule : std::string("allowed"); }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   MatrixEntry m_entry;
 };
 

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "test_catalog.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -17,9 +19,6 @@ namespace fs = std::filesystem;
 class DetailedReceiptsTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_slice = m_catalog->find("v5litepod-16");
     m_run = fs::temp_directory_path() / ("tpulaunch-receipts-" + std::to_string(::getpid()) + "-" +
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name()) / "r1";
@@ -63,7 +62,7 @@ protected:
     return false;
   }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   const Slice* m_slice = nullptr;
   fs::path m_run;
 };
@@ -215,9 +214,6 @@ TEST_F(DetailedReceiptsTest, FormsMayNotBeMixed) {
 class CourseReceiptsTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto catalog = load_embedded_catalog();
-    ASSERT_TRUE(catalog.ok());
-    m_catalog = std::make_unique<Catalog>(std::move(catalog).value());
     m_slice = m_catalog->find("v5litepod-16");
     for (int i = 0; i < 4; ++i) {
       m_receipts.push_back(receipt(i));
@@ -258,7 +254,7 @@ protected:
     return out;
   }
 
-  std::unique_ptr<Catalog> m_catalog;
+  const Catalog* m_catalog = &test_support::embedded_catalog();
   const Slice* m_slice = nullptr;
   std::vector<nlohmann::json> m_receipts;
   nlohmann::json m_checkpoint;

@@ -237,6 +237,32 @@ for name, hosts, cph, chips, hbm in [("v5litepod-4", 1, 4, 4, 64), ("v5litepod-8
 PY
 }
 
+# The built-in catalog is a table generated from catalog/slices.json at build time; --catalog
+# parses the same file at run time. Both give the same listing byte for byte in every format,
+# except the JSON "catalog" member, which names where the catalog came from.
+case_slices__built_in_table_equals_catalog_file() {
+  local file="$SOURCE_DIR/catalog/slices.json" format built parsed
+  for format in table json svg; do
+    run slices --format "$format"
+    expect_status 0
+    built=$out
+    run --catalog "$file" slices --format "$format"
+    expect_status 0
+    parsed=$out
+    if [[ "$format" == json ]]; then
+      [[ "$(sed -n 2p <<<"$built")" == '  "catalog": "<embedded catalog/slices.json>",' ]] ||
+        fail "the built-in JSON does not name the embedded catalog: $(sed -n 2p <<<"$built")"
+      [[ "$(sed -n 2p <<<"$parsed")" == "  \"catalog\": \"$file\"," ]] ||
+        fail "the --catalog JSON does not name $file: $(sed -n 2p <<<"$parsed")"
+      built=$(sed 2d <<<"$built")
+      parsed=$(sed 2d <<<"$parsed")
+    fi
+    [[ ${#built} -gt 1000 ]] || fail "slices --format $format printed only ${#built} bytes"
+    diff -u <(printf '%s\n' "$parsed") <(printf '%s\n' "$built") >&2 ||
+      fail "slices --format $format: the built-in table differs from --catalog $file"
+  done
+}
+
 case_main__help_and_version() {
   run --help
   expect_status 0

@@ -1,0 +1,96 @@
+// catalog_table: the build step that turns catalog/slices.json into a C++ source holding the
+// catalog as constant rows (src/catalog_rows.hpp), so `tpulaunch` never parses JSON at start.
+//
+//   tpulaunch_catalog_table INPUT OUTPUT
+//
+// INPUT is read and validated by load_catalog_file, the parser `--catalog FILE` uses at run time:
+// a malformed catalog fails the build with "tpulaunch-catalog-table: error: INPUT:LINE:COLUMN: ..."
+// and exit code 4, and OUTPUT is not written. OUTPUT is written whole or not at all.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/catalog.hpp"
+#include "tpulaunch/exit_code.hpp"
+
+namespace {
+
+using tpulaunch::Catalog;
+
+// A C++ string literal holding exactly `text`: printable ASCII as itself, everything else (and
+// the quote and backslash) as a three-digit octal escape, which no following character can extend.
+std::string cpp_literal(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '"' && c != '\\') {
+      out += c;
+    } else {
+      out += fmt::format("\\{:03o}", byte);
+    }
+  }
+  return out + "\"";
+}
+
+std::string table_source(const Catalog& catalog, std::string_view input) {
+  std::string out = fmt::format("// Generated from {} by tools/catalog_table.cpp. Do not edit: change the catalog.\n",
+                                input);
+  out += "#include <array>\n\n#include \"catalog_rows.hpp\"\n\nnamespace tpulaunch {\nnamespace {\n\n";
+  out += fmt::format("constexpr std::array<GenerationRow, {}> k_generations{{{{\n", catalog.generations().size());
+  for (const auto& g : catalog.generations()) {
+    out += fmt::format("    {{{}, {}, {}, {}}},\n", cpp_literal(g.id), g.name_counts_chips ? "true" : "false",
+                       g.tensorcores_per_chip, cpp_literal(g.source));
+  }
+  out += "}};\n\n";
+  out += fmt::format("constexpr std::array<SliceRow, {}> k_slices{{{{\n", catalog.slices().size());
+  for (const auto& s : catalog.slices()) {
+    out += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}}},\n", cpp_literal(s.name), cpp_literal(s.generation),
+                       s.hosts, s.chips_per_host, s.devices_per_host, s.hbm_gib_per_chip,
+                       cpp_literal(s.runtime_version), cpp_literal(s.topology));
+  }
+  out += "}};\n\n} // namespace\n\n";
+  out += "Result<Catalog> load_embedded_catalog() {\n"
+         "  return catalog_from_rows(k_generations, k_slices, std::string(k_embedded_catalog_origin));\n"
+         "}\n\n} // namespace tpulaunch\n";
+  return out;
+}
+
+int fail(const std::string& message, tpulaunch::ExitCode code) {
+  std::fprintf(stderr, "tpulaunch-catalog-table: error: %s\n", message.c_str());
+  return tpulaunch::to_int(code);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    return fail("usage: tpulaunch_catalog_table INPUT OUTPUT", tpulaunch::ExitCode::usage);
+  }
+  const std::string input = argv[1];
+  const std::filesystem::path output = argv[2];
+  auto catalog = tpulaunch::load_catalog_file(input);
+  if (!catalog) {
+    return fail(catalog.error().message, catalog.error().code);
+  }
+  const std::string text = table_source(*catalog, input);
+  const std::filesystem::path temp = output.string() + ".tmp";
+  {
+    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    if (!file) {
+      return fail(fmt::format("cannot write {}", temp.string()), tpulaunch::ExitCode::failure);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, output, ec);
+  if (ec) {
+    return fail(fmt::format("cannot rename {} to {}: {}", temp.string(), output.string(), ec.message()),
+                tpulaunch::ExitCode::failure);
+  }
+  return 0;
+}
