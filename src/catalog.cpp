@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/text.hpp"
+#include "tpulaunch/spelling.hpp"
+#include "tpulaunch/text_file.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {

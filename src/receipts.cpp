@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/text.hpp"
+#include "tpulaunch/text_file.hpp"
 
 namespace tpulaunch {
 namespace {
