@@ -23,7 +23,8 @@
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/sha256.hpp"
-#include "tpulaunch/text.hpp"
+#include "tpulaunch/text_file.hpp"
+#include "tpulaunch/utf8.hpp"
 
 namespace {
 

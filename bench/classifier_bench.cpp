@@ -10,6 +10,7 @@
 
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/python_lexer.hpp"
+#include "support/token_batches.hpp"
 #include "tpulaunch/sha256.hpp"
 
 namespace {
@@ -178,7 +179,7 @@ int main(int argc, char** argv) {
     std::array<tpulaunch::Token, 256> batch;
     std::size_t count = 0;
     for (;;) {
-      const std::size_t got = lexer.next_batch(batch);
+      const std::size_t got = tpulaunch::testing::next_batch(lexer, batch);
       count += got;
       if (got == 0 || batch[got - 1].kind == tpulaunch::TokenKind::end) {
         break;

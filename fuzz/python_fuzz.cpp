@@ -10,6 +10,7 @@
 #include "fuzz_check.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/python_lexer.hpp"
+#include "support/token_batches.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view source(reinterpret_cast<const char*>(data), size);
@@ -38,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t index = 0;
   bool ended = false;
   while (!ended) {
-    const std::size_t n = lexer.next_batch(batch);
+    const std::size_t n = tpulaunch::testing::next_batch(lexer, batch);
     TPULAUNCH_FUZZ_CHECK(n > 0 && n <= batch.size());
     for (std::size_t i = 0; i < n; ++i) {
       TPULAUNCH_FUZZ_CHECK(index < tokens.size());

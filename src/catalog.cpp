@@ -7,7 +7,8 @@
 
 #include "catalog_rows.hpp"
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/text.hpp"
+#include "tpulaunch/spelling.hpp"
+#include "tpulaunch/text_file.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {

@@ -1,6 +1,5 @@
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/text.hpp"
-#include "tpulaunch/validate.hpp"
+#include "tpulaunch/utf8.hpp"
 
 #include <charconv>
 #include <cstdint>

@@ -12,7 +12,8 @@
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/shell.hpp"
-#include "tpulaunch/text.hpp"
+#include "tpulaunch/text_file.hpp"
+#include "tpulaunch/utf8.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {

@@ -1,5 +1,4 @@
-#include "tpulaunch/python_lexer.hpp"
-#include "tpulaunch/text.hpp"
+#include "python_lexer_stream.hpp"
 
 #include <array>
 #include <cstring>
@@ -22,20 +21,6 @@ constexpr std::array<std::string_view, 8> k_string_prefixes{"r", "u", "b", "f", 
 constexpr unsigned k_max_fstring_nesting = 32;
 
 constexpr char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
 
 } // namespace
 
@@ -111,131 +96,6 @@ std::string_view to_string(TokenKind kind) {
     return "end";
   }
   return "end";
-}
-
-std::string_view Token::body() const {
-  if (kind != TokenKind::string) {
-    return {};
-  }
-  const std::size_t begin = static_cast<std::size_t>(prefix_length) + quote_length;
-  if (begin >= text.size()) {
-    return {};
-  }
-  std::size_t end = text.size();
-  if (terminated && end >= begin + quote_length) {
-    end -= quote_length;
-  }
-  return text.substr(begin, end - begin);
-}
-
-std::string string_value(const Token& token) {
-  const std::string_view body = token.body();
-  if (token.raw || body.find('\\') == std::string_view::npos) {
-    return std::string(body);
-  }
-  std::string out;
-  out.reserve(body.size());
-  std::size_t i = 0;
-  while (i < body.size()) {
-    const char c = body[i];
-    if (c != '\\' || i + 1 >= body.size()) {
-      out += c;
-      ++i;
-      continue;
-    }
-    const char e = body[i + 1];
-    std::size_t used = 2;
-    switch (e) {
-    case '\n':
-      break;
-    case '\r':
-      if (i + 2 < body.size() && body[i + 2] == '\n') {
-        used = 3;
-      }
-      break;
-    case '\\':
-    case '\'':
-    case '"':
-      out += e;
-      break;
-    case 'a':
-      out += '\a';
-      break;
-    case 'b':
-      out += '\b';
-      break;
-    case 'f':
-      out += '\f';
-      break;
-    case 'n':
-      out += '\n';
-      break;
-    case 'r':
-      out += '\r';
-      break;
-    case 't':
-      out += '\t';
-      break;
-    case 'v':
-      out += '\v';
-      break;
-    case 'x': {
-      const int hi = i + 2 < body.size() ? hex_value(body[i + 2]) : -1;
-      const int lo = i + 3 < body.size() ? hex_value(body[i + 3]) : -1;
-      if (hi < 0 || lo < 0) {
-        out.append(body.substr(i, 2));
-        break;
-      }
-      const auto value = static_cast<std::uint32_t>(hi * 16 + lo);
-      if (token.bytes) {
-        out += static_cast<char>(value);
-      } else {
-        append_utf8(out, value);
-      }
-      used = 4;
-      break;
-    }
-    case 'u':
-    case 'U': {
-      const std::size_t digits = e == 'u' ? 4 : 8;
-      std::uint32_t value = 0;
-      bool ok = !token.bytes && i + 2 + digits <= body.size();
-      for (std::size_t k = 0; ok && k < digits; ++k) {
-        const int h = hex_value(body[i + 2 + k]);
-        ok = h >= 0;
-        value = value * 16 + static_cast<std::uint32_t>(h < 0 ? 0 : h);
-      }
-      if (!ok || value > 0x10FFFF) {
-        out.append(body.substr(i, 2));
-        break;
-      }
-      append_utf8(out, value);
-      used = 2 + digits;
-      break;
-    }
-    default:
-      if (e >= '0' && e <= '7') {
-        std::uint32_t value = 0;
-        std::size_t k = i + 1;
-        while (k < body.size() && k < i + 4 && body[k] >= '0' && body[k] <= '7') {
-          value = value * 8 + static_cast<std::uint32_t>(body[k] - '0');
-          ++k;
-        }
-        if (token.bytes) {
-          out += static_cast<char>(value & 0xFF);
-        } else {
-          append_utf8(out, value);
-        }
-        used = k - i;
-      } else {
-        // Unknown escapes (and \N{...}) stay as written, as Python keeps unknown ones.
-        out.append(body.substr(i, 2));
-      }
-      break;
-    }
-    i += used;
-  }
-  return out;
 }
 
 PythonLexer::PythonLexer(std::string_view source) : m_src(source) {
@@ -509,41 +369,6 @@ void PythonLexer::lex_string(Token& out, std::size_t start, std::size_t prefix_l
   out.quote_length = triple ? 3 : 1;
 }
 
-namespace {
-
-// Lets the lexer write tokens straight into a caller's buffer; pauses it when the buffer is full.
-struct BatchSink {
-  std::span<Token> out;
-  std::size_t count = 0;
-
-  Token& slot() { return out[count]; }
-  bool push() { return ++count < out.size(); }
-  bool on_name(Token&) { return push(); }
-  bool on_number(Token&) { return push(); }
-  bool on_string(Token&) { return push(); }
-  bool on_open(Token&) { return push(); }
-  bool on_close(Token&) { return push(); }
-  bool on_op(Token&) { return push(); }
-  bool on_newline(Token&) { return push(); }
-  void on_end(Token&) { ++count; }
-};
-
-} // namespace
-
-bool PythonLexer::next(Token& out) {
-  next_batch(std::span<Token>(&out, 1));
-  return out.kind != TokenKind::end;
-}
-
-std::size_t PythonLexer::next_batch(std::span<Token> out) {
-  if (out.empty()) {
-    return 0;
-  }
-  BatchSink sink{out};
-  (void)run(sink);
-  return sink.count;
-}
-
 void PythonLexer::finish_input() {
   if (m_finished) {
     return;
@@ -555,14 +380,37 @@ void PythonLexer::finish_input() {
   }
 }
 
+namespace {
+
+// Collects every token into a vector. The lexer builds a token in slot() and may build one it
+// then drops (a newline inside brackets), so a token counts only when its callback runs.
+struct VectorSink {
+  std::vector<Token>& out;
+  Token scratch;
+
+  Token& slot() { return scratch; }
+  bool push() {
+    out.push_back(scratch);
+    return true;
+  }
+  bool on_name(Token&) { return push(); }
+  bool on_number(Token&) { return push(); }
+  bool on_string(Token&) { return push(); }
+  bool on_open(Token&) { return push(); }
+  bool on_close(Token&) { return push(); }
+  bool on_op(Token&) { return push(); }
+  bool on_newline(Token&) { return push(); }
+  void on_end(Token&) { (void)push(); }
+};
+
+} // namespace
+
 std::vector<Token> tokenize(std::string_view source, std::optional<LexError>* error) {
   std::vector<Token> tokens;
   PythonLexer lexer(source);
-  Token token;
-  while (lexer.next(token)) {
-    tokens.push_back(token);
+  VectorSink sink{tokens, {}};
+  while (!lexer.run(sink)) {
   }
-  tokens.push_back(token);
   if (error != nullptr) {
     *error = lexer.error();
   }

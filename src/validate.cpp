@@ -107,24 +107,6 @@ const std::array<ValueRule, 5> k_value_rules{{
 
 const std::array<ValueRule, 5>& value_rules() { return k_value_rules; }
 
-std::string printable(std::string_view value) {
-  std::string out;
-  constexpr std::size_t k_limit = 120; // a huge value is cut, so one message stays one line
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    if (out.size() >= k_limit) {
-      out += fmt::format("... ({} bytes)", value.size());
-      break;
-    }
-    const auto c = static_cast<unsigned char>(value[i]);
-    if (c < 0x20 || c >= 0x7f || c == '\\') {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 Status validate_value(ValueKind kind, std::string_view value) {
   for (const auto& rule : k_value_rules) {
     if (rule.kind == kind) {

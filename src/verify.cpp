@@ -8,8 +8,7 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/text.hpp"
-#include "tpulaunch/validate.hpp"
+#include "tpulaunch/text_file.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -1,4 +1,5 @@
 #include "tpulaunch/python_lexer.hpp"
+#include "support/token_batches.hpp"
 
 #include <gtest/gtest.h>
 
@@ -64,14 +65,14 @@ TEST(PythonLexer, SimpleStatementTokens) {
 TEST(PythonLexer, EndTokenIsLastAndRepeats) {
   PythonLexer lexer("a");
   Token token;
-  EXPECT_TRUE(lexer.next(token));
+  EXPECT_TRUE(testing::next_token(lexer, token));
   EXPECT_EQ(token.kind, TokenKind::name);
-  EXPECT_TRUE(lexer.next(token));
+  EXPECT_TRUE(testing::next_token(lexer, token));
   EXPECT_EQ(token.kind, TokenKind::newline); // implicit at end of input
   EXPECT_TRUE(token.text.empty());
-  EXPECT_FALSE(lexer.next(token));
+  EXPECT_FALSE(testing::next_token(lexer, token));
   EXPECT_EQ(token.kind, TokenKind::end);
-  EXPECT_FALSE(lexer.next(token));
+  EXPECT_FALSE(testing::next_token(lexer, token));
   EXPECT_EQ(token.kind, TokenKind::end);
   EXPECT_FALSE(lexer.error().has_value());
 }
@@ -425,7 +426,7 @@ TEST(PythonLexer, BatchesOfAnySizeEqualOneAtATime) {
     std::vector<Token> got;
     std::vector<Token> batch(size);
     for (;;) {
-      const std::size_t count = lexer.next_batch(batch);
+      const std::size_t count = testing::next_batch(lexer, batch);
       ASSERT_GT(count, 0U);
       got.insert(got.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(count));
       if (got.back().kind == TokenKind::end) {
@@ -511,15 +512,6 @@ TEST(PythonLexer, LongIdentifiersAndIndentationAcrossSimdBlocks) {
   EXPECT_EQ(describe("abcdefghijklmnopq@rstuvwxyz0123456789[x]`"),
             (std::vector<std::string>{"name:abcdefghijklmnopq", "op:@", "name:rstuvwxyz0123456789", "op:[", "name:x",
                                       "op:]", "newline:\\n"}));
-}
-
-TEST(PythonLexer, OffsetOfGivesByteOffset) {
-  const std::string_view source = "ab  cd";
-  PythonLexer lexer(source);
-  Token token;
-  ASSERT_TRUE(lexer.next(token));
-  ASSERT_TRUE(lexer.next(token));
-  EXPECT_EQ(lexer.offset_of(token), 4U);
 }
 
 } // namespace

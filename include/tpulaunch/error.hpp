@@ -2,6 +2,7 @@
 // Expected failures are values: `Result<T>` holds either a T or an `Error` (an exit code and a
 // one-line message). Only the CLI turns an Error into `tpulaunch: error: <message>` and an exit code.
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -18,6 +19,10 @@ inline Error usage_error(std::string message) { return {ExitCode::usage, std::mo
 inline Error config_error(std::string message) { return {ExitCode::config, std::move(message)}; }
 inline Error refusal(std::string message) { return {ExitCode::refused, std::move(message)}; }
 inline Error failure(std::string message) { return {ExitCode::failure, std::move(message)}; }
+
+// `value` with control and non-ASCII bytes (and '\\') shown as \xNN, cut after 120 bytes: how a
+// message quotes user input, so one message stays one readable line.
+std::string printable(std::string_view value);
 
 // A value or an Error. Deliberately small: `ok()`, `value()`, `error()`, and `*`/`->` access.
 template <typename T> class [[nodiscard]] Result {

@@ -24,7 +24,4 @@ const std::array<ValueRule, 5>& value_rules();
 // (escaped so that control characters stay visible) and states the rule.
 Status validate_value(ValueKind kind, std::string_view value);
 
-// `value` with control and non-ASCII bytes shown as \xNN, for messages that quote user input.
-std::string printable(std::string_view value);
-
 } // namespace tpulaunch

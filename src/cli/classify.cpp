@@ -6,7 +6,8 @@
 #include "commands.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/sha256.hpp"
-#include "tpulaunch/text.hpp"
+#include "tpulaunch/text_file.hpp"
+#include "tpulaunch/utf8.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch::cli {

@@ -1,0 +1,97 @@
+// The suggestion policy: which class classify suggests from the evidence, and why. A suggestion
+// is never a review.
+#include "class_suggestion.hpp"
+
+#include <string>
+
+namespace tpulaunch {
+namespace {
+
+const Evidence* first_of(const Classification& c, Category category) {
+  for (const auto& row : c.evidence) {
+    if (row.category == category) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+const Evidence* first_rule(const Classification& c, std::string_view rule) {
+  for (const auto& row : c.evidence) {
+    if (row.rule == rule) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+// The suggestion, in order (the first branch that applies wins):
+//  1. the source does not tokenize cleanly                         -> none (a human reads it)
+//  2. CPU selection together with jax.distributed.initialize() or
+//     with a TPU backend check                                     -> none, plus a contradiction
+//  3. CPU selection                                                -> cpu-only (collectives
+//     without initialize() run over CPU devices, e.g. with --xla_force_host_platform_device_count)
+//  4. initialize() with all four multi-host markers                -> multi-host-qualified
+//  5. initialize() with markers missing                            -> none: "lacks: ..."
+//  6. anything else                                                -> single-host-compatible
+void suggest(Classification& c) {
+  const Evidence* cpu = first_of(c, Category::cpu_selection);
+  const Evidence* init = first_rule(c, "distributed-initialize");
+  const Evidence* backend = first_of(c, Category::backend_assertion);
+  if (cpu != nullptr && init != nullptr) {
+    c.contradictions.push_back("cpu selection at line " + std::to_string(cpu->line) +
+                               " contradicts jax.distributed.initialize() at line " + std::to_string(init->line));
+  }
+  if (cpu != nullptr && backend != nullptr) {
+    c.contradictions.push_back("cpu selection at line " + std::to_string(cpu->line) +
+                               " contradicts the TPU backend check at line " + std::to_string(backend->line));
+  }
+  if (c.lex_error) {
+    c.why = "the source is not valid Python at line " + std::to_string(c.lex_error->line) + ", column " +
+            std::to_string(c.lex_error->column) + " (" + c.lex_error->message + "), so evidence may be incomplete";
+    return;
+  }
+  if (!c.contradictions.empty()) {
+    c.why = "contradictory evidence: " + c.contradictions.front();
+    return;
+  }
+  if (cpu != nullptr) {
+    c.suggested = ScriptClass::cpu_only;
+    c.why = "selects CPU devices at line " + std::to_string(cpu->line) + " (" + cpu->rule + ")";
+    const Evidence* collective = first_rule(c, "collective");
+    if (collective != nullptr) {
+      c.why += "; its collectives (line " + std::to_string(collective->line) +
+               ") run over CPU devices without jax.distributed.initialize()";
+    }
+    return;
+  }
+  if (init != nullptr) {
+    const auto missing = missing_multi_host_markers(c);
+    if (missing.empty()) {
+      c.suggested = ScriptClass::multi_host_qualified;
+      c.why = "initializes distributed JAX at line " + std::to_string(init->line) +
+              " and has per-process data, a collective and a result check";
+      return;
+    }
+    c.why = "initializes distributed JAX at line " + std::to_string(init->line) + " but lacks: ";
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      c.why += (i == 0 ? "" : ", ");
+      c.why += missing[i];
+    }
+    return;
+  }
+  c.suggested = ScriptClass::single_host_compatible;
+  if (backend != nullptr) {
+    c.why = "checks for a TPU backend at line " + std::to_string(backend->line) +
+            " with no cpu selection and no jax.distributed.initialize()";
+  } else if (c.has_category(Category::multi_host)) {
+    c.why = "no cpu selection and no jax.distributed.initialize(): its multi-host markers run on one host";
+  } else {
+    c.why = "no cpu selection and no multi-host markers";
+  }
+}
+
+
+} // namespace tpulaunch

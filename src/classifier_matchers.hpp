@@ -1,0 +1,95 @@
+#pragma once
+// How the scanner recognises each rule: the callees it matches (after alias resolution) with the
+// argument check that decides whether a call is evidence, and the environment and configuration
+// keys whose values select a platform. Internal to the classifier.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace tpulaunch::scan {
+
+// How a matched callee's arguments decide whether it is evidence.
+enum class ArgCheck : std::uint8_t {
+  none,          // the call itself (or, for `reference` rows, any use of the name) is the evidence
+  backend_cpu,   // a positional argument or backend= is "cpu"
+  cpu_device,    // an argument is a CPU device: a jax.devices("cpu") call or a name assigned from one
+  config_key,    // (name, value): name looked up in k_config_keys
+  env_pair,      // (name, value): name looked up in k_env_keys
+  env_mapping,   // {name: value, ...} or name=value: names looked up in k_env_keys
+  backend_probe, // jax.default_backend(): not evidence itself, one side of backend-is-tpu
+};
+
+struct CallMatcher {
+  std::string_view callee; // fully-qualified, after alias resolution
+  std::string_view rule;   // rule id; empty when the key table decides
+  ArgCheck check;
+  bool reference; // also matches a use that is not a call (e.g. partial(shard_map, ...))
+};
+
+inline constexpr std::array<CallMatcher, 27> k_call_matchers{{
+    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false},
+    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false},
+    {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false},
+    {"jax.config.update", "", ArgCheck::config_key, false},
+    // `config.update` with an unresolved `config`: the keys below are JAX's own names.
+    {"config.update", "", ArgCheck::config_key, false},
+    {"os.environ.setdefault", "", ArgCheck::env_pair, false},
+    {"os.putenv", "", ArgCheck::env_pair, false},
+    {"os.environ.update", "", ArgCheck::env_mapping, false},
+    {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false},
+    {"jax.process_index", "process-index", ArgCheck::none, false},
+    {"jax.process_count", "process-count", ArgCheck::none, false},
+    {"jax.lax.psum", "collective", ArgCheck::none, true},
+    {"jax.lax.pmean", "collective", ArgCheck::none, true},
+    {"jax.lax.pmax", "collective", ArgCheck::none, true},
+    {"jax.lax.pmin", "collective", ArgCheck::none, true},
+    {"jax.lax.all_gather", "collective", ArgCheck::none, true},
+    {"jax.lax.psum_scatter", "collective", ArgCheck::none, true},
+    {"jax.lax.ppermute", "collective", ArgCheck::none, true},
+    {"jax.lax.all_to_all", "collective", ArgCheck::none, true},
+    {"jax.experimental.shard_map.shard_map", "collective", ArgCheck::none, true},
+    {"jax.shard_map", "collective", ArgCheck::none, true},
+    // Both a collective and per-process data, so it yields two rows.
+    {"jax.make_array_from_process_local_data", "collective", ArgCheck::none, false},
+    {"jax.make_array_from_process_local_data", "process-local-data", ArgCheck::none, false},
+    {"jax.make_array_from_single_device_arrays", "collective", ArgCheck::none, false},
+    {"jax.experimental.multihost_utils.process_allgather", "collective", ArgCheck::none, false},
+    {"jax.experimental.multihost_utils.host_local_array_to_global_array", "collective", ArgCheck::none, false},
+    {"jax.experimental.multihost_utils.sync_global_devices", "global-barrier", ArgCheck::none, false},
+}};
+
+inline constexpr CallMatcher k_default_backend{"jax.default_backend", "", ArgCheck::backend_probe, false};
+
+// How the value given to a configuration key decides whether it is evidence.
+enum class ValueCheck : std::uint8_t {
+  first_platform_cpu, // a string literal whose first comma-separated platform is "cpu"
+  force_host_flag,    // any string in the value contains --xla_force_host_platform_device_count
+  any,                // the key alone is the evidence
+};
+
+struct KeyRule {
+  std::string_view key;
+  std::string_view rule;
+  ValueCheck check;
+};
+
+inline constexpr std::array<KeyRule, 3> k_env_keys{{
+    {"JAX_PLATFORMS", "env-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"JAX_PLATFORM_NAME", "env-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"XLA_FLAGS", "xla-force-host-devices", ValueCheck::force_host_flag},
+}};
+
+inline constexpr std::array<KeyRule, 3> k_config_keys{{
+    {"jax_platforms", "config-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"jax_platform_name", "config-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"jax_num_cpu_devices", "num-cpu-devices", ValueCheck::any},
+}};
+
+inline constexpr std::string_view k_force_host_flag = "--xla_force_host_platform_device_count";
+
+// Evidence text longer than this (bytes) is cut and ends with "...".
+inline constexpr std::size_t k_max_evidence_text = 200;
+
+
+} // namespace tpulaunch::scan

@@ -1,0 +1,486 @@
+// The scanner's per-token path (inlined into PythonLexer::run), evidence rows, dotted chains,
+// brackets, the backend= keyword and statement-level assignments.
+#include <algorithm>
+#include <numeric>
+
+#include "call_args.hpp"
+#include "scanner.hpp"
+#include "token_match.hpp"
+#include "python_lexer_stream.hpp"
+
+namespace tpulaunch::scan {
+
+Scanner::Scanner(std::string_view source) : m_src(source) {
+  m_sentinel.kind = TokenKind::end;
+  m_sentinel.text = source.substr(0, 0);
+  m_window.fill(m_sentinel);
+  // The callee part of the filter is the same for every file: computed once.
+  static const std::bitset<4096> k_callee_filter = [] {
+    std::bitset<4096> filter;
+    for (const auto& matcher : k_call_matchers) {
+      filter.set(filter_hash(matcher.callee.substr(matcher.callee.rfind('.') + 1)));
+    }
+    filter.set(filter_hash("default_backend"));
+    return filter;
+  }();
+  m_filter = k_callee_filter;
+}
+
+void Scanner::add_evidence(std::string_view rule_id, const Pos& pos) {
+  const ClassifierRule* rule = find_classifier_rule(rule_id);
+  if (rule == nullptr) {
+    return;
+  }
+  for (std::size_t i = m_evidence.size(); i > 0 && m_evidence[i - 1].line == pos.line; --i) {
+    if (m_evidence[i - 1].rule == rule_id && m_evidence[i - 1].column == pos.column) {
+      return; // one row per rule per position
+    }
+  }
+  // The evidence text is the whole physical line of the match, trimmed.
+  std::size_t begin = std::min(pos.offset, m_src.size());
+  while (begin > 0 && m_src[begin - 1] != '\n' && m_src[begin - 1] != '\r') {
+    --begin;
+  }
+  if (begin == 0 && m_src.starts_with("\xEF\xBB\xBF")) {
+    begin = 3;
+  }
+  std::size_t end = std::min(pos.offset, m_src.size());
+  while (end < m_src.size() && m_src[end] != '\n' && m_src[end] != '\r') {
+    ++end;
+  }
+  std::string_view text = m_src.substr(begin, end - begin);
+  const auto first = text.find_first_not_of(" \t\f\v");
+  text = first == std::string_view::npos ? std::string_view() : text.substr(first);
+  text = text.substr(0, text.find_last_not_of(" \t\f\v") + 1);
+  std::string shown(text.substr(0, k_max_evidence_text));
+  if (text.size() > k_max_evidence_text) {
+    shown += "..."; // a minified or generated line: the start is enough to find it
+  }
+
+  m_evidence.push_back(
+      Evidence{std::string(rule->id), rule->category, pos.line, pos.column, std::move(shown), std::string(rule->implies)});
+  m_evidence_stmt.push_back(m_stmt);
+  if (rule_id == "backend-is-tpu") {
+    m_backend_stmts.push_back(m_stmt);
+  }
+}
+
+// A CPU device expression makes the enclosing calls' arguments CPU devices (default_device) and
+// the name assigned on this statement a CPU device name.
+void Scanner::on_cpu_device_evidence() {
+  for (auto& bracket : m_brackets) {
+    if (bracket.capturing) {
+      bracket.saw_cpu_device = true;
+    }
+  }
+  if (!m_assign_target.empty() && m_assign_stmt == m_stmt &&
+      std::find(m_cpu_names.begin(), m_cpu_names.end(), m_assign_target) == m_cpu_names.end()) {
+    m_cpu_names.push_back(m_assign_target);
+  }
+}
+
+void Scanner::stop_capturing() {
+  for (auto& bracket : m_brackets) {
+    bracket.capturing = false;
+  }
+  m_env.active = false;
+  m_capturing = 0;
+  m_capture.clear();
+}
+
+// back(last) is a name; returns the index of the first name of the dotted chain ending there,
+// or 0 when the chain does not start at a plain name (an attribute of a call or subscript).
+std::size_t Scanner::chain_root(std::size_t last) const {
+  std::size_t i = last;
+  while (i + 2 < k_window && is_op(back(i + 1), ".") && back(i + 2).kind == TokenKind::name) {
+    i += 2;
+  }
+  if (i + 1 >= k_window || is_op(back(i + 1), ".")) {
+    return 0;
+  }
+  return i;
+}
+
+void Scanner::resolve_chain(std::size_t root, std::size_t last) {
+  const std::string_view root_name = back(root).text;
+  m_qualified.clear();
+  bool aliased = false;
+  for (auto it = m_aliases.rbegin(); it != m_aliases.rend(); ++it) {
+    if (it->local == root_name) {
+      m_qualified += it->qualified;
+      aliased = true;
+      break;
+    }
+  }
+  if (!aliased) {
+    // An unbound root stands for itself, so `jax.devices` matches even without a visible
+    // `import jax` (star imports, exec'd snippets) while `foo.devices` never does.
+    m_qualified += root_name;
+  }
+  for (std::size_t i = root; i > last; i -= 2) {
+    m_qualified += '.';
+    m_qualified += back(i - 2).text;
+  }
+}
+
+void Scanner::on_chain_end(const Token& tok) {
+  const Token& last = back(1);
+  if (!maybe_interesting(last.text) || m_import.state != ImportState::none || is_op(tok, "=")) {
+    return; // not a candidate, an import binding, or an assignment target / keyword argument
+  }
+  const std::size_t root = chain_root(1);
+  if (root == 0) {
+    return;
+  }
+  const Token& before = back(root + 1);
+  if (is_name(before, "def") || is_name(before, "class")) {
+    return;
+  }
+  resolve_chain(root, 1);
+  const std::string_view qualified = m_qualified;
+  if (!(qualified.starts_with("jax") || qualified.starts_with("os") || qualified.starts_with("config"))) {
+    return;
+  }
+  const bool call = is_op(tok, "(");
+  const Pos root_pos = pos_of(back(root));
+  if (call && qualified == k_default_backend.callee) {
+    if (m_compare.active && !m_compare.want_tpu_string) {
+      add_evidence("backend-is-tpu", m_compare.start);
+      m_compare.active = false;
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < k_call_matchers.size(); ++i) {
+    const CallMatcher& matcher = k_call_matchers[i];
+    if (matcher.callee != qualified || (!call && !matcher.reference)) {
+      continue;
+    }
+    if (matcher.check == ArgCheck::none) {
+      add_evidence(matcher.rule, root_pos);
+    } else if (call && m_next_call == k_no_matcher) {
+      m_next_call = static_cast<std::uint16_t>(i);
+      m_next_call_root = root_pos;
+    }
+  }
+}
+
+void Scanner::open_bracket(const Token& tok) {
+  if (m_capturing > 0) {
+    m_capture.push_back(tok);
+  }
+  const std::uint16_t matcher = tok.text[0] == '(' ? m_next_call : k_no_matcher;
+  m_next_call = k_no_matcher;
+  if (m_brackets.size() >= k_max_brackets || m_bracket_overflow > 0) {
+    ++m_bracket_overflow;
+    return;
+  }
+  Bracket bracket;
+  bracket.open = tok.text[0];
+  if (matcher != k_no_matcher) {
+    bracket.matcher = matcher;
+    bracket.capturing = true;
+    bracket.capture_start = m_capture.size();
+    bracket.root = m_next_call_root;
+    bracket.suppress_backend_kwarg = k_call_matchers[matcher].check == ArgCheck::backend_cpu;
+    ++m_capturing;
+  }
+  m_brackets.push_back(bracket);
+}
+
+void Scanner::close_bracket(const Token& tok) {
+  if (m_bracket_overflow > 0) {
+    --m_bracket_overflow;
+  } else if (!m_brackets.empty()) {
+    const Bracket bracket = m_brackets.back();
+    m_brackets.pop_back();
+    if (bracket.capturing) {
+      --m_capturing;
+      evaluate_call(bracket, m_capture.size());
+    }
+  }
+  if (m_capturing > 0) {
+    m_capture.push_back(tok);
+  } else {
+    m_capture.clear();
+  }
+}
+
+// `<call>(..., backend="cpu", ...)`: checked by look-back when the `,` or `)` after the value
+// arrives, so no call needs buffering for it.
+void Scanner::check_backend_kwarg() {
+  if (back(1).kind != TokenKind::string || m_bracket_overflow > 0 || m_brackets.empty()) {
+    return;
+  }
+  const Bracket& inner = m_brackets.back();
+  if (inner.open != '(' || inner.suppress_backend_kwarg) {
+    return;
+  }
+  std::size_t j = 1;
+  while (j + 3 < k_window && back(j).kind == TokenKind::string) {
+    ++j;
+  }
+  if (!is_op(back(j), "=") || !is_name(back(j + 1), "backend") ||
+      !(is_op(back(j + 2), "(") || is_op(back(j + 2), ","))) {
+    return;
+  }
+  std::string value;
+  for (std::size_t i = j - 1; i >= 1; --i) {
+    if (!is_literal_string(back(i))) {
+      return;
+    }
+    value += string_value(back(i));
+  }
+  if (lower_trimmed(value) == "cpu") {
+    add_evidence("backend-cpu-kwarg", pos_of(back(j + 1)));
+  }
+}
+
+// `=` or `+=` at statement level: os.environ["KEY"] = value, or `name = ...` (to learn names that
+// hold CPU devices). Returns true when it starts capturing the assigned value.
+bool Scanner::on_assignment(const Token& tok) {
+  if (depth() != 0) {
+    return false;
+  }
+  const bool plain = tok.text == "=";
+  if (plain && back(1).kind == TokenKind::name && statement_start(back(2))) {
+    m_assign_target = back(1).text;
+    m_assign_stmt = m_stmt;
+    m_assign_eq = m_count;
+    return false;
+  }
+  if (!is_op(back(1), "]") || m_env.active) {
+    return false;
+  }
+  std::size_t j = 2;
+  while (j + 2 < k_window && back(j).kind == TokenKind::string) {
+    ++j;
+  }
+  if (j == 2 || !is_op(back(j), "[") || back(j + 1).kind != TokenKind::name) {
+    return false;
+  }
+  const std::size_t root = chain_root(j + 1);
+  if (root == 0) {
+    return false;
+  }
+  resolve_chain(root, j + 1);
+  if (m_qualified != "os.environ") {
+    return false;
+  }
+  std::string key;
+  for (std::size_t i = j - 1; i >= 2; --i) {
+    if (!is_literal_string(back(i))) {
+      return false;
+    }
+    key += string_value(back(i));
+  }
+  const KeyRule* rule = find_env_key(key);
+  // `+=` appends, so only a flag search (XLA_FLAGS) makes sense for it.
+  if (rule == nullptr || (!plain && rule->check != ValueCheck::force_host_flag)) {
+    return false;
+  }
+  m_env.active = true;
+  m_env.key = rule;
+  m_env.capture_start = m_capture.size();
+  m_env.root = pos_of(back(root));
+  ++m_capturing;
+  return true;
+}
+
+void Scanner::evaluate_env_assignment() {
+  if (!m_env.active) {
+    return;
+  }
+  m_env.active = false;
+  --m_capturing;
+  const std::span<const Token> tokens(m_capture);
+  if (value_matches(m_env.key->check, tokens, m_env.capture_start, tokens.size())) {
+    add_evidence(m_env.key->rule, m_env.root);
+  }
+  if (m_capturing == 0) {
+    m_capture.clear();
+  }
+}
+
+void Scanner::end_statement(const Token& tok) {
+  evaluate_env_assignment();
+  if (!m_assign_target.empty() && m_assign_stmt == m_stmt) {
+    note_backend_assignment();
+  }
+  if (!m_backend_stmts.empty() && m_backend_stmts.back() == m_stmt && tok.kind == TokenKind::newline &&
+      is_op1(back(1), ':')) {
+    m_guard_stmts.push_back(m_stmt);
+  }
+  ++m_stmt;
+  m_assign_target = {};
+}
+
+// Per-token work, split by kind: PythonLexer::run calls these from the place where it recognized
+// the kind, so after inlining there is no second dispatch on the kind here. Tests are on lengths
+// and single bytes before any string comparison; rare work is in out-of-line helpers.
+inline bool Scanner::prologue(const Token& tok, bool dot) {
+  if (m_compare.active) {
+    step_compare(tok);
+  }
+  const Token& prev = back(1);
+  if (!dot && prev.kind == TokenKind::name && maybe_interesting(prev.text)) {
+    on_chain_end(tok);
+  }
+  const bool importing = m_import.state != ImportState::none;
+  if (importing) {
+    step_import(tok);
+  }
+  return importing;
+}
+
+inline void Scanner::epilogue(const Token& tok, bool captured) {
+  if (m_capturing > 0) {
+    if (!captured) {
+      m_capture.push_back(tok);
+    }
+    if (m_capture.size() > k_max_capture) {
+      stop_capturing(); // a call that never closes: give up on its arguments rather than grow
+    }
+  }
+  (void)tok; // the lexer built `tok` in slot(): committing it is just advancing the ring
+  ++m_count;
+}
+
+bool Scanner::on_name(const Token& tok) {
+  const bool importing = prologue(tok, false);
+  const std::string_view text = tok.text;
+  // Only in, from, raise, import and assert matter: one length test rejects most names.
+  switch (text.size()) {
+  case 2:
+    if (text[0] == 'i' && text[1] == 'n') {
+      start_compare(tok);
+    }
+    break;
+  case 4:
+    if (!importing && equals(text, "from")) {
+      step_import(tok);
+    }
+    break;
+  case 5:
+    if (equals(text, "raise") && !is_op1(back(1), '.')) {
+      add_evidence("result-check", pos_of(tok));
+    }
+    break;
+  case 6:
+    if (!importing && equals(text, "import")) {
+      step_import(tok);
+    } else if (equals(text, "assert") && !is_op1(back(1), '.')) {
+      add_evidence("result-check", pos_of(tok));
+    }
+    break;
+  default:
+    break;
+  }
+  epilogue(tok, false);
+  return true;
+}
+
+bool Scanner::on_literal(const Token& tok) {
+  prologue(tok, false);
+  epilogue(tok, false);
+  return true;
+}
+
+bool Scanner::on_open(const Token& tok) {
+  prologue(tok, false);
+  open_bracket(tok);
+  epilogue(tok, true);
+  return true;
+}
+
+bool Scanner::on_close(const Token& tok) {
+  prologue(tok, false);
+  if (back(1).kind == TokenKind::string) {
+    check_backend_kwarg();
+  }
+  close_bracket(tok);
+  epilogue(tok, true);
+  return true;
+}
+
+bool Scanner::on_op(const Token& tok) {
+  const std::string_view text = tok.text;
+  const bool dot = text.size() == 1 && text[0] == '.';
+  prologue(tok, dot);
+  bool captured = false;
+  if (text.size() == 1) {
+    switch (text[0]) {
+    case ',':
+      if (back(1).kind == TokenKind::string) {
+        check_backend_kwarg();
+      }
+      break;
+    case '=':
+      captured = on_assignment(tok);
+      break;
+    case ';':
+      if (depth() == 0) {
+        end_statement(tok);
+        captured = true;
+      }
+      break;
+    default:
+      break;
+    }
+  } else if (text.size() == 2 && text[1] == '=') {
+    if (text[0] == '=' || text[0] == '!') {
+      start_compare(tok);
+    } else if (text[0] == '+') {
+      captured = on_assignment(tok);
+    }
+  }
+  epilogue(tok, captured);
+  return true;
+}
+
+bool Scanner::on_newline(const Token& tok) {
+  prologue(tok, false);
+  end_statement(tok);
+  epilogue(tok, true);
+  return true;
+}
+
+void Scanner::on_end(const Token& tok) { (void)on_newline(tok); }
+
+void Scanner::finish(Classification& out) {
+  // Rows were added when their match completed (a call at its `)`), so restore source order.
+  std::vector<std::size_t> order(m_evidence.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+    const auto& x = m_evidence[a];
+    const auto& y = m_evidence[b];
+    return x.line != y.line ? x.line < y.line : x.column < y.column;
+  });
+  for (std::size_t index : order) {
+    Evidence& row = m_evidence[index];
+    const std::uint32_t stmt = m_evidence_stmt[index];
+    if (row.rule == "result-check") {
+      // `assert jax.default_backend() == "tpu"` and the raise under `if ... != "tpu":` check the
+      // backend, not a result: they are backend-is-tpu evidence only.
+      const bool same = std::find(m_backend_stmts.begin(), m_backend_stmts.end(), stmt) != m_backend_stmts.end();
+      const bool guarded =
+          stmt > 0 && std::find(m_guard_stmts.begin(), m_guard_stmts.end(), stmt - 1) != m_guard_stmts.end();
+      if (same || guarded) {
+        continue;
+      }
+    }
+    out.evidence.push_back(std::move(row));
+  }
+}
+
+Classification Scanner::run() {
+  Classification out;
+  PythonLexer lexer(m_src);
+  // Streams every token straight into the callbacks above: no token buffer.
+  while (!lexer.run(*this)) {
+  }
+  finish(out);
+  out.lex_error = lexer.error();
+  return out;
+}
+
+} // namespace tpulaunch::scan

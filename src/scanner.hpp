@@ -1,0 +1,199 @@
+#pragma once
+// The classifier's streaming scanner: it sees each token of a script once and turns matches of
+// the rule table into evidence rows. Internal to the classifier: classify_source() runs it.
+//
+// Files: scanner.cpp (the per-token path, dotted chains, brackets, assignments), scanner_imports.cpp
+// (the import state machine that fills the alias table), scanner_calls.cpp (one check per kind
+// of matched call), scanner_compare.cpp (backend comparisons).
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "call_args.hpp"
+#include "classifier_matchers.hpp"
+#include "token_match.hpp"
+#include "tpulaunch/classifier.hpp"
+
+namespace tpulaunch::scan {
+
+// A position in the source, for an evidence row.
+struct Pos {
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+  std::size_t offset = 0;
+};
+
+// The streaming scanner. It sees each token once, keeps the last k_window tokens for look-back
+// (dotted chains, `backend="cpu"`, comparisons) and buffers tokens only inside the argument list
+// of a call that matched the table, so the common path allocates nothing.
+
+class Scanner {
+public:
+  explicit Scanner(std::string_view source);
+  Classification run();
+
+private:
+  static constexpr std::size_t k_window = 32; // a power of two: the ring index is a mask
+  static constexpr std::size_t k_max_brackets = 4096;
+  static constexpr std::size_t k_max_capture = std::size_t{1} << 16;
+  static constexpr std::uint16_t k_no_matcher = 0xFFFF;
+
+  struct Alias {
+    std::string_view local;
+    std::string qualified;
+  };
+
+  struct Bracket {
+    char open = '(';
+    bool capturing = false;
+    bool saw_cpu_device = false;
+    bool suppress_backend_kwarg = false;
+    std::uint16_t matcher = k_no_matcher;
+    std::size_t capture_start = 0;
+    Pos root;
+  };
+
+  enum class ImportState : std::uint8_t { none, module, alias, after_alias, from_module, from_names, from_alias };
+
+  struct Import {
+    ImportState state = ImportState::none;
+    std::array<std::string_view, 16> parts{};
+    std::size_t part_count = 0;
+    bool relative = false;
+    std::string_view pending; // `from m import <pending>` waiting to see whether `as` follows
+  };
+
+  // A comparison `A == B` where one side has been seen and the other is being looked for.
+  struct Compare {
+    bool active = false;
+    bool want_tpu_string = false; // left side was backend-ish; else it was "tpu"
+    bool in_collection = false;
+    std::size_t collection_depth = 0;
+    std::size_t base_depth = 0;
+    std::size_t op_count = 0; // m_count of the operator (`==`, `!=`, `in`)
+    std::uint32_t budget = 0;
+    Pos start;
+  };
+
+  // os.environ["KEY"] = <value up to the end of the statement>
+  struct EnvAssignment {
+    bool active = false;
+    const KeyRule* key = nullptr;
+    std::size_t capture_start = 0;
+    Pos root;
+  };
+
+  // back(1) is the previous token, up to back(k_window - 1) (the last slot is the one being
+  // written). Slots never written hold the sentinel (an end token), so look-back before the
+  // first token sees "start of input" without a count check.
+  [[nodiscard]] const Token& back(std::size_t i) const {
+    return i >= k_window ? m_sentinel : m_window[(m_count - i) & (k_window - 1)];
+  }
+  [[nodiscard]] Pos pos_of(const Token& t) const {
+    return {t.line, t.column, static_cast<std::size_t>(t.text.data() - m_src.data())};
+  }
+  [[nodiscard]] std::size_t depth() const { return m_brackets.size() + m_bracket_overflow; }
+  [[nodiscard]] bool statement_start(const Token& t) const {
+    return t.kind == TokenKind::newline || t.kind == TokenKind::end || is_op(t, ";") || is_op(t, ":");
+  }
+
+public:
+  // Sink interface of PythonLexer::run: the lexer builds each token in the ring slot after
+  // back(1), then calls one of these.
+  Token& slot() { return m_window[m_count & (k_window - 1)]; }
+  bool on_name(const Token& tok);
+  bool on_number(const Token& tok) { return on_literal(tok); }
+  bool on_string(const Token& tok) { return on_literal(tok); }
+  bool on_open(const Token& tok);
+  bool on_close(const Token& tok);
+  bool on_op(const Token& tok);
+  bool on_newline(const Token& tok);
+  void on_end(const Token& tok);
+
+private:
+  [[gnu::always_inline]] inline bool prologue(const Token& tok, bool dot);
+  [[gnu::always_inline]] inline void epilogue(const Token& tok, bool captured);
+  bool on_literal(const Token& tok);
+  void on_chain_end(const Token& tok);
+  std::size_t chain_root(std::size_t last) const;
+  void resolve_chain(std::size_t root, std::size_t last);
+  void step_import(const Token& tok);
+  void bind_import();
+  void bind(std::string_view local, std::string qualified);
+  void open_bracket(const Token& tok);
+  void close_bracket(const Token& tok);
+  void check_backend_kwarg();
+  bool on_assignment(const Token& tok);
+  void end_statement(const Token& tok);
+  void note_backend_assignment();
+  [[nodiscard]] bool is_backend_name(std::string_view name) const {
+    return !m_backend_names.empty() &&
+           std::find(m_backend_names.begin(), m_backend_names.end(), name) != m_backend_names.end();
+  }
+  void evaluate_call(const Bracket& bracket, std::size_t end);
+  void check_backend_cpu(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_cpu_device(const Bracket& bracket, std::span<const Token> tokens, std::size_t end);
+  void check_key_value(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_env_mapping(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void evaluate_env_assignment();
+  void start_compare(const Token& tok);
+  void step_compare(const Token& tok);
+  Pos primary_start(std::size_t last) const;
+  void add_evidence(std::string_view rule, const Pos& pos);
+  void on_cpu_device_evidence();
+  void stop_capturing();
+  void finish(Classification& out);
+
+  void add_filter(std::string_view name) { m_filter.set(filter_hash(name)); }
+  [[nodiscard]] bool maybe_interesting(std::string_view name) const { return m_filter.test(filter_hash(name)); }
+  static std::size_t filter_hash(std::string_view name) {
+    const auto first = static_cast<unsigned char>(name.front());
+    const auto last = static_cast<unsigned char>(name.back());
+    return (name.size() * 131U + first * 31U + last) & 4095U;
+  }
+
+  std::string_view m_src;
+  Token m_sentinel;
+  std::array<Token, k_window> m_window{};
+  std::size_t m_count = 0;
+
+  // Last components of every callee plus every import alias: a name outside this set cannot end a
+  // matching chain, so most names cost one hash and one bit test.
+  std::bitset<4096> m_filter;
+  std::vector<Alias> m_aliases;
+  std::string m_qualified;
+  Import m_import;
+
+  std::vector<Bracket> m_brackets;
+  std::size_t m_bracket_overflow = 0;
+  std::vector<Token> m_capture;
+  std::size_t m_capturing = 0; // open captures (call arguments and env assignment)
+  std::uint16_t m_next_call = k_no_matcher;
+  Pos m_next_call_root;
+
+  EnvAssignment m_env;
+  Compare m_compare;
+
+  std::uint32_t m_stmt = 0;
+  std::string_view m_assign_target; // `NAME = ...` at statement start
+  std::uint32_t m_assign_stmt = 0;
+  std::size_t m_assign_eq = 0; // m_count of that statement's `=`
+  std::vector<std::string_view> m_cpu_names; // names assigned from a CPU device expression
+  // Names whose last `NAME = ...` was jax.default_backend() or `<x>.platform`: comparing one with
+  // "tpu" is backend-is-tpu evidence.
+  std::vector<std::string_view> m_backend_names;
+
+  std::vector<Evidence> m_evidence;
+  std::vector<std::uint32_t> m_evidence_stmt;   // statement of each evidence row
+  std::vector<std::uint32_t> m_backend_stmts;   // statements holding a backend-is-tpu match
+  std::vector<std::uint32_t> m_guard_stmts;     // ... that end with ':' (an if guarding the backend)
+};
+
+
+} // namespace tpulaunch::scan
