@@ -511,8 +511,8 @@ case_pipeline__course_multihost_collective_verifies() {
   # Each check fails on a tampered copy: field, new value (JSON), the finding it must cause.
   local tampers=(
     "2 owned_input 1.0 input 1.0 is also owned by worker 0"
-    "1 global_mean_gradient -2.0 expected -5 (-(P + 1) for P = 4 processes)"
-    "3 updated_theta 0.2 expected 0.5"
+    "1 global_mean_gradient -2.0 is -2, expected -5 (-(P + 1) for P = 4 processes)"
+    "3 updated_theta 0.2 is 0.2, expected 0.5 (0.1 * (P + 1) for P = 4 processes)"
     "0 process_count 1 is 1, but v5litepod-16 has 4"
     "1 local_devices 8 is 8, but v5litepod-16 has 4"
     "2 global_devices 4 is 4, but v5litepod-16 has 16"
