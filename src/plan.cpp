@@ -251,25 +251,6 @@ void add_fetch_verify_teardown(Plan& plan, bool full) {
 
 } // namespace
 
-std::string_view to_string(VerifyKind kind) {
-  switch (kind) {
-  case VerifyKind::training: return "training";
-  case VerifyKind::discovery: return "discovery";
-  case VerifyKind::logs: return "logs";
-  case VerifyKind::none: return "none";
-  }
-  return "none";
-}
-
-std::optional<VerifyKind> parse_verify_kind(std::string_view name) {
-  for (const auto kind : k_verify_kinds) {
-    if (to_string(kind) == name) {
-      return kind;
-    }
-  }
-  return std::nullopt;
-}
-
 std::string_view to_string(StepKind kind) {
   switch (kind) {
   case StepKind::preflight: return "preflight";

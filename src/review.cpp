@@ -70,7 +70,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   if (request.script_class != ScriptClass::cpu_only) {
     const auto cpu = classification.of_category(Category::cpu_selection);
     if (!cpu.empty() && !overriding) {
-      return refusal(fmt::format("'{}' selects CPU devices ({}); recording {} over that evidence needs --override "
+      return refused_error(fmt::format("'{}' selects CPU devices ({}); recording {} over that evidence needs --override "
                                  "REASON",
                                  request.id, lines_of(cpu), entry.class_name));
     }
@@ -81,7 +81,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   if (request.script_class == ScriptClass::multi_host_qualified) {
     const auto missing = missing_multi_host_markers(classification);
     if (!missing.empty() && !overriding) {
-      return refusal(fmt::format("'{}' lacks the multi-host markers {}; recording multi-host-qualified needs "
+      return refused_error(fmt::format("'{}' lacks the multi-host markers {}; recording multi-host-qualified needs "
                                  "--override REASON",
                                  request.id, fmt::join(missing, ", ")));
     }

@@ -12,6 +12,7 @@
 #include "tpulaunch/router.hpp"
 #include "tpulaunch/script_class.hpp"
 #include "tpulaunch/shell.hpp"
+#include "tpulaunch/verify.hpp"
 
 namespace tpulaunch {
 
@@ -19,13 +20,6 @@ namespace tpulaunch {
 // `full`: the lifecycle — preflight, staged-digest check inside the run call, a per-run artifacts
 // folder (TPU_RUN_DIR), per-host logs, parallel fetch, verify, and optional bootstrap/teardown.
 enum class PlanForm { course, full };
-
-enum class VerifyKind { training, discovery, logs, none };
-// Every verify kind, in the order --help lists them; `none` last (plan only: no verify step).
-inline constexpr std::array<VerifyKind, 4> k_verify_kinds{VerifyKind::training, VerifyKind::discovery, VerifyKind::logs,
-                                                         VerifyKind::none};
-std::string_view to_string(VerifyKind kind);
-std::optional<VerifyKind> parse_verify_kind(std::string_view name);
 
 struct PlanOptions {
   std::string tpu;     // validated TPU name (required for TPU routes)
