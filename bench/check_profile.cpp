@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tpulaunch/audit.hpp"
+#include "tpulaunch/check.hpp"
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/matrix.hpp"

@@ -233,21 +233,37 @@ std::optional<ScriptClass> ScriptStatus::route_class() const {
   return entry->script_class;
 }
 
+namespace {
+
+// The commands a message tells a person to run, as argv data rendered by the one quoting
+// function: `tpulaunch review ID --class CLASS --by NAME` (CLASS and NAME are for them to fill in).
+ShellLine review_command(std::string_view id) {
+  return ShellLine{"tpulaunch", "review", Word(std::string(id)), "--class", "CLASS", "--by", "NAME"};
+}
+
+std::string review_hint(std::string_view id) { return to_shell(review_command(id)); }
+
+std::string classify_then_review_hint(std::string_view id, const std::string& path) {
+  constexpr Code k_and{" && "};
+  return to_shell(ShellLine{"tpulaunch", "classify", Word(path)}.code(k_and).line(review_command(id)));
+}
+
+} // namespace
+
 std::string ScriptStatus::explanation() const {
   switch (state) {
   case ReviewState::reviewed:
     return {};
   case ReviewState::no_entry:
-    return fmt::format("'{}' has no entry in the execution matrix; review it: tpulaunch classify {} && tpulaunch review {} --class CLASS --by NAME",
-                       id, shell_quote(path), id);
+    return fmt::format("'{}' has no entry in the execution matrix; review it: {}", id, classify_then_review_hint(id, path));
   case ReviewState::unknown_class:
-    return fmt::format("'{}' has the unknown class \"{}\" (known: cpu-only, single-host-compatible, multi-host-qualified); record a review: tpulaunch review {} --class CLASS --by NAME",
-                       id, printable(entry != nullptr ? entry->class_name : ""), id);
+    return fmt::format("'{}' has the unknown class \"{}\" (known: cpu-only, single-host-compatible, multi-host-qualified); record a review: {}",
+                       id, printable(entry != nullptr ? entry->class_name : ""), review_hint(id));
   case ReviewState::missing_file:
     return fmt::format("'{}' is in the matrix but its file {} is missing; restore it or remove the entry", id, path);
   case ReviewState::stale_digest:
-    return fmt::format("'{}' changed since it was reviewed (sha256 {} reviewed, {} now); review it again: tpulaunch review {} --class CLASS --by NAME",
-                       id, entry != nullptr ? entry->sha256.substr(0, 12) : "", actual_sha256.substr(0, 12), id);
+    return fmt::format("'{}' changed since it was reviewed (sha256 {} reviewed, {} now); review it again: {}", id,
+                       entry != nullptr ? entry->sha256.substr(0, 12) : "", actual_sha256.substr(0, 12), review_hint(id));
   }
   return {};
 }

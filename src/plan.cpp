@@ -1,11 +1,15 @@
 #include "tpulaunch/plan.hpp"
 
-#include <array>
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "tpulaunch/embedded/discover_py.hpp"
+#include "tpulaunch/run_folder.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {
@@ -17,6 +21,7 @@ constexpr Code k_and{" && "};
 constexpr Code k_or_exit{" || exit 1"};
 constexpr Code k_pipe{" | "};
 constexpr Code k_merge_stderr{" 2>&1"};
+constexpr Code k_write_to{" >"};
 constexpr Code k_digest_fail{" || { echo \"tpulaunch: staged script on $(hostname) does not match the reviewed "
                              "sha256\" >&2; exit 97; }"};
 constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
@@ -24,14 +29,27 @@ static_assert(k_remote_digest_mismatch == 97 && k_remote_mapped_255 == 254, "kee
 
 constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
 
-// The discovery program: prints the topology and writes discovery-<i>.json into $TPU_RUN_DIR.
-constexpr std::string_view k_discovery_program =
-    "import json, os, socket, jax; jax.distributed.initialize(); "
-    "r = dict(kind='discovery', process_index=jax.process_index(), process_count=jax.process_count(), "
-    "device_count=jax.device_count(), local_device_count=jax.local_device_count(), "
-    "backend=jax.default_backend(), hostname=socket.gethostname()); print(json.dumps(r)); "
-    "p = os.path.join(os.environ['TPU_RUN_DIR'], 'discovery-%d.json' % r['process_index']); "
-    "open(p + '.tmp', 'w').write(json.dumps(r)); os.replace(p + '.tmp', p)";
+constexpr std::string_view k_discovery_file = "discover.py"; // where the run step decodes src/remote/discover.py
+
+// Standard base64 (RFC 4648), the form `base64 --decode` reads. The discovery program travels
+// in it: every byte of the encoding is one that no shell level quotes, so the program reaches
+// the remote python exactly as src/remote/discover.py holds it.
+std::string base64(std::string_view bytes) {
+  constexpr std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t group = 0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      group = (group << 8U) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
+    }
+    for (std::size_t k = 0; k < 4; ++k) {
+      out += k <= n ? k_alphabet[(group >> (18U - 6U * k)) & 0x3fU] : '=';
+    }
+  }
+  return out;
+}
 
 // A local path as an argument: gcloud reads a word starting with '-' as an option, and one with a
 // ':' before any '/' as a file on a remote host ([[USER@]INSTANCE:]SRC), so such paths get "./".
@@ -54,38 +72,52 @@ ShellLine gcloud(std::string_view verb) {
 
 Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
 
-void add_common_flags(ShellLine& line, const Plan& plan, std::string_view workers) {
-  line.word(flag("--zone", plan.options.zone));
-  if (!workers.empty()) {
-    line.word(flag("--worker", std::string(workers)));
-  }
+// --project=P, emitted only when a project was given (gcloud otherwise uses its configured one).
+void add_project(ShellLine& line, const Plan& plan) {
   if (!plan.options.project.empty()) {
     line.word(flag("--project", plan.options.project));
   }
 }
 
+// --zone=Z, then --worker=W when `workers` asks for one (gcloud's default is worker 0), then
+// --project=P.
+void add_common_flags(ShellLine& line, const Plan& plan, const std::optional<Workers>& workers) {
+  line.word(flag("--zone", plan.options.zone));
+  if (workers) {
+    line.word(flag("--worker", workers->text()));
+  }
+  add_project(line, plan);
+}
+
 Word remote(const Plan& plan, const Word& path) { return Word(plan.options.tpu + ":").append(path); }
 
-std::string all_workers(const Plan& plan) { return plan.multi_host() ? "all" : ""; }
+// The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
+// host (gcloud's default worker 0 is the only one).
+std::optional<Workers> every_worker_flag(const Plan& plan) {
+  return plan.multi_host() ? std::optional<Workers>(Workers::all()) : std::nullopt;
+}
 
-Step ssh_step(const Plan& plan, std::string name, std::string summary, const ShellLine& remote_command) {
+// What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
+Workers every_worker(const Plan& plan) { return plan.multi_host() ? Workers::all() : Workers::one(0); }
+
+Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellLine& remote_command) {
   Step step;
-  step.name = std::move(name);
+  step.kind = kind;
   step.where = StepWhere::remote;
-  step.workers = plan.multi_host() ? "all" : "0";
+  step.workers = every_worker(plan);
   step.summary = std::move(summary);
   step.line = gcloud("ssh");
   step.line.word(plan.options.tpu);
-  add_common_flags(step.line, plan, all_workers(plan));
+  add_common_flags(step.line, plan, every_worker_flag(plan));
   // The remote command is rendered to text here; that text is then one literal argument for the
-  // local shell, quoted again by the same function (design-notes §1).
+  // local shell, quoted again by the same function (docs/security.md, "two shell levels").
   step.line.word(flag("--command", to_shell(remote_command)));
   return step;
 }
 
 Step preflight_step() {
   Step step;
-  step.name = "preflight";
+  step.kind = StepKind::preflight;
   step.summary = "check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)";
   step.line = ShellLine{"ssh-add", "-l"};
   return step;
@@ -99,18 +131,19 @@ Step bootstrap_step(const Plan& plan) {
       .word("--upgrade").word("jax[tpu]");
   // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
   command.code(k_map_255);
-  return ssh_step(plan, "bootstrap", "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker", command);
+  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker",
+                  command);
 }
 
 Step stage_step(const Plan& plan) {
   Step step;
-  step.name = "stage";
+  step.kind = StepKind::stage;
   step.where = StepWhere::remote;
-  step.workers = plan.multi_host() ? "all" : "0";
+  step.workers = every_worker(plan);
   step.summary = plan.multi_host() ? "copy the script to every worker" : "copy the script to the TPU VM";
   step.line = gcloud("scp");
   step.line.word(local_path(plan.path)).word(remote(plan, home_path(std::string(k_lab))));
-  add_common_flags(step.line, plan, all_workers(plan));
+  add_common_flags(step.line, plan, every_worker_flag(plan));
   return step;
 }
 
@@ -120,36 +153,38 @@ Step course_run_step(const Plan& plan) {
   command.word("set").word("-o").word("pipefail").code(k_then);
   command.word("JAX_PLATFORMS=tpu").word(lab_path(".venv/bin/python")).word(lab_path(py));
   command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
-  return ssh_step(plan, "run", plan.multi_host() ? "run on every worker at once" : "run on the TPU VM", command);
+  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
+                  command);
 }
 
 // The run step of the full form. One ssh call does everything remote: create the run folder,
 // check the staged file against the reviewed digest (refusing to run on a mismatch), run with
 // TPU_RUN_DIR exported and a per-host log, and keep a 255 from looking like an ssh failure.
-Step full_run_step(const Plan& plan, const Word& program_words_start, const std::vector<Word>& program_args,
-                   bool check_digest, std::string summary) {
+// `before_program` goes between the run folder's creation and the program (the discovery
+// program is decoded there); `program` is the interpreter's arguments.
+Step full_run_step(const Plan& plan, const ShellLine& before_program, const std::vector<Word>& program,
+                   std::string summary) {
   const std::string run = plan.remote_run_dir + "/";
   ShellLine command;
   command.word("set").word("-o").word("pipefail").code(k_then);
-  if (check_digest) {
+  if (plan.program == PlanProgram::script) {
     command.word("printf").word("%s  %s\\n").word(plan.sha256).word(lab_path(plan.script + ".py"));
     command.code(k_pipe).word("sha256sum").word("--check").word("--status").code(k_digest_fail).code(k_then);
   }
   command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
+  command.line(before_program);
   command.word(Word("TPU_RUN_DIR=").append(home_path(run + "artifacts"))).word("JAX_PLATFORMS=tpu");
-  command.word(program_words_start).words(program_args).code(k_merge_stderr);
+  command.word(lab_path(".venv/bin/python")).words(program).code(k_merge_stderr);
   command.code(k_pipe).word("tee").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
   command.code(k_map_255);
-  return ssh_step(plan, "run", std::move(summary), command);
+  return ssh_step(plan, StepKind::run, std::move(summary), command);
 }
 
 Step fetch_step(const Plan& plan, int worker, bool full) {
   Step step;
-  step.name = "fetch";
+  step.kind = StepKind::fetch;
   step.where = StepWhere::remote;
-  step.workers = std::to_string(worker);
-  step.worker = worker;
-  step.group = "fetch";
+  step.workers = Workers::one(worker);
   step.summary = fmt::format("bring back worker {}'s {}", worker, full ? "log and artifacts" : "log");
   step.line = gcloud("scp");
   if (full) {
@@ -158,33 +193,28 @@ Step fetch_step(const Plan& plan, int worker, bool full) {
   } else {
     step.line.word(remote(plan, lab_path(plan.script + "-tpu.txt")));
   }
-  step.line.word(fmt::format("{}/worker-{}/", plan.local_run_dir, worker));
-  step.line.word(flag("--zone", plan.options.zone)).word(flag("--worker", std::to_string(worker)));
-  if (!plan.options.project.empty()) {
-    step.line.word(flag("--project", plan.options.project));
-  }
+  step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+  add_common_flags(step.line, plan, step.workers);
   return step;
 }
 
 Step verify_step(const Plan& plan) {
   Step step;
-  step.name = "verify";
+  step.kind = StepKind::verify;
   step.summary = fmt::format("check the fetched {} of every worker", plan.verify == VerifyKind::logs ? "logs" : "receipts");
-  step.line = ShellLine{Word(plan.options.tpulaunch), "verify", Word(plan.local_run_dir), flag("--slice", plan.slice->name),
+  step.line = ShellLine{Word(plan.options.verify_program), "verify", Word(plan.local_run_dir), flag("--slice", plan.slice->name),
                         flag("--kind", std::string(to_string(plan.verify)))};
   return step;
 }
 
 Step teardown_step(const Plan& plan) {
   Step step;
-  step.name = "teardown";
+  step.kind = StepKind::teardown;
   step.where = StepWhere::remote;
   step.summary = "delete the TPU VM, only after every worker's results are back and verified";
   step.line = gcloud("delete");
   step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word("--quiet");
-  if (!plan.options.project.empty()) {
-    step.line.word(flag("--project", plan.options.project));
-  }
+  add_project(step.line, plan);
   return step;
 }
 
@@ -221,38 +251,40 @@ void add_fetch_verify_teardown(Plan& plan, bool full) {
 
 } // namespace
 
-std::string_view to_string(VerifyKind kind) {
+std::string_view to_string(StepKind kind) {
   switch (kind) {
-  case VerifyKind::training: return "training";
-  case VerifyKind::discovery: return "discovery";
-  case VerifyKind::logs: return "logs";
-  case VerifyKind::none: return "none";
+  case StepKind::preflight: return "preflight";
+  case StepKind::bootstrap: return "bootstrap";
+  case StepKind::stage: return "stage";
+  case StepKind::run: return "run";
+  case StepKind::fetch: return "fetch";
+  case StepKind::verify: return "verify";
+  case StepKind::teardown: return "teardown";
   }
-  return "none";
+  return "run";
 }
 
-std::optional<VerifyKind> parse_verify_kind(std::string_view name) {
-  for (const auto kind : {VerifyKind::training, VerifyKind::discovery, VerifyKind::logs, VerifyKind::none}) {
-    if (to_string(kind) == name) {
-      return kind;
-    }
+std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
+
+std::string Workers::text() const { return is_all() ? std::string("all") : std::to_string(m_index); }
+
+std::string_view class_name(const Plan& plan) {
+  if (plan.program == PlanProgram::discovery) {
+    return "discovery";
   }
-  return std::nullopt;
+  return plan.script_class ? to_string(*plan.script_class) : k_review_required;
 }
 
 std::string default_run_id() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
-                     utc.tm_min, utc.tm_sec);
+  return fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(now));
 }
 
 Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options) {
   Plan plan;
   plan.script = script.id;
   plan.path = script.path;
-  plan.script_class = script.entry != nullptr ? script.entry->class_name : std::string(k_review_required);
+  plan.script_class = script.route_class();
   plan.sha256 = script.actual_sha256;
   plan.route = route;
   plan.slice = slice;
@@ -260,7 +292,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
 
   if (route == RouteKind::cpu) {
     Step run;
-    run.name = "run";
+    run.kind = StepKind::run;
     run.summary = "run on this machine's CPU";
     run.line = ShellLine{"python", Word(local_path(script.path))};
     plan.steps.push_back(std::move(run));
@@ -285,7 +317,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   }
   plan.steps.push_back(stage_step(plan));
   if (full) {
-    plan.steps.push_back(full_run_step(plan, lab_path(".venv/bin/python"), {lab_path(script.id + ".py")}, true,
+    plan.steps.push_back(full_run_step(plan, ShellLine(), {lab_path(script.id + ".py")},
                                        plan.multi_host() ? "check the staged digest and run on every worker at once"
                                                          : "check the staged digest and run on the TPU VM"));
   } else {
@@ -298,8 +330,8 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
 Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options) {
   TPULAUNCH_CHECK(validate_tpu_options(options));
   Plan plan;
+  plan.program = PlanProgram::discovery;
   plan.script = "discovery";
-  plan.script_class = "discovery";
   plan.route = slice.multi_host() ? RouteKind::multi_host : RouteKind::single_host;
   plan.slice = &slice;
   plan.options = options;
@@ -313,7 +345,13 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   if (options.bootstrap) {
     plan.steps.push_back(bootstrap_step(plan));
   }
-  plan.steps.push_back(full_run_step(plan, lab_path(".venv/bin/python"), {"-c", std::string(k_discovery_program)}, false,
+  // The program is decoded into the run folder (`printf %s BASE64 | base64 --decode >FILE`), so
+  // it needs no quoting at either shell level and comes back with the receipts it wrote.
+  const Word program = home_path(plan.remote_run_dir + "/" + std::string(k_discovery_file));
+  ShellLine decode;
+  decode.word("printf").word("%s").word(base64(embedded::discover_py)).code(k_pipe).word("base64").word("--decode");
+  decode.code(k_write_to).word(program).code(k_or_exit).code(k_then);
+  plan.steps.push_back(full_run_step(plan, decode, {program},
                                      "discovery receipt only (not training): every worker reports its topology"));
   add_fetch_verify_teardown(plan, true);
   return plan;

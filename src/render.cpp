@@ -1,8 +1,12 @@
 #include "tpulaunch/render.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include <fmt/format.h>
+
+#include "tpulaunch/embedded/fetch_bash.hpp"
+#include "tpulaunch/run_folder.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -41,69 +45,179 @@ std::string indent(std::string_view text, std::string_view prefix) {
   return out;
 }
 
-// The sh helpers for bounded parallel fetches (design-notes §4): each fetch runs in the
-// background; once PARALLEL are in flight we wait for one to end. With bash 4.3+ that is
-// whichever ends first, so one slow worker (gcloud retries a failed scp up to 10 times, 5 s
-// apart) holds one slot rather than the whole queue; older bash waits for the oldest. A
-// download that has ended is found with `kill -0` and its status read with `wait PID`, which
-// bash keeps for every ended child; `wait -n -p VAR ID...` would need bash 5.1 and (5.2) names the
-// wrong job once any ID given has been reaped. Every worker's status is kept, and `set -e` never
-// stops the other workers' retrieval.
-constexpr std::string_view k_sh_fetch_helpers = R"(fetch_pids=()
-fetch_workers=()
-fetch_failed=() # worker -> exit status of its failed download
-fetch_any_done=0
-if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 403)); then
-  fetch_any_done=1 # `wait -n`: wake when any download ends
-fi
-# fetch_wait_one: wait until one download in flight ends; note its worker if it failed.
-fetch_wait_one() {
-  local i pid status take_oldest=$((!fetch_any_done))
-  while :; do
-    for i in "${!fetch_pids[@]}"; do
-      pid=${fetch_pids[i]}
-      if ((take_oldest)) || ! kill -0 "$pid" 2>/dev/null; then
-        status=0
-        wait "$pid" || status=$?
-        if ((status != 0)); then
-          fetch_failed[fetch_workers[i]]=$status
-        fi
-        unset 'fetch_pids[i]' 'fetch_workers[i]'
-        fetch_pids=("${fetch_pids[@]}")
-        fetch_workers=("${fetch_workers[@]}")
-        return 0
-      fi
-    done
-    # Sleep until some download ends. 127: none is left running, so take the oldest.
-    wait -n 2>/dev/null || (($? != 127)) || take_oldest=1
-  done
-}
-# fetch_start WORKER COMMAND...: start one worker's fetch, keeping at most PARALLEL in flight.
-fetch_start() {
-  local worker=$1
-  shift
-  while ((${#fetch_pids[@]} >= PARALLEL)); do
-    fetch_wait_one
-  done
-  "$@" &
-  fetch_pids+=("$!")
-  fetch_workers+=("$worker")
-}
-fetch_wait_all() {
-  while ((${#fetch_pids[@]} > 0)); do
-    fetch_wait_one
-  done
-}
-)";
+// --- the sh script ------------------------------------------------------------------------------
+// Every line below is a ShellLine, a Comment or a Code constant, rendered by to_shell: a value of
+// the plan reaches the script only as a literal word (quoted by shell_quote) or inside a Comment.
 
-// Before a command whose --command= text holds `$` for the remote shell: tells shellcheck (and a
-// reader) that this shell is not meant to expand it.
-std::string remote_code_note(const Step& step) {
+constexpr Code k_shebang{"#!/usr/bin/env bash"};
+constexpr Code k_regenerate{"# Regenerate it with tpulaunch plan rather than editing it: the commands below were checked\n"
+                            "# against the execution matrix, the catalog and the script's reviewed digest."};
+constexpr Code k_strict{"set -euo pipefail"};
+constexpr Code k_step_function{"step() { echo \"tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*\" >&2; }"};
+constexpr Code k_cpu_banner{"echo \"tpulaunch: run $SCRIPT on the CPU\" >&2"};
+constexpr Code k_done{"step \"done: results in $RUN_DIR\""};
+constexpr Code k_to_stderr{" >&2"};
+constexpr Code k_continued{" \\\n  "};
+constexpr Code k_if_not{"if ! "};
+constexpr Code k_then_block{"; then\n  "};
+constexpr Code k_exit_1_fi{"\n  exit 1\nfi"};
+constexpr Code k_quiet{" >/dev/null 2>&1"};
+constexpr Code k_command_v{"command -v "};
+constexpr Code k_to_null{" >/dev/null"};
+constexpr Code k_run_status_0{"run_status=0"};
+constexpr Code k_or_run_status{" || run_status=$?"};
+constexpr Code k_remote_code_note{
+    "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one"};
+// The fetch library (src/remote/fetch.bash), for bounded parallel downloads: each fetch runs in
+// the background, and once PARALLEL are in flight the script waits for one to end. With bash
+// 4.3+ that is whichever ends first (`wait -n`), so one slow worker (gcloud retries a failed scp
+// up to 10 times, 5 s apart) holds one slot rather than the whole queue; older bash waits for the
+// oldest. A download that has ended is found with `kill -0` and its status read with `wait PID`,
+// which bash keeps for every ended child; `wait -n -p VAR ID...` would need bash 5.1 and (5.2)
+// names the wrong job once any ID given has been reaped. Every worker's status is kept, and
+// `set -e` never stops the other workers' retrieval.
+constexpr Code k_fetch_library = Code{embedded::fetch_bash}.without_final_newline();
+constexpr Code k_fetch_wait_all{"fetch_wait_all"};
+constexpr Code k_fetch_report{"if ((${#fetch_failed[@]} > 0)); then\n"
+                              "  echo \"tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS\" >&2\n"
+                              "fi\n"
+                              "if ((run_status != 0)); then\n"
+                              "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results "
+                              "that could be fetched are in $RUN_DIR\" >&2\n"
+                              "  exit \"$run_status\"\n"
+                              "fi"};
+constexpr Code k_fetch_report_teardown{
+    "if ((${#fetch_failed[@]} > 0)); then\n"
+    "  echo \"tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS; the TPU is left running\" >&2\n"
+    "fi\n"
+    "if ((run_status != 0)); then\n"
+    "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched "
+    "are in $RUN_DIR; the TPU is left running\" >&2\n"
+    "  exit \"$run_status\"\n"
+    "fi"};
+constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
+
+// readonly NAME=value
+ShellLine readonly_value(Code name_equals, std::string value) {
+  return ShellLine{"readonly", Word(name_equals).append(std::move(value))};
+}
+
+// echo MESSAGE >&2, the message one quoted word.
+ShellLine echo_error(std::string message) { return ShellLine{"echo", Word(std::move(message))}.code(k_to_stderr); }
+
+// if ! CONDITION; then echo MESSAGE >&2; exit 1; fi (on four lines).
+ShellLine stop_unless(const ShellLine& condition, std::string message) {
+  return ShellLine()
+      .code(k_if_not)
+      .line(condition)
+      .code(k_then_block)
+      .line(echo_error(std::move(message)))
+      .code(k_exit_1_fi);
+}
+
+// step 'NAME: SUMMARY': the progress line on stderr.
+ShellLine step_banner(const Step& step) {
+  return ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))};
+}
+
+// A command whose --command= text holds `$` for the remote shell gets a note first: it tells
+// shellcheck (and a reader) that this shell is not meant to expand it.
+void add_remote_code_note(ShellScript& sh, const Step& step) {
   const auto argv = step.line.argv();
   const bool remote_code = std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
     return arg.starts_with("--command=") && arg.find('$') != std::string::npos;
   });
-  return remote_code ? "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one\n" : "";
+  if (remote_code) {
+    sh.code(k_remote_code_note);
+  }
+}
+
+// One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
+// concurrent group (the fetches) at once.
+using ShEmitter = void (*)(ShellScript& sh, const Plan& plan, std::span<const Step> steps);
+
+void emit_preflight(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  sh.line(stop_unless(ShellLine().line(step.line).code(k_quiet),
+                      "tpulaunch: error: no ssh key is loaded in the agent, and gcloud needs one to reach several "
+                      "workers; run: ssh-add ~/.ssh/google_compute_engine"));
+}
+
+// A step that runs once, in order, and stops the script (set -e) when it fails.
+void emit_plain(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  add_remote_code_note(sh, step);
+  sh.line(step.line);
+}
+
+void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  if (plan.route == RouteKind::cpu) {
+    sh.code(k_cpu_banner).line(step.line);
+    return;
+  }
+  sh.line(step_banner(step));
+  // A failed run must not stop retrieval: every worker's log is what explains the failure.
+  sh.code(k_run_status_0);
+  add_remote_code_note(sh, step);
+  sh.line(ShellLine(step.line).code(k_or_run_status));
+}
+
+void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  sh.line(ShellLine{"step", Word(fmt::format("fetch: one download per worker (gcloud refuses several), {} at a time",
+                                             plan.options.parallel))});
+  sh.code(k_fetch_library);
+  for (const Step& step : steps) {
+    sh.line(ShellLine{"fetch_start", Word(step.workers->text())}.line(step.line));
+  }
+  sh.code(k_fetch_wait_all);
+  sh.code(plan.options.teardown ? k_fetch_report_teardown : k_fetch_report);
+  sh.code(k_fetch_exit);
+}
+
+ShEmitter sh_emitter(StepKind kind) {
+  switch (kind) {
+  case StepKind::preflight: return emit_preflight;
+  case StepKind::run: return emit_run;
+  case StepKind::fetch: return emit_fetch;
+  case StepKind::bootstrap:
+  case StepKind::stage:
+  case StepKind::verify:
+  case StepKind::teardown: return emit_plain;
+  }
+  return emit_plain;
+}
+
+bool has_step(const Plan& plan, StepKind kind) {
+  return std::any_of(plan.steps.begin(), plan.steps.end(), [kind](const Step& s) { return s.kind == kind; });
+}
+
+// The values a reader (and the step function) needs, the verify program's presence, and the
+// local folders the downloads land in.
+void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
+  sh.line(readonly_value(Code{"SLICE="}, plan.slice->name));
+  sh.line(readonly_value(Code{"TPU="}, plan.options.tpu));
+  sh.line(readonly_value(Code{"ZONE="}, plan.options.zone));
+  sh.line(readonly_value(Code{"RUN_ID="}, plan.options.run_id));
+  sh.line(readonly_value(Code{"RUN_DIR="}, plan.local_run_dir));
+  sh.line(readonly_value(Code{"WORKERS="}, std::to_string(plan.workers())));
+  sh.line(readonly_value(Code{"PARALLEL="}, std::to_string(plan.options.parallel)));
+  sh.blank().code(k_step_function).blank();
+  if (has_step(plan, StepKind::verify)) {
+    // Fail before any TPU time is spent, not after the run, when verify could not be called.
+    const std::string& program = plan.options.verify_program;
+    sh.line(stop_unless(ShellLine().code(k_command_v).word(program).code(k_to_null),
+                        fmt::format("tpulaunch: error: {} is not on PATH, and the verify step needs it", program)));
+    sh.blank();
+  }
+  // Local folders first: gcloud needs each download's folder to exist.
+  ShellLine mkdir{"mkdir", "-p"};
+  for (int worker = 0; worker < plan.workers(); ++worker) {
+    mkdir.code(k_continued).word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+  }
+  sh.line(mkdir);
 }
 
 } // namespace
@@ -127,11 +241,14 @@ nlohmann::ordered_json slice_json(const Slice& s) {
 }
 
 nlohmann::ordered_json plan_json(const Plan& plan) {
+  auto or_null = [](const std::string& value) {
+    return value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
+  };
   nlohmann::ordered_json j;
   j["script"] = plan.script;
-  j["path"] = plan.path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.path);
-  j["class"] = plan.script_class;
-  j["sha256"] = plan.sha256.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.sha256);
+  j["path"] = or_null(plan.path);
+  j["class"] = class_name(plan);
+  j["sha256"] = or_null(plan.sha256);
   j["route"] = to_string(plan.route);
   j["slice"] = plan.slice == nullptr ? nlohmann::ordered_json(nullptr) : slice_json(*plan.slice);
   j["multi_host"] = plan.multi_host();
@@ -139,35 +256,35 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
     j["form"] = plan.options.form == PlanForm::course ? "course" : "full";
     j["tpu"] = plan.options.tpu;
     j["zone"] = plan.options.zone;
-    j["project"] = plan.options.project.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.options.project);
+    j["project"] = or_null(plan.options.project);
     j["run_id"] = plan.options.run_id;
     j["local_run_dir"] = plan.local_run_dir;
     j["verify"] = to_string(plan.verify);
   }
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  std::vector<std::size_t> fetch_steps;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
+    const std::string group(concurrent_group(step.kind));
     nlohmann::ordered_json s;
     s["index"] = i;
-    s["name"] = step.name;
+    s["name"] = step.name();
     s["where"] = where_name(step.where);
-    s["workers"] = step.workers.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(step.workers);
-    s["concurrent_group"] = step.group.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(step.group);
+    s["workers"] = step.workers ? nlohmann::ordered_json(step.workers->text()) : nlohmann::ordered_json(nullptr);
+    s["concurrent_group"] = or_null(group);
     s["summary"] = step.summary;
     s["argv"] = step.line.argv();
     s["command"] = to_shell(step.line);
     steps.push_back(std::move(s));
-  }
-  j["steps"] = std::move(steps);
-  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
-  std::vector<std::size_t> fetch_steps;
-  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-    if (plan.steps[i].group == "fetch") {
+    if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);
     }
   }
+  j["steps"] = std::move(steps);
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   if (!fetch_steps.empty()) {
-    groups.push_back({{"group", "fetch"}, {"steps", fetch_steps}, {"max_parallel", plan.options.parallel},
+    groups.push_back({{"group", concurrent_group(StepKind::fetch)}, {"steps", fetch_steps},
+                      {"max_parallel", plan.options.parallel},
                       {"note", "each worker's fetch is independent; a failure never stops the others"}});
   }
   j["concurrency"] = std::move(groups);
@@ -177,116 +294,50 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
 std::string render_text(const Plan& plan) {
   std::string out;
   out += fmt::format("script: {} ({})\n", plan.script, plan.path.empty() ? "built in" : plan.path);
-  out += fmt::format("class:  {}\n", plan.script_class);
+  out += fmt::format("class:  {}\n", class_name(plan));
   out += fmt::format("route:  {}\n", route_sentence(plan));
   if (plan.route != RouteKind::cpu) {
-    out += fmt::format("run id: {}  ->  {}/worker-<i>/\n", plan.options.run_id, plan.local_run_dir);
+    out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
   }
   out += "\ncommands:\n";
+  ShellScript commands;
   for (const Step& step : plan.steps) {
-    out += fmt::format("  # {}: {}\n", step.name, step.summary);
-    out += indent(to_shell(step.line), "  ");
+    commands.comment(fmt::format("{}: {}", step.name(), step.summary));
+    commands.line(step.line);
   }
+  out += indent(to_shell(commands), "  ");
   return out;
 }
 
 std::string render_sh(const Plan& plan) {
-  std::string out;
-  out += "#!/usr/bin/env bash\n";
-  out += fmt::format("# Generated by tpulaunch {}: {} ({}) on the {} route.\n", TPULAUNCH_VERSION, plan.script,
-                     plan.script_class, to_string(plan.route));
-  out += "# Regenerate it with tpulaunch plan rather than editing it: the commands below were checked\n";
-  out += "# against the execution matrix, the catalog and the script's reviewed digest.\n";
-  out += "set -euo pipefail\n\n";
-  auto value = [&out](std::string_view name, const std::string& v) {
-    out += fmt::format("readonly {}={}\n", name, shell_quote(v));
-  };
-  value("SCRIPT", plan.script);
+  ShellScript sh;
+  sh.code(k_shebang);
+  sh.comment(fmt::format("Generated by tpulaunch {}: {} ({}) on the {} route.", TPULAUNCH_VERSION, plan.script,
+                         class_name(plan), to_string(plan.route)));
+  sh.code(k_regenerate).code(k_strict).blank();
+  sh.line(readonly_value(Code{"SCRIPT="}, plan.script));
   if (plan.route == RouteKind::cpu) {
-    out += "\necho \"tpulaunch: run $SCRIPT on the CPU\" >&2\n";
-    out += to_shell(plan.steps.front().line) + "\n";
-    return out;
-  }
-  value("SLICE", plan.slice->name);
-  value("TPU", plan.options.tpu);
-  value("ZONE", plan.options.zone);
-  value("RUN_ID", plan.options.run_id);
-  value("RUN_DIR", plan.local_run_dir);
-  out += fmt::format("readonly WORKERS={}\n", plan.workers());
-  out += fmt::format("readonly PARALLEL={}\n\n", plan.options.parallel);
-  out += "step() { echo \"tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*\" >&2; }\n\n";
-
-  const bool verifies = std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& s) { return s.name == "verify"; });
-  if (verifies) {
-    // Fail before any TPU time is spent, not after the run, when verify could not be called.
-    out += fmt::format("if ! command -v {} >/dev/null; then\n", shell_quote(plan.options.tpulaunch));
-    out += fmt::format("  echo {} >&2\n  exit 1\nfi\n\n",
-                       shell_quote(fmt::format("tpulaunch: error: {} is not on PATH, and the verify step needs it",
-                                               plan.options.tpulaunch)));
-  }
-  // Local folders first: gcloud needs each download's folder to exist.
-  out += "mkdir -p";
-  for (int worker = 0; worker < plan.workers(); ++worker) {
-    out += " \\\n  " + shell_quote(fmt::format("{}/worker-{}/", plan.local_run_dir, worker));
-  }
-  out += "\n";
-
-  bool fetch_started = false;
-  bool fetch_done = false;
-  auto finish_fetch = [&] {
-    if (!fetch_started || fetch_done) {
-      return;
+    sh.blank();
+    for (const Step& step : plan.steps) {
+      sh_emitter(step.kind)(sh, plan, std::span<const Step>(&step, 1));
     }
-    fetch_done = true;
-    const std::string left = plan.options.teardown ? "; the TPU is left running" : "";
-    out += "fetch_wait_all\n";
-    out += "if ((${#fetch_failed[@]} > 0)); then\n";
-    out += fmt::format("  echo \"tpulaunch: error: could not fetch worker(s) ${{!fetch_failed[*]}} of $WORKERS{}\" >&2\n", left);
-    out += "fi\n";
-    out += "if ((run_status != 0)); then\n";
-    out += fmt::format("  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results that "
-                       "could be fetched are in $RUN_DIR{}\" >&2\n", left);
-    out += "  exit \"$run_status\"\n";
-    out += "fi\n";
-    out += "if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi\n";
-  };
-  for (const Step& step : plan.steps) {
-    if (step.name != "fetch") {
-      finish_fetch();
-    }
-    if (step.name != "fetch" || !fetch_started) {
-      out += "\n";
-    }
-    if (step.name == "preflight") {
-      out += fmt::format("step {}\n", shell_quote(step.name + ": " + step.summary));
-      out += fmt::format("if ! {} >/dev/null 2>&1; then\n", to_shell(step.line));
-      out += "  echo 'tpulaunch: error: no ssh key is loaded in the agent, and gcloud needs one to reach several "
-             "workers; run: ssh-add ~/.ssh/google_compute_engine' >&2\n";
-      out += "  exit 1\nfi\n";
-    } else if (step.name == "run") {
-      out += fmt::format("step {}\n", shell_quote(step.name + ": " + step.summary));
-      // A failed run must not stop retrieval: every worker's log is what explains the failure.
-      out += "run_status=0\n";
-      out += remote_code_note(step);
-      out += to_shell(step.line) + " || run_status=$?\n";
-    } else if (step.name == "fetch") {
-      if (!fetch_started) {
-        fetch_started = true;
-        out += fmt::format("step {}\n", shell_quote(fmt::format(
-                                            "fetch: one download per worker (gcloud refuses several), {} at a time",
-                                            plan.options.parallel)));
-        out += k_sh_fetch_helpers;
+    return to_shell(sh);
+  }
+  emit_tpu_prelude(sh, plan);
+  // Steps in order; consecutive steps of one concurrent group go to their emitter together.
+  for (std::size_t i = 0; i < plan.steps.size();) {
+    std::size_t end = i + 1;
+    if (!concurrent_group(plan.steps[i].kind).empty()) {
+      while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
+        ++end;
       }
-      out += fmt::format("fetch_start {} {}\n", *step.worker, to_shell(step.line));
-    } else {
-      out += fmt::format("step {}\n", shell_quote(step.name + ": " + step.summary));
-      out += remote_code_note(step);
-      out += to_shell(step.line) + "\n";
     }
+    sh.blank();
+    sh_emitter(plan.steps[i].kind)(sh, plan, std::span<const Step>(plan.steps).subspan(i, end - i));
+    i = end;
   }
-  finish_fetch();
-  out += "\nstep \"done: results in $RUN_DIR\"\n";
-  return out;
+  sh.blank().code(k_done);
+  return to_shell(sh);
 }
 
 std::string render_refusal_text(const RefusalContext& context, const Refusal& refusal) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "tpulaunch/router.hpp"
@@ -41,10 +42,7 @@ std::string lines_of(const std::vector<const Evidence*>& evidence) {
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
-                     utc.tm_hour, utc.tm_min, utc.tm_sec);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(now));
 }
 
 Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
@@ -72,7 +70,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   if (request.script_class != ScriptClass::cpu_only) {
     const auto cpu = classification.of_category(Category::cpu_selection);
     if (!cpu.empty() && !overriding) {
-      return refusal(fmt::format("'{}' selects CPU devices ({}); recording {} over that evidence needs --override "
+      return refused_error(fmt::format("'{}' selects CPU devices ({}); recording {} over that evidence needs --override "
                                  "REASON",
                                  request.id, lines_of(cpu), entry.class_name));
     }
@@ -83,7 +81,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   if (request.script_class == ScriptClass::multi_host_qualified) {
     const auto missing = missing_multi_host_markers(classification);
     if (!missing.empty() && !overriding) {
-      return refusal(fmt::format("'{}' lacks the multi-host markers {}; recording multi-host-qualified needs "
+      return refused_error(fmt::format("'{}' lacks the multi-host markers {}; recording multi-host-qualified needs "
                                  "--override REASON",
                                  request.id, fmt::join(missing, ", ")));
     }

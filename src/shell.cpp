@@ -96,6 +96,21 @@ std::vector<std::string> ShellLine::argv() const {
   return out;
 }
 
+ShellScript& ShellScript::line(ShellLine line) {
+  m_elements.emplace_back(std::move(line));
+  return *this;
+}
+
+ShellScript& ShellScript::comment(std::string text) {
+  m_elements.emplace_back(Comment(std::move(text)));
+  return *this;
+}
+
+ShellScript& ShellScript::script(const ShellScript& other) {
+  m_elements.insert(m_elements.end(), other.m_elements.begin(), other.m_elements.end());
+  return *this;
+}
+
 std::string shell_quote(std::string_view value) {
   bool safe = !value.empty();
   for (const char c : value) {
@@ -143,6 +158,31 @@ std::string to_shell(const ShellLine& line) {
       out += std::get<Code>(element).text();
       previous_was_word = false;
     }
+  }
+  return out;
+}
+
+std::string to_shell(const Comment& comment) {
+  constexpr std::string_view k_hex = "0123456789abcdef";
+  std::string out = "# ";
+  for (const char c : comment.text()) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += k_hex[byte >> 4U];
+      out += k_hex[byte & 0xfU];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string to_shell(const ShellScript& script) {
+  std::string out;
+  for (const auto& element : script.elements()) {
+    out += std::visit([](const auto& e) { return to_shell(e); }, element);
+    out += '\n';
   }
   return out;
 }

@@ -98,7 +98,7 @@ TEST(Catalog, CoversEveryGenerationsSingleHostTypesAndPodsUpTo256Chips) {
 }
 
 TEST(Catalog, EveryRowAgreesWithItsOwnName) {
-  // parse_catalog enforces it; this pins the shipped file to the rule from gcloud-tpu.md §4.2.
+  // parse_catalog enforces it; this pins the shipped file to the hosts rule in docs/catalog.md.
   for (const auto& s : embedded().slices()) {
     const Generation* g = embedded().generation(s.generation);
     ASSERT_NE(g, nullptr) << s.name;

@@ -36,7 +36,7 @@ protected:
   static std::vector<std::string> names(const Plan& p) {
     std::vector<std::string> out;
     for (const auto& s : p.steps) {
-      out.push_back(s.name);
+      out.emplace_back(s.name());
     }
     return out;
   }
@@ -77,11 +77,12 @@ TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
   const Plan p = plan("v5litepod-256", RouteKind::multi_host);
   std::vector<std::string> destinations;
   for (const auto& s : p.steps) {
-    if (s.name == "fetch") {
+    if (s.kind == StepKind::fetch) {
       const auto argv = s.line.argv();
-      EXPECT_EQ(argv.back(), fmt::format("--worker={}", *s.worker));
+      ASSERT_TRUE(s.workers && !s.workers->is_all());
+      EXPECT_EQ(argv.back(), fmt::format("--worker={}", s.workers->index()));
       destinations.push_back(argv[7]);
-      EXPECT_EQ(s.group, "fetch");
+      EXPECT_EQ(concurrent_group(s.kind), "fetch");
     }
   }
   ASSERT_EQ(destinations.size(), 64U);
@@ -105,7 +106,7 @@ TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
 TEST_F(PlanTest, RunStepChecksTheDigestAndMaps255InTheSameCall) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const auto& run = p.steps[2];
-  ASSERT_EQ(run.name, "run");
+  ASSERT_EQ(run.kind, StepKind::run);
   const std::string command = run.line.argv().back();
   ASSERT_EQ(command.rfind("--command=", 0), 0U);
   EXPECT_NE(command.find(std::string(64, 'a') + " ~/jax-tpu-lab/lesson.py | sha256sum --check --status"), std::string::npos);
@@ -129,7 +130,7 @@ TEST_F(PlanTest, ProjectIsEmittedOnlyWhenGiven) {
     const auto argv = s.line.argv();
     if (argv.front() == "gcloud") {
       ++gcloud_steps;
-      EXPECT_NE(std::find(argv.begin(), argv.end(), "--project=my-project-1"), argv.end()) << s.name;
+      EXPECT_NE(std::find(argv.begin(), argv.end(), "--project=my-project-1"), argv.end()) << s.name();
     }
   }
   EXPECT_EQ(gcloud_steps, 6);
@@ -161,14 +162,58 @@ TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
   EXPECT_EQ(result->verify, VerifyKind::discovery);
   bool saw_run = false;
   for (const auto& s : result->steps) {
-    if (s.name == "run") {
+    if (s.kind == StepKind::run) {
       saw_run = true;
       const std::string command = s.line.argv().back();
-      EXPECT_NE(command.find("discovery-%d.json"), std::string::npos);
+      // The program travels base64-encoded, decoded into the run folder and run from there.
+      EXPECT_NE(command.find(" | base64 --decode >~/jax-tpu-lab/runs/r1/discover.py || exit 1; "), std::string::npos)
+          << command;
+      EXPECT_NE(command.find(".venv/bin/python ~/jax-tpu-lab/runs/r1/discover.py 2>&1"), std::string::npos) << command;
+      EXPECT_EQ(command.find('\''), std::string::npos) << "no quoting needed: " << command;
       EXPECT_EQ(command.find("worker-"), std::string::npos);
     }
   }
   EXPECT_TRUE(saw_run);
+}
+
+TEST_F(PlanTest, StepsSayWhichWorkersTheyReach) {
+  m_options.teardown = true;
+  const Plan multi = plan("v5litepod-16", RouteKind::multi_host);
+  for (const auto& s : multi.steps) {
+    switch (s.kind) {
+    case StepKind::stage:
+    case StepKind::run: EXPECT_EQ(s.workers, Workers::all()) << s.name(); break;
+    case StepKind::fetch: ASSERT_TRUE(s.workers); EXPECT_FALSE(s.workers->is_all()); break;
+    default: EXPECT_FALSE(s.workers) << s.name(); break;
+    }
+  }
+  const Plan single = plan("v5litepod-8", RouteKind::single_host);
+  EXPECT_EQ(single.steps[0].workers, Workers::one(0));
+  EXPECT_EQ(single.steps[0].workers->text(), "0");
+  EXPECT_EQ(Workers::all().text(), "all");
+}
+
+TEST_F(PlanTest, ClassIsTheReviewedOneOrReviewRequired) {
+  EXPECT_EQ(class_name(plan("v5litepod-16", RouteKind::multi_host)), "multi-host-qualified");
+  m_status.entry = nullptr;
+  EXPECT_EQ(class_name(plan("v5litepod-8", RouteKind::single_host)), "review-required");
+  auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_TRUE(discovery.ok());
+  EXPECT_EQ(class_name(*discovery), "discovery");
+}
+
+TEST(Plan, StepKindsHaveTheirNames) {
+  EXPECT_EQ(to_string(StepKind::preflight), "preflight");
+  EXPECT_EQ(to_string(StepKind::teardown), "teardown");
+  EXPECT_EQ(concurrent_group(StepKind::fetch), "fetch");
+  EXPECT_EQ(concurrent_group(StepKind::run), "");
+}
+
+TEST(Plan, VerifyKindsRoundTrip) {
+  for (const auto kind : k_verify_kinds) {
+    EXPECT_EQ(parse_verify_kind(to_string(kind)), kind);
+  }
+  EXPECT_FALSE(parse_verify_kind("train"));
 }
 
 TEST(Plan, DefaultRunIdIsAUtcTimestamp) {

@@ -1,4 +1,5 @@
-// Property tests of quoting at both shell levels (design-notes §1, §2), against a real bash.
+// Property tests of quoting at both shell levels (docs/security.md, "How quoting works"), against a
+// real bash.
 //
 // Adversarial values (quotes, $(), backticks, operators, control bytes, NUL, non-ASCII and invalid
 // UTF-8, leading dashes, ~, globs, braces, very long values) go into every place a user value can
@@ -387,7 +388,8 @@ done
 constexpr std::string_view k_remote_driver = R"(set -u
 rec() { builtin printf '%s\0' "$#" "$@" >>"$LOG"; }
 set() { rec set "$@"; builtin set "$@"; }
-mkdir() { rec mkdir "$@"; }
+mkdir() { rec mkdir "$@"; command mkdir "$@"; }
+base64() { local out; out=$(command base64 "$@"; builtin printf x); out=${out%x}; rec base64 "$@" "<decoded>$out"; builtin printf '%s' "$out"; }
 python3() { rec python3 "$@"; }
 echo() { rec echo "$@"; }
 hostname() { builtin printf '%s\n' t1v-n-fake-w-3; }
@@ -563,27 +565,19 @@ private:
 // --- plans built from generated values ----------------------------------------------------------
 
 constexpr std::string_view k_command_flag = "--command=";
-constexpr std::string_view k_discovery_marker = "<the discovery program>";
-
-// The discovery program is one word, whatever its exact text: check that its quotes and '%'
-// arrived intact rather than comparing with a copy of it.
-bool is_discovery_program(std::string_view text) {
-  return text.starts_with("import ") && text.find("jax.distributed.initialize()") != std::string_view::npos &&
-         text.find("os.environ['TPU_RUN_DIR']") != std::string_view::npos &&
-         text.find("'discovery-%d.json' % r['process_index']") != std::string_view::npos;
+// What the remote `base64 --decode` wrote: the discovery program must arrive byte for byte as
+// src/remote/discover.py holds it.
+const std::string& discovery_program() {
+  static const std::string k_program = [] {
+    std::ifstream in(fs::path(TPULAUNCH_SOURCE_DIR) / "src/remote/discover.py", std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    return content.str();
+  }();
+  return k_program;
 }
 
-bool same_record(const Record& expected, const Record& actual) {
-  if (expected.size() != actual.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (expected[i] == k_discovery_marker ? !is_discovery_program(actual[i]) : expected[i] != actual[i]) {
-      return false;
-    }
-  }
-  return true;
-}
+bool same_record(const Record& expected, const Record& actual) { return expected == actual; }
 
 struct Mode {
   int sha_status = 0;
@@ -598,7 +592,7 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   const std::string lab = home + "jax-tpu-lab/";
   const std::string python = "python";
   RemoteExpectation e;
-  if (step.name == "bootstrap") {
+  if (step.kind == StepKind::bootstrap) {
     e.records = {{"mkdir", "-p", lab},
                  {"python3", "-m", "venv", lab + ".venv"},
                  {python, "TPU_RUN_DIR=<unset>", "JAX_PLATFORMS=<unset>", "-m", "pip", "install", "--quiet", "--upgrade",
@@ -606,7 +600,7 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
     e.status = mode.py_status == 255 ? k_remote_mapped_255 : mode.py_status;
     return e;
   }
-  const bool discovery = plan.script_class == "discovery";
+  const bool discovery = plan.program == PlanProgram::discovery;
   if (plan.options.form == PlanForm::course) {
     e.records = {{"set", "-o", "pipefail"},
                  {python, "TPU_RUN_DIR=<unset>", "JAX_PLATFORMS=tpu", lab + plan.script + ".py"},
@@ -628,8 +622,8 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   e.records.push_back({"mkdir", "-p", run + "artifacts"});
   Record py{python, "TPU_RUN_DIR=" + run + "artifacts", "JAX_PLATFORMS=tpu"};
   if (discovery) {
-    py.emplace_back("-c");
-    py.emplace_back(k_discovery_marker);
+    e.records.push_back({"base64", "--decode", "<decoded>" + discovery_program()});
+    py.push_back(run + "discover.py");
   } else {
     py.push_back(lab + plan.script + ".py");
   }
@@ -702,7 +696,7 @@ protected:
         if (arg.starts_with(k_command_flag)) {
           const Mode mode = k_modes[i % k_modes.size()];
           RemoteExpectation expectation = expect_remote(plan, step, mode, m_sandbox.home());
-          expectation.origin = origin + " step " + step.name;
+          expectation.origin = origin + " step " + std::string(step.name());
           m_remote.add(arg.substr(k_command_flag.size()), mode.text(), std::move(expectation));
         }
       }
@@ -728,7 +722,7 @@ protected:
       default: break;
       }
       if (!ok) {
-        failures.add(fmt::format("{}: step {} lacks the value {} as a word: {}", origin, step.name, printable(value), show(argv)));
+        failures.add(fmt::format("{}: step {} lacks the value {} as a word: {}", origin, step.name(), printable(value), show(argv)));
       }
     }
   }
@@ -917,7 +911,7 @@ TEST_F(PlanPropertyTest, ExercisesDirIsRefusedOrReachesTheCommandsIntact) {
   RecordProperty("remote_commands", static_cast<int>(remote));
 }
 
-// gcloud's own grammar (design-notes §3, gcloud-tpu.md): a local path that starts with '-' is read
+// gcloud's own grammar (docs/gcloud.md §2.2): a local path that starts with '-' is read
 // as an option, and one whose text before the first ':' matches gcloud's remote pattern
 // ^(?:([^:@]+)@)?([^.:/\\@][^:/\\@]*)$ is read as INSTANCE:PATH. Quoting cannot help there; the
 // plan has to write such a path as ./path.
@@ -976,7 +970,7 @@ TEST_F(PlanPropertyTest, LocalScriptPathIsNeverReadAsAnOptionOrARemote) {
       failures.add(fmt::format("cpu run {} would pass an option to python", show(python)));
     }
     for (const Step& step : plan->steps) {
-      if (step.name != "stage") {
+      if (step.kind != StepKind::stage) {
         continue;
       }
       const auto argv = step.line.argv();

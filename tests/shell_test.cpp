@@ -70,5 +70,29 @@ TEST(Shell, TwoLevelsQuoteThroughTheSameFunction) {
 
 TEST(Shell, EmptyWordRendersAsEmptyQuotes) { EXPECT_EQ(to_shell(Word()), "''"); }
 
+TEST(Shell, CommentsCannotEndEarly) {
+  // A newline would end the comment and make the rest a command; it is shown, not written.
+  EXPECT_EQ(to_shell(Comment("id x\nrm -rf ~")), "# id x\\x0arm -rf ~");
+  EXPECT_EQ(to_shell(Comment(std::string("a\rb\x7f\0c", 6))), "# a\\x0db\\x7f\\x00c");
+  EXPECT_EQ(to_shell(Comment("caf\xc3\xa9 $(id) 'q'")), "# caf\xc3\xa9 $(id) 'q'");
+}
+
+TEST(Shell, ScriptIsOneLinePerElement) {
+  constexpr Code k_strict{"set -euo pipefail"};
+  ShellScript sh;
+  sh.code(k_strict).blank().comment("values").line(ShellLine{"readonly", Word(Code{"X="}).append("a b")});
+  EXPECT_EQ(to_shell(sh), "set -euo pipefail\n\n# values\nreadonly X='a b'\n");
+  ShellScript outer;
+  outer.script(sh).script(sh);
+  EXPECT_EQ(to_shell(outer), to_shell(sh) + to_shell(sh));
+}
+
+TEST(Shell, EmbeddedCodeLosesOnlyItsFinalNewlines) {
+  constexpr Code k_block = Code{"a\nb\n\n"}.without_final_newline();
+  EXPECT_EQ(k_block.text(), "a\nb");
+  constexpr Code k_plain = Code{"x"}.without_final_newline();
+  EXPECT_EQ(k_plain.text(), "x");
+}
+
 } // namespace
 } // namespace tpulaunch

@@ -17,7 +17,7 @@ struct Error {
 
 inline Error usage_error(std::string message) { return {ExitCode::usage, std::move(message)}; }
 inline Error config_error(std::string message) { return {ExitCode::config, std::move(message)}; }
-inline Error refusal(std::string message) { return {ExitCode::refused, std::move(message)}; }
+inline Error refused_error(std::string message) { return {ExitCode::refused, std::move(message)}; }
 inline Error failure(std::string message) { return {ExitCode::failure, std::move(message)}; }
 
 // `value` with control and non-ASCII bytes (and '\\') shown as \xNN, cut after 120 bytes: how a

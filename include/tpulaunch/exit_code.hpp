@@ -1,6 +1,7 @@
 #pragma once
-// The process exit codes of tpulaunch, in one place. docs/cli.md and `tpulaunch --help` print this
-// table; scripts and CI jobs rely on the numbers, so they never change meaning.
+// The process exit codes of tpulaunch, in one place. `tpulaunch --help` prints this table;
+// README.md and docs/cli.md hold it by hand, and tests/docs_test.cpp checks that they list every
+// row word for word. Scripts and CI jobs rely on the numbers, so they never change meaning.
 #include <array>
 #include <string_view>
 
@@ -21,7 +22,7 @@ struct ExitCodeInfo {
   std::string_view meaning;
 };
 
-// The documented table, in numeric order; `--help` and docs/cli.md are generated from it.
+// The documented table, in numeric order; `--help` prints it, and docs_test checks the docs against it.
 inline constexpr std::array<ExitCodeInfo, 6> k_exit_codes{{
     {ExitCode::success, "success", "the plan, report or listing was printed; check and verify found nothing"},
     {ExitCode::failure, "failure", "a run-time failure: a file could not be written, a lock is held"},

@@ -1,6 +1,7 @@
 #pragma once
 // The planner turns an allowed routing decision into the exact commands: argv data (ShellLine)
 // for each step, in order. Nothing here runs anything; `render.hpp` turns a Plan into text.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,7 +10,9 @@
 #include "tpulaunch/error.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/router.hpp"
+#include "tpulaunch/script_class.hpp"
 #include "tpulaunch/shell.hpp"
+#include "tpulaunch/verify.hpp"
 
 namespace tpulaunch {
 
@@ -17,10 +20,6 @@ namespace tpulaunch {
 // `full`: the lifecycle — preflight, staged-digest check inside the run call, a per-run artifacts
 // folder (TPU_RUN_DIR), per-host logs, parallel fetch, verify, and optional bootstrap/teardown.
 enum class PlanForm { course, full };
-
-enum class VerifyKind { training, discovery, logs, none };
-std::string_view to_string(VerifyKind kind);
-std::optional<VerifyKind> parse_verify_kind(std::string_view name);
 
 struct PlanOptions {
   std::string tpu;     // validated TPU name (required for TPU routes)
@@ -30,27 +29,55 @@ struct PlanOptions {
   PlanForm form = PlanForm::full;
   bool bootstrap = false;
   bool teardown = false;
-  int parallel = 8;                                  // fetches in flight at once
-  std::optional<VerifyKind> verify;                  // default: training for multi-host-qualified, else logs
-  std::string tpulaunch = "tpulaunch";               // how the sh script calls tpulaunch for verify
+  int parallel = 8;                      // fetches in flight at once
+  std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
+  std::string verify_program = "tpulaunch"; // the program the verify step calls
 };
+
+// What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
+// text and JSON forms show.
+enum class StepKind { preflight, bootstrap, stage, run, fetch, verify, teardown };
+std::string_view to_string(StepKind kind);
+// The concurrency group of a kind ("fetch": each worker's download may run beside the others),
+// or empty when steps of that kind run one after another.
+std::string_view concurrent_group(StepKind kind);
 
 enum class StepWhere { local, remote };
 
-struct Step {
-  std::string name;        // preflight, bootstrap, stage, run, fetch, verify, teardown
-  StepWhere where = StepWhere::local;
-  std::string workers;     // "all", a worker index, or "" for a purely local step
-  std::optional<int> worker;
-  std::string group;       // steps sharing a group may run concurrently ("fetch")
-  std::string summary;     // one line for a person
-  ShellLine line;          // the command (argv data; code only in remote command strings)
+// The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
+// index.
+class Workers {
+public:
+  static Workers all() { return Workers(-1); }
+  static Workers one(int index) { return Workers(index); }
+  [[nodiscard]] bool is_all() const { return m_index < 0; }
+  [[nodiscard]] int index() const { return m_index; } // meaningful when !is_all()
+  [[nodiscard]] std::string text() const;            // "all" or the index
+  friend bool operator==(const Workers&, const Workers&) = default;
+
+private:
+  explicit Workers(int index) : m_index(index) {}
+  int m_index;
 };
 
+struct Step {
+  StepKind kind = StepKind::run;
+  StepWhere where = StepWhere::local;
+  std::optional<Workers> workers; // the workers it reaches; nullopt for a step that names none
+  std::string summary;            // one line for a person
+  ShellLine line;                 // the command (argv data; code only in remote command strings)
+
+  [[nodiscard]] std::string_view name() const { return to_string(kind); }
+};
+
+// What a plan runs: a script of the course, or the built-in discovery program.
+enum class PlanProgram { script, discovery };
+
 struct Plan {
+  PlanProgram program = PlanProgram::script;
   std::string script;
   std::string path;
-  std::string script_class;
+  std::optional<ScriptClass> script_class; // the reviewed class; nullopt: review-required
   std::string sha256;
   RouteKind route = RouteKind::cpu;
   const Slice* slice = nullptr;
@@ -63,6 +90,10 @@ struct Plan {
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
   [[nodiscard]] int workers() const { return slice == nullptr ? 0 : slice->hosts; }
 };
+
+// The class a plan shows: the reviewed class's name, "review-required", or "discovery" for the
+// discovery program.
+std::string_view class_name(const Plan& plan);
 
 // Remote exit statuses the run step may report, besides the program's own.
 inline constexpr int k_remote_digest_mismatch = 97; // staged file differs from the reviewed digest

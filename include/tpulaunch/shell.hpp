@@ -1,9 +1,10 @@
 #pragma once
 // Shell text, safe by construction. A command is data — a `ShellLine` of words and fixed shell
-// code — until `to_shell` renders it. Every byte of a user value travels in a literal part, and
-// `shell_quote` is the one function that quotes literals. Shell code (operators, `~/`,
-// `"$(hostname)"`, `"$TPU_RUN_DIR"`) can only be written as a compile-time constant: `Code` has a
-// consteval constructor, so no run-time string can ever become code.
+// code — until `to_shell` renders it; a whole script is a `ShellScript` of such lines and
+// `Comment`s. Every byte of a user value travels in a literal part, and `shell_quote` is the one
+// function that quotes literals. Shell code (operators, `~/`, `"$(hostname)"`, `"$TPU_RUN_DIR"`,
+// the embedded programs under src/remote/) can only be written as a compile-time constant: `Code`
+// has a consteval constructor, so no run-time string can ever become code.
 #include <string>
 #include <string_view>
 #include <variant>
@@ -16,8 +17,17 @@ class Code {
 public:
   explicit consteval Code(const char* text) : m_text(text) {}
   [[nodiscard]] constexpr std::string_view text() const { return m_text; }
+  // The same code without its final newlines: an embedded file as one line of a script.
+  [[nodiscard]] consteval Code without_final_newline() const {
+    std::string_view text = m_text;
+    while (text.ends_with('\n')) {
+      text.remove_suffix(1);
+    }
+    return Code(text);
+  }
 
 private:
+  explicit consteval Code(std::string_view text) : m_text(text) {}
   std::string_view m_text;
 };
 
@@ -76,12 +86,44 @@ private:
   std::vector<Element> m_elements;
 };
 
+// A comment line for a person reading the script: "# " and the text. A newline would end the
+// comment and start a command, so control bytes are written as \xNN: any text is safe here.
+class Comment {
+public:
+  explicit Comment(std::string text) : m_text(std::move(text)) {}
+  [[nodiscard]] const std::string& text() const { return m_text; }
+
+private:
+  std::string m_text;
+};
+
+// A script: shell lines and comments, one per line, in order. An empty ShellLine is a blank line;
+// a line may hold newlines only inside its Code (an if/fi block, a continued command).
+class ShellScript {
+public:
+  using Element = std::variant<ShellLine, Comment>;
+
+  ShellScript& line(ShellLine line);
+  ShellScript& code(Code code) { return line(ShellLine().code(code)); }
+  ShellScript& comment(std::string text);
+  ShellScript& blank() { return line(ShellLine()); }
+  ShellScript& script(const ShellScript& other);
+
+  [[nodiscard]] const std::vector<Element>& elements() const { return m_elements; }
+
+private:
+  std::vector<Element> m_elements;
+};
+
 // The one quoting function: `value` bare when every byte is in [A-Za-z0-9@%+=:,./_-] (and it is
 // not empty), otherwise in single quotes with each ' written as '\''.
 std::string shell_quote(std::string_view value);
 
-// The one renderer: a word or line as POSIX shell text.
+// The one renderer: a word, line, comment or script as POSIX shell text. A script ends each of
+// its lines with a newline.
 std::string to_shell(const Word& word);
 std::string to_shell(const ShellLine& line);
+std::string to_shell(const Comment& comment);
+std::string to_shell(const ShellScript& script);
 
 } // namespace tpulaunch

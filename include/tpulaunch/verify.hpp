@@ -3,6 +3,7 @@
 // against the catalog. Topology discovery is not training: a discovery receipt never counts as a
 // training receipt, nor the other way round. Receipts are untrusted input: anything wrong in
 // them (a missing field, a wrong type, bad JSON, a huge file) is a finding, never a crash.
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,9 +11,17 @@
 
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/error.hpp"
-#include "tpulaunch/plan.hpp"
 
 namespace tpulaunch {
+
+// What verify checks: a training run's receipts, a discovery run's, or only one log per host.
+// `none` is for plan only (no verify step).
+enum class VerifyKind { training, discovery, logs, none };
+// Every verify kind, in the order --help lists them; `none` last.
+inline constexpr std::array<VerifyKind, 4> k_verify_kinds{VerifyKind::training, VerifyKind::discovery, VerifyKind::logs,
+                                                         VerifyKind::none};
+std::string_view to_string(VerifyKind kind);
+std::optional<VerifyKind> parse_verify_kind(std::string_view name);
 
 struct VerifyOptions {
   VerifyKind kind = VerifyKind::training;

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/audit.hpp"
+#include "tpulaunch/check.hpp"
 
 namespace tpulaunch::cli {
 namespace {

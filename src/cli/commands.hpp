@@ -62,6 +62,12 @@ Result<Catalog> load_catalog(const Globals& globals);
 Result<Matrix> load_matrix(const Globals& globals);
 // The exit-code table as help text.
 std::string exit_codes_help();
+// The names of the verify kinds (k_verify_kinds), for --verify and --kind; `none` only when a
+// plan may skip verify.
+enum class VerifyNone { excluded, included };
+std::vector<std::string> verify_kind_names(VerifyNone none);
+// "training, discovery, logs or none": the same names for help text.
+std::string verify_kind_list(VerifyNone none);
 // Adds --format with the given choices (first is the default).
 void add_format_option(CLI::App& app, std::string& format, const std::vector<std::string>& choices);
 

@@ -21,6 +21,25 @@ std::string exit_codes_help() {
   return out;
 }
 
+std::vector<std::string> verify_kind_names(VerifyNone none) {
+  std::vector<std::string> names;
+  for (const VerifyKind kind : k_verify_kinds) {
+    if (kind != VerifyKind::none || none == VerifyNone::included) {
+      names.emplace_back(to_string(kind));
+    }
+  }
+  return names;
+}
+
+std::string verify_kind_list(VerifyNone none) {
+  const auto names = verify_kind_names(none);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return out;
+}
+
 void add_format_option(CLI::App& app, std::string& format, const std::vector<std::string>& choices) {
   format = choices.front();
   app.add_option("--format", format, "output format")

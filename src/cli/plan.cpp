@@ -88,8 +88,8 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
   add_tpu_options(*app, args->tpu);
   add_format_option(*app, args->format, {"text", "sh", "json"});
   app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
-  app->add_option("--verify", args->verify, "what verify checks: training, discovery, logs or none")
-      ->check(CLI::IsMember({"training", "discovery", "logs", "none"}));
+  app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))
+      ->check(CLI::IsMember(verify_kind_names(VerifyNone::included)));
   app->footer(fmt::format("Examples:\n"
                           "  tpulaunch plan distributed-02\n"
                           "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"

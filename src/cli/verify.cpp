@@ -78,8 +78,8 @@ Command setup_verify(CLI::App& parent, const Globals& globals) {
   CLI::App* app = parent.add_subcommand("verify", "Check a fetched run folder: receipts, checkpoint, one log per host");
   app->add_option("folder", args->folder, "the run folder, ./tpu-runs/<tpu>/<id>/<run-id>")->required();
   app->add_option("--slice", args->slice, "the slice the run used")->required();
-  app->add_option("--kind", args->kind, "training (default), discovery or logs")
-      ->check(CLI::IsMember({"training", "discovery", "logs"}));
+  app->add_option("--kind", args->kind, verify_kind_list(VerifyNone::excluded) + " (default: training)")
+      ->check(CLI::IsMember(verify_kind_names(VerifyNone::excluded)));
   add_format_option(*app, args->format, {"text", "json"});
   app->footer("Example:\n  tpulaunch verify ./tpu-runs/my-pod/collective-update/20261202T101500Z --slice v5litepod-16\n"
               "Exit 0 when every check holds, 3 when any fails, 4 when the folder is missing.\n");

@@ -10,8 +10,8 @@ network, credentials or TPUs:
   gcloud compute tpus tpu-vm delete TPU --zone=Z [--quiet] [--async]
 
 plus stand-in-only helpers (`gcloud standin create|set-state`).  Grammar and
-behaviour follow shared/reference/gcloud-tpu.md (cited below as §n), which
-quotes gcloud's own sources and what the real gcloud printed.  Where gcloud's
+behaviour follow docs/gcloud.md (cited below as §n), which states what
+gcloud's own sources say and what the real gcloud printed.  Where gcloud's
 behaviour is surprising (argparse's positional chunking, the lost exit status
 of high worker indexes, the 255 retries) the stand-in reproduces it on purpose:
 a stand-in more lenient than gcloud would hide bugs in the pipelines it tests.
@@ -123,7 +123,7 @@ class Flag:
         return self.name + ("/" + self.short if self.short else "")
 
 
-# gcloud-wide flags [D-gwf]; they are valid at every level of the command tree.
+# gcloud-wide flags (§1.1); they are valid at every level of the command tree.
 GLOBAL_FLAGS = [
     Flag("--project"),
     Flag("--quiet", value=False, short="-q"),
@@ -552,7 +552,7 @@ def required_property_error(prog, prop, flag, section):
 
 
 def check_credentials(prog):
-    """§9: without credentials every API call fails with exit 1."""
+    """§7: without credentials every API call fails with exit 1."""
     if os.environ.get("GCLOUD_STANDIN_NO_AUTH"):
         fail(prog, "You do not currently have an active account selected.\n"
                    "Please run:\n\n  $ gcloud auth login\n\n"
@@ -604,7 +604,7 @@ def health_warning(node):
 
 
 def parse_worker_flag(prog, worker_flag, n_vms):
-    """ParseWorkerFlag (§1.3), including its quirks: int() accepts ' 1' and
+    """ParseWorkerFlag (§1.2), including its quirks: int() accepts ' 1' and
     '1_0'; a non-numeric range bound is an uncaught ValueError (gcloud crashes).
     Returns the worker indexes in the iteration order gcloud uses (a set's)."""
     def invalid(message):
@@ -1089,7 +1089,7 @@ def cmd_delete(ns):
     for attribute, flag, prop in (("zone", "--zone", "compute/zone"),
                                   ("project", "--project", "core/project")):
         if (zone if attribute == "zone" else project) is None:
-            # A declarative command's resource argument (§3.2).
+            # A declarative command's resource argument (§3).
             fail(prog, "Error parsing [tpu].\nThe [tpu] resource is not properly specified.\n"
                        "Failed to find attribute [{}]. The attribute can be set in the "
                        "following ways: \n- provide the argument `{}` on the command line\n"
@@ -1115,7 +1115,7 @@ def cmd_delete(ns):
 
 def confirm_delete(prog, name):
     """console_io.PromptContinue(throw_if_unattended=True, cancel_on_no=True),
-    as the declarative delete calls it (§3.2, §9)."""
+    as the declarative delete calls it (§3, §7)."""
     with _print_lock:
         sys.stderr.write("You are about to delete tpu [{}]\n\nDo you want to continue (Y/n)?  ".format(name))
         sys.stderr.flush()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Self-test of the gcloud stand-in (tests/gcloud-standin/gcloud): its grammar
-# and behaviour against shared/reference/gcloud-tpu.md (§1.3, §2.2, §3.2, §9),
+# and behaviour against docs/gcloud.md (§1.3, §2.2, §3, §7),
 # plus the fake jax and the stand-in lessons.  Prints "N passed, 0 failed" and
 # exits non-zero on any failure.  Needs bash and python3 only.
 #
@@ -120,7 +120,7 @@ expect "wrong project is NOT_FOUND" 1 "NOT_FOUND: Resource 'projects/other/locat
 g "${TPU[@]}" ssh nosuch "${ZP[@]}" --command=true
 expect "unknown TPU is NOT_FOUND" 1 "ERROR: (gcloud.compute.tpus.tpu-vm.ssh) NOT_FOUND"
 GCLOUD_STANDIN_NO_AUTH=1 g "${TPU[@]}" ssh pod "${ZP[@]}" --command=true
-expect "no credentials: exit 1 (§9)" 1 "You do not currently have an active account selected."
+expect "no credentials: exit 1 (§7)" 1 "You do not currently have an active account selected."
 
 # per-worker home, HOME, cwd and hostname
 all_ok=1
@@ -192,7 +192,7 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 if [ "$rc" -eq 255 ] && [ "$ms" -ge 1800 ]; then ok "GCLOUD_STANDIN_RETRY_DELAY spaces the attempts"
 else bad "GCLOUD_STANDIN_RETRY_DELAY spaces the attempts" "rc=$rc after ${ms} ms"; fi
 
-# ---------------------------------------------------------------- grammar (§9)
+# ---------------------------------------------------------------- grammar (§7)
 g "${TPU[@]}" ssh pod "${ZP[@]}" --commnd=x
 expect "unknown flag: exit 2 with did-you-mean" 2 \
   "ERROR: (gcloud.compute.tpus.tpu-vm.ssh) unrecognized arguments: --commnd=x (did you mean '--command'?)"
@@ -242,7 +242,7 @@ GCLOUD_STANDIN_STATE='' "$GCLOUD" "${TPU[@]}" ssh pod "${ZP[@]}" --command=true 
 rc=$?
 expect "GCLOUD_STANDIN_STATE is required" 2 "GCLOUD_STANDIN_STATE is not set"
 
-# ---------------------------------------------------------------- scp (§2.2, §9)
+# ---------------------------------------------------------------- scp (§2.2, §7)
 mkdir -p local/dir/sub
 echo payload >local/file.txt
 echo nested >local/dir/sub/n.txt
@@ -389,7 +389,7 @@ g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any \
   --command='python3 -m venv v && v/bin/python -c "import jax; jax.distributed.initialize(); jax.distributed.initialize()"'
 expect "fake jax: initialize() twice is refused" 1 "distributed.initialize should only be called once."
 
-# ---------------------------------------------------------------- states, delete (§1.3, §3.2, §9)
+# ---------------------------------------------------------------- states, delete (§1.3, §3, §7)
 g standin set-state solo STOPPED
 g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any --command=true
 expect "STOPPED TPU cannot be connected to" 1 'This TPU has state "STOPPED", so it cannot be currently connected to.'

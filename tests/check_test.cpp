@@ -1,4 +1,4 @@
-#include "tpulaunch/audit.hpp"
+#include "tpulaunch/check.hpp"
 
 #include <filesystem>
 #include <fstream>
