@@ -142,9 +142,8 @@ int main(int argc, char** argv) {
   const double fs_checks = t_resolve - t_read - t_utf8 - t_sha;
 
   std::printf("check_profile: %s: %zu scripts (%zu reviewed), %.1f MB of Python, matrix %.2f MB with %zu entries; "
-              "median of %d; SHA-256: %s\n\n",
-              argv[1], ids.size(), reviewed, corpus, matrix_bytes, matrix.scripts.size(), repeats,
-              std::string(tpulaunch::sha256_implementation_name()).c_str());
+              "median of %d\n\n",
+              argv[1], ids.size(), reviewed, corpus, matrix_bytes, matrix.scripts.size(), repeats);
   std::printf("| %-34s | %9s | %8s | %s |\n", "phase", "ms", "MB/s", "note");
   std::printf("|%s|%s|%s|%s|\n", "------------------------------------", "----------:", "---------:", "---");
   row("load_matrix_file (parse_matrix)", t_matrix, matrix_bytes, "JSON with positions, then entries");

@@ -6,10 +6,11 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build make         # toolchain
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev   # libraries, found with find_package
+  libssl-dev                         # libcrypto (SHA-256), linked statically
   googletest libgtest-dev            # unit tests
   shellcheck python3                 # e2e tests: generated scripts are shellchecked; the gcloud stand-in is python3
   clang libclang-rt-14-dev           # fuzzing (libFuzzer) and sanitizers
-  hyperfine                          # benchmarks
+  hyperfine valgrind                 # benchmarks (wall time; callgrind instruction counts)
 )
 
 missing=()

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "tpulaunch/classifier.hpp"
+#include "tpulaunch/parallel.hpp"
 #include "tpulaunch/router.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -14,6 +16,25 @@ namespace tpulaunch {
 namespace {
 
 namespace fs = std::filesystem;
+
+// What a worker finds for one script: its status (file read, UTF-8 checked, hashed) and, when it
+// is reviewed, its classification. The source is dropped once classified, so results waiting to
+// be recorded hold no file contents.
+struct FileScan {
+  Result<ScriptStatus> status;
+  std::optional<Classification> classification;
+};
+
+FileScan scan_file(const Matrix& matrix, const std::string& id) {
+  FileScan scan{resolve_script(matrix, id), std::nullopt};
+  if (scan.status && scan.status->reviewed()) {
+    scan.classification = classify_source(scan.status->source);
+  }
+  if (scan.status) {
+    std::string().swap(scan.status->source);
+  }
+  return scan;
+}
 
 bool overridden_marker(const MatrixEntry& entry, std::string_view marker) {
   return std::any_of(entry.overrides.begin(), entry.overrides.end(),
@@ -49,8 +70,8 @@ public:
     }
   }
 
-  void audit_file(const std::string& id) {
-    auto resolved = resolve_script(m_matrix, id);
+  void audit_file(const std::string& id, const FileScan& scan) {
+    const auto& resolved = scan.status;
     if (!resolved) {
       ScriptStatus s;
       s.id = id;
@@ -74,7 +95,7 @@ public:
       add(Severity::error, "missing-file", s, 0, s.explanation());
       return;
     case ReviewState::reviewed:
-      check_contradictions(s, classify_source(s.source));
+      check_contradictions(s, *scan.classification);
       return;
     }
   }
@@ -102,7 +123,7 @@ Result<RouteAsk> parse_route_ask(std::string_view text) {
 }
 
 Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, const std::vector<RouteAsk>& routes,
-                                 bool strict) {
+                                 bool strict, unsigned jobs) {
   // Routes are checked for well-formedness first: a typo in CI configuration is a usage error.
   std::vector<const Slice*> route_slices;
   for (const auto& ask : routes) {
@@ -145,9 +166,9 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     report.findings.push_back(AuditFinding{strict ? Severity::error : Severity::warning, "invalid-name", "", path, 0,
                                            "the file name is not a valid script id, so it can never be reviewed"});
   }
-  for (const auto& id : ids) {
-    auditor.audit_file(id);
-  }
+  map_ordered<FileScan>(
+      ids.size(), jobs, [&](std::size_t i) { return scan_file(matrix, ids[i]); },
+      [&](std::size_t i, FileScan&& scan) { auditor.audit_file(ids[i], scan); });
   for (const auto& [id, entry] : matrix.scripts) {
     if (!std::binary_search(ids.begin(), ids.end(), id)) {
       ScriptStatus s;

@@ -257,9 +257,17 @@ private:
     const char* first = m_text.data() + start;
     const char* last = m_text.data() + end;
     if (integral) {
+      // As nlohmann::json::parse reads integers: signed when they fit, else unsigned when they
+      // fit 64 bits, else a double (fuzz/json_diff_fuzz.cpp holds the two readers to that).
       std::int64_t value = 0;
       if (auto [ptr, ec] = std::from_chars(first, last, value); ec == std::errc{} && ptr == last) {
         out = value;
+        advance(end - start);
+        return Ok{};
+      }
+      std::uint64_t positive = 0;
+      if (auto [ptr, ec] = std::from_chars(first, last, positive); ec == std::errc{} && ptr == last) {
+        out = positive;
         advance(end - start);
         return Ok{};
       }

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       return fail(tpulaunch::usage_error(e.what()));
     }
 
-    auto logger = spdlog::stderr_logger_st("tpulaunch");
+    auto logger = spdlog::stderr_logger_mt("tpulaunch");
     logger->set_pattern("tpulaunch: %l: %v");
     logger->set_level(globals.verbosity >= 2 ? spdlog::level::trace
                       : globals.verbosity == 1 ? spdlog::level::debug

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace tpulaunch {
 namespace {
 
@@ -22,6 +24,27 @@ TEST(JsonReader, ParsesValuesOfEveryType) {
   EXPECT_TRUE(a[4].get<bool>());
   EXPECT_TRUE(a[6].is_null());
   EXPECT_EQ(a[7].get<std::string>(), "x\xc3\xa9\xf0\x9f\x98\x80");
+}
+
+// Integers keep the value nlohmann::json::parse gives them (fuzz/json_diff_fuzz.cpp holds the two
+// readers to the same values): an integer up to 2^64 - 1 stays an integer (signed when it fits,
+// else unsigned; nlohmann makes every non-negative one unsigned, which compares equal), and only
+// beyond that range is it a double, in both.
+TEST(JsonReader, StoresIntegersWithTheValuesNlohmannGives) {
+  const std::string text = "[9223372036854775807, -9223372036854775808, 9223372036854775808, "
+                           "18446744073709551615, 18446744073709551616, -9223372036854775809]";
+  auto doc = parse_json(text, "f.json");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const nlohmann::json theirs = nlohmann::json::parse(text);
+  ASSERT_EQ(doc->value.size(), theirs.size());
+  for (std::size_t i = 0; i < theirs.size(); ++i) {
+    EXPECT_EQ(doc->value[i], theirs[i]) << i;
+    EXPECT_EQ(doc->value[i].is_number_integer(), theirs[i].is_number_integer()) << i;
+    EXPECT_EQ(doc->value[i].dump(), theirs[i].dump()) << i;
+  }
+  EXPECT_TRUE(doc->value[3].is_number_unsigned());
+  EXPECT_EQ(doc->value[3].get<std::uint64_t>(), 18446744073709551615ULL);
+  EXPECT_TRUE(doc->value[4].is_number_float());
 }
 
 TEST(JsonReader, RefusesDuplicateKeysWithTheirPosition) {

@@ -38,8 +38,9 @@ Result<RouteAsk> parse_route_ask(std::string_view text);
 
 // Audits every .py file of the exercises folder and every matrix entry. `strict` makes unreviewed
 // scripts errors. A route naming an unknown slice is a usage Error; an unreadable exercises
-// folder a config Error.
+// folder a config Error. Files are read, hashed and classified on up to `jobs` threads; the
+// report is the same for every `jobs` (findings in file order), and 1 uses no thread at all.
 Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, const std::vector<RouteAsk>& routes,
-                                 bool strict);
+                                 bool strict, unsigned jobs = 1);
 
 } // namespace tpulaunch

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "tpulaunch/check.hpp"
+#include "tpulaunch/parallel.hpp"
 
 namespace tpulaunch::cli {
 namespace {
@@ -11,6 +12,7 @@ struct CheckArgs {
   bool strict = false;
   std::vector<std::string> routes;
   std::string format;
+  unsigned jobs = available_cores();
 };
 
 std::string_view severity_name(Severity s) { return s == Severity::error ? "error" : "warning"; }
@@ -39,7 +41,7 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
     TPULAUNCH_TRY(RouteAsk ask, parse_route_ask(text));
     routes.push_back(std::move(ask));
   }
-  TPULAUNCH_TRY(const AuditReport report, audit_course(matrix, catalog, routes, args.strict));
+  TPULAUNCH_TRY(const AuditReport report, audit_course(matrix, catalog, routes, args.strict, args.jobs));
   const std::size_t errors = report.count(Severity::error);
   const std::size_t warnings = report.count(Severity::warning);
 
@@ -87,6 +89,8 @@ Command setup_check(CLI::App& parent, const Globals& globals) {
   app->add_flag("--strict", args->strict, "scripts with no entry are errors, not warnings");
   app->add_option("--route", args->routes, "a route that must be allowed, ID@SLICE (SLICE may be 'cpu'); repeatable");
   add_format_option(*app, args->format, {"text", "json", "github"});
+  app->add_option("--jobs", args->jobs, "threads that read, hash and classify scripts (default: the cores)")
+      ->check(CLI::Range(1U, 256U))->default_str("the cores");
   app->footer("Examples:\n  tpulaunch check --strict\n"
               "  tpulaunch check --route collective-update@v5litepod-16 --route distributed-02@cpu --format github\n"
               "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors.\n");

@@ -718,6 +718,36 @@ PY
   expect_one_error_line
 }
 
+# --jobs N reads, hashes and classifies on N threads; the findings, their order and the exit
+# status are the same as --jobs 1 (no thread at all), in every format. The course is the
+# synthetic one the benchmark uses, at 300 scripts (stale, unreviewed, contradicting, missing).
+case_check__jobs_give_identical_output() {
+  local dir format jobs reference
+  dir=$(workdir check-jobs)
+  python3 "$SOURCE_DIR/bench/make_synthetic_course.py" "$dir" --scripts 300 >/dev/null 2>&1 ||
+    fail "the synthetic course generator failed"
+  for format in text json github; do
+    run -C "$dir" check --format "$format" --jobs 1
+    expect_status 3
+    reference="$status"$'\n'"$out"$'\n'"$err"
+    if [[ "$format" == text ]]; then
+      local kind
+      for kind in stale-digest unreviewed contradiction missing-file; do
+        expect_stdout_contains "[$kind]"
+      done
+      expect_stdout_contains "check: 300 scripts,"
+    fi
+    for jobs in 2 3 7; do
+      run -C "$dir" check --format "$format" --jobs "$jobs"
+      [[ "$status"$'\n'"$out"$'\n'"$err" == "$reference" ]] ||
+        fail "check --format $format --jobs $jobs differs from --jobs 1"
+    done
+  done
+  run -C "$dir" check --jobs 0
+  expect_status 2
+  expect_one_error_line
+}
+
 case_check__contradiction_between_class_and_evidence() {
   local dir sha
   dir=$(course_copy check-contradiction)
