@@ -1,5 +1,8 @@
 #include "call_args.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include "token_match.hpp"
 
 namespace tpulaunch::scan {
@@ -47,25 +50,74 @@ std::optional<std::string> literal_value(std::span<const Token> tokens, std::siz
   return out;
 }
 
-bool value_matches(ValueCheck check, std::span<const Token> tokens, std::size_t begin, std::size_t end) {
+bool value_test(ValueCheck check, std::string_view value) {
   switch (check) {
-  case ValueCheck::first_platform_cpu: {
-    const auto value = literal_value(tokens, begin, end);
-    return value && first_platform_is_cpu(*value);
-  }
+  case ValueCheck::is_cpu:
+    return lower_trimmed(value) == "cpu";
+  case ValueCheck::first_platform_cpu:
+    return first_platform_is_cpu(value);
   case ValueCheck::force_host_flag:
-    // Any string in the expression: `os.environ.get("XLA_FLAGS", "") + " --xla_force..."` and
-    // f-strings count, because the flag name itself is the evidence.
-    for (std::size_t i = begin; i < end; ++i) {
-      if (tokens[i].kind == TokenKind::string && tokens[i].body().find(k_force_host_flag) != std::string_view::npos) {
-        return true;
-      }
-    }
-    return false;
+    return value.find(k_force_host_flag) != std::string_view::npos;
   case ValueCheck::any:
     return true;
   }
   return false;
+}
+
+ValueExpr read_value(std::span<const Token> tokens, std::size_t begin, std::size_t end) {
+  ValueExpr out;
+  if (auto literal = literal_value(tokens, begin, end)) {
+    out.shape = ValueExpr::Shape::literal;
+    out.literal = std::move(*literal);
+    return out;
+  }
+  if (end == begin + 1) {
+    const Token& t = tokens[begin];
+    if (t.kind == TokenKind::number || is_name(t, "None") || is_name(t, "True") || is_name(t, "False")) {
+      out.shape = ValueExpr::Shape::constant;
+    } else if (t.kind == TokenKind::name) {
+      out.shape = ValueExpr::Shape::name;
+      out.name = t.text;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> bare_names(std::span<const Token> tokens, std::size_t begin, std::size_t end) {
+  static constexpr std::array<std::string_view, 14> k_keywords{"and", "or", "not", "in",  "is",    "if",  "else",
+                                                               "None", "True", "False", "for", "lambda", "await", "async"};
+  std::vector<std::string_view> out;
+  for (std::size_t i = begin; i < end; ++i) {
+    const Token& t = tokens[i];
+    if (t.kind != TokenKind::name ||
+        std::find(k_keywords.begin(), k_keywords.end(), t.text) != k_keywords.end()) {
+      continue;
+    }
+    const bool after_dot = i > begin && is_op(tokens[i - 1], ".");
+    const bool before_access = i + 1 < end && (is_op(tokens[i + 1], ".") || is_op(tokens[i + 1], "(") ||
+                                               is_op(tokens[i + 1], "["));
+    if (!after_dot && !before_access) {
+      out.push_back(t.text);
+    }
+  }
+  return out;
+}
+
+std::string source_text(std::span<const Token> tokens, std::size_t begin, std::size_t end, std::size_t max) {
+  if (begin >= end) {
+    return {};
+  }
+  const char* first = tokens[begin].text.data();
+  const char* last = tokens[end - 1].text.data() + tokens[end - 1].text.size();
+  std::string text;
+  for (const char* c = first; c < last; ++c) {
+    text += (*c == '\n' || *c == '\r' || *c == '\t') ? ' ' : *c;
+  }
+  if (text.size() > max) {
+    text.resize(max);
+    text += "...";
+  }
+  return text;
 }
 
 const KeyRule* find_env_key(std::string_view key) { return find_key(k_env_keys, key); }
@@ -90,6 +142,15 @@ const Arg* Args::keyword(std::string_view name) const {
     }
   }
   return nullptr;
+}
+
+const Arg* arg_at(const Args& args, std::size_t position, std::string_view keyword) {
+  if (!keyword.empty()) {
+    if (const Arg* arg = args.keyword(keyword)) {
+      return arg;
+    }
+  }
+  return args.positional(position);
 }
 
 Args split_args(std::span<const Token> tokens, std::size_t begin, std::size_t end, std::string_view separator) {

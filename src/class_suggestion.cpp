@@ -7,9 +7,10 @@
 namespace tpulaunch {
 namespace {
 
-const Evidence* first_of(const Classification& c, Category category) {
+// The first row in `category` whose rule is undecided (`undecided`) or decided (`!undecided`).
+const Evidence* first_of(const Classification& c, Category category, bool undecided = false) {
   for (const auto& row : c.evidence) {
-    if (row.category == category) {
+    if (row.category == category && is_undecided(row) == undecided) {
       return &row;
     }
   }
@@ -33,9 +34,12 @@ const Evidence* first_rule(const Classification& c, std::string_view rule) {
 //     with a TPU backend check                                     -> none, plus a contradiction
 //  3. CPU selection                                                -> cpu-only (collectives
 //     without initialize() run over CPU devices, e.g. with --xla_force_host_platform_device_count)
-//  4. initialize() with all four multi-host markers                -> multi-host-qualified
-//  5. initialize() with markers missing                            -> none: "lacks: ..."
-//  6. anything else                                                -> single-host-compatible
+//  4. a possible CPU selection (a value the classifier cannot tell) -> none: a reviewer decides
+//  5. initialize() with all four multi-host markers                -> multi-host-qualified
+//  6. initialize() with markers missing                            -> none: "lacks: ..."
+//  7. anything else                                                -> single-host-compatible
+// Only decided rows make contradictions or a cpu-only suggestion; an undecided one only ever
+// takes a suggestion away (issue: fail closed, never a clean single-host-compatible).
 void suggest(Classification& c) {
   const Evidence* cpu = first_of(c, Category::cpu_selection);
   const Evidence* init = first_rule(c, "distributed-initialize");
@@ -65,6 +69,11 @@ void suggest(Classification& c) {
       c.why += "; its collectives (line " + std::to_string(collective->line) +
                ") run over CPU devices without jax.distributed.initialize()";
     }
+    return;
+  }
+  if (const Evidence* maybe = first_of(c, Category::cpu_selection, true)) {
+    c.why = "may select CPU devices at line " + std::to_string(maybe->line) + " (" + maybe->rule +
+            (maybe->detail.empty() ? std::string() : ": " + maybe->detail) + "); a reviewer must decide";
     return;
   }
   if (init != nullptr) {

@@ -25,17 +25,26 @@ struct CallMatcher {
   std::string_view rule;   // rule id; empty when the key table decides
   ArgCheck check;
   bool reference; // also matches a use that is not a call (e.g. partial(shard_map, ...))
+  // The checked parameter: its position and keyword (backend_cpu: the backend; config_key and
+  // env_pair: the key, with the value at position + 1 and keywords[1]).
+  std::uint8_t position = 0;
+  std::array<std::string_view, 2> keywords{};
 };
 
-inline constexpr std::array<CallMatcher, 27> k_call_matchers{{
-    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false},
-    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false},
+inline constexpr std::array<CallMatcher, 30> k_call_matchers{{
+    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false, 0, {"backend", ""}},
+    // local_devices(process_index=None, backend=None, host_id=None)
+    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false, 1, {"backend", ""}},
+    {"jax.extend.backend.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
+    {"jax.lib.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
+    {"jax._src.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
     {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false},
-    {"jax.config.update", "", ArgCheck::config_key, false},
+    // Config.update(self, name, val)
+    {"jax.config.update", "", ArgCheck::config_key, false, 0, {"name", "val"}},
     // `config.update` with an unresolved `config`: the keys below are JAX's own names.
-    {"config.update", "", ArgCheck::config_key, false},
-    {"os.environ.setdefault", "", ArgCheck::env_pair, false},
-    {"os.putenv", "", ArgCheck::env_pair, false},
+    {"config.update", "", ArgCheck::config_key, false, 0, {"name", "val"}},
+    {"os.environ.setdefault", "", ArgCheck::env_pair, false, 0, {"key", "default"}},
+    {"os.putenv", "", ArgCheck::env_pair, false, 0, {}},
     {"os.environ.update", "", ArgCheck::env_mapping, false},
     {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false},
     {"jax.process_index", "process-index", ArgCheck::none, false},
@@ -61,8 +70,9 @@ inline constexpr std::array<CallMatcher, 27> k_call_matchers{{
 
 inline constexpr CallMatcher k_default_backend{"jax.default_backend", "", ArgCheck::backend_probe, false};
 
-// How the value given to a configuration key decides whether it is evidence.
+// How a value decides whether it is evidence.
 enum class ValueCheck : std::uint8_t {
+  is_cpu,             // a backend or platform name: "cpu" (any case, surrounding space ignored)
   first_platform_cpu, // a string literal whose first comma-separated platform is "cpu"
   force_host_flag,    // any string in the value contains --xla_force_host_platform_device_count
   any,                // the key alone is the evidence

@@ -11,11 +11,14 @@ namespace {
 
 // Tables. Everything the classifier recognizes is a row here, so docs and --help can list it.
 
-constexpr std::array<ClassifierRule, 16> k_rules{{
+constexpr std::array<ClassifierRule, 19> k_rules{{
     {"devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
      "selects CPU devices: the script runs on the CPU even on a TPU VM"},
     {"local-devices-cpu", Category::cpu_selection, "jax.local_devices(backend=\"cpu\"), jax.local_devices(\"cpu\")",
      "selects this host's CPU devices: the script runs on the CPU even on a TPU VM"},
+    {"get-backend-cpu", Category::cpu_selection,
+     "jax.extend.backend.get_backend(\"cpu\"), xla_bridge.get_backend(\"cpu\") (jax.lib or jax._src)",
+     "takes the CPU backend: work placed on it runs on the CPU"},
     {"default-device-cpu", Category::cpu_selection,
      "jax.default_device(<CPU device>), e.g. jax.devices(\"cpu\")[0] or a name assigned from one",
      "makes a CPU device the default: computations run on the CPU"},
@@ -33,6 +36,15 @@ constexpr std::array<ClassifierRule, 16> k_rules{{
      "fakes several CPU devices: a CPU simulation of a multi-device run"},
     {"num-cpu-devices", Category::cpu_selection, "jax.config.update(\"jax_num_cpu_devices\", N)",
      "sets the number of CPU devices: a CPU simulation of a multi-device run"},
+    {"platform-unresolved", Category::cpu_selection,
+     "a backend, platform or JAX_PLATFORMS/XLA_FLAGS value above that is not a string literal nor a name bound "
+     "once to one (a parameter, a name bound twice, args.x, a call, an f-string), or an os.environ update from "
+     "something other than a literal mapping",
+     "may select CPU devices: the value is only known at run time, so a reviewer decides", true},
+    {"source-unreadable", Category::cpu_selection,
+     "source the tokenizer cannot read (an unterminated string or bracket, a stray byte), or brackets nested "
+     "deeper than 4096",
+     "the classifier cannot see what that part selects: it may select CPU devices", true},
     {"distributed-initialize", Category::multi_host, "jax.distributed.initialize(...)",
      "joins a multi-process JAX cluster: every host must run it"},
     {"process-index", Category::multi_host, "jax.process_index()", "reads this process's index: per-process behaviour"},
@@ -54,10 +66,13 @@ constexpr std::array<ClassifierRule, 16> k_rules{{
 }};
 
 constexpr std::array<MultiHostMarker, 4> k_markers{{
-    {"initialize", {"distributed-initialize", "", ""}},
-    {"per-process data", {"process-index", "process-count", "process-local-data"}},
-    {"collective", {"collective", "", ""}},
-    {"result check", {"result-check", "", ""}},
+    {"initialize",
+     {"distributed-initialize", "", ""},
+     "plan refuses every multi-host route of a source without jax.distributed.initialize() "
+     "(source-lacks-initialize): its processes would not form one job"},
+    {"per-process data", {"process-index", "process-count", "process-local-data"}, ""},
+    {"collective", {"collective", "", ""}, ""},
+    {"result check", {"result-check", "", ""}, ""},
 }};
 
 
@@ -105,6 +120,11 @@ const ClassifierRule* find_classifier_rule(std::string_view id) {
 }
 
 std::span<const MultiHostMarker> multi_host_markers() { return k_markers; }
+
+bool is_undecided(const Evidence& evidence) {
+  const ClassifierRule* rule = find_classifier_rule(evidence.rule);
+  return rule != nullptr && rule->undecided;
+}
 
 std::vector<std::string_view> missing_multi_host_markers(const Classification& classification) {
   std::vector<std::string_view> missing;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "call_args.hpp"
 #include "scanner.hpp"
 #include "token_match.hpp"
@@ -26,7 +28,11 @@ Scanner::Scanner(std::string_view source) : m_src(source) {
   m_filter = k_callee_filter;
 }
 
-void Scanner::add_evidence(std::string_view rule_id, const Pos& pos) {
+void Scanner::add_evidence(std::string_view rule_id, const Pos& pos, std::string detail) {
+  add_evidence_at(rule_id, pos, m_stmt, std::move(detail));
+}
+
+void Scanner::add_evidence_at(std::string_view rule_id, const Pos& pos, std::uint32_t stmt, std::string detail) {
   const ClassifierRule* rule = find_classifier_rule(rule_id);
   if (rule == nullptr) {
     return;
@@ -57,11 +63,11 @@ void Scanner::add_evidence(std::string_view rule_id, const Pos& pos) {
     shown += "..."; // a minified or generated line: the start is enough to find it
   }
 
-  m_evidence.push_back(
-      Evidence{std::string(rule->id), rule->category, pos.line, pos.column, std::move(shown), std::string(rule->implies)});
-  m_evidence_stmt.push_back(m_stmt);
+  m_evidence.push_back(Evidence{std::string(rule->id), rule->category, pos.line, pos.column, std::move(shown),
+                                std::string(rule->implies), std::move(detail)});
+  m_evidence_stmt.push_back(stmt);
   if (rule_id == "backend-is-tpu") {
-    m_backend_stmts.push_back(m_stmt);
+    m_backend_stmts.push_back(stmt);
   }
 }
 
@@ -79,9 +85,20 @@ void Scanner::on_cpu_device_evidence() {
   }
 }
 
+// A call whose arguments never end (or run past k_max_capture tokens): the scanner gives up on
+// them rather than grow, and fails closed: what they would have selected is unknown.
 void Scanner::stop_capturing() {
+  const std::string detail = fmt::format("the arguments run past {} tokens, so the scanner stopped reading them",
+                                         k_max_capture);
   for (auto& bracket : m_brackets) {
+    if (bracket.capturing && k_call_matchers[bracket.matcher].check != ArgCheck::none &&
+        k_call_matchers[bracket.matcher].check != ArgCheck::backend_probe) {
+      add_evidence("platform-unresolved", bracket.root, detail);
+    }
     bracket.capturing = false;
+  }
+  if (m_env.active) {
+    add_evidence("platform-unresolved", m_env.root, detail);
   }
   m_env.active = false;
   m_capturing = 0;
@@ -171,11 +188,17 @@ void Scanner::open_bracket(const Token& tok) {
   const std::uint16_t matcher = tok.text[0] == '(' ? m_next_call : k_no_matcher;
   m_next_call = k_no_matcher;
   if (m_brackets.size() >= k_max_brackets || m_bracket_overflow > 0) {
+    if (!m_reported_nesting) {
+      // Nothing deeper is matched any more: fail closed.
+      m_reported_nesting = true;
+      add_evidence("source-unreadable", pos_of(tok), fmt::format("brackets nested deeper than {}", k_max_brackets));
+    }
     ++m_bracket_overflow;
     return;
   }
   Bracket bracket;
   bracket.open = tok.text[0];
+  bracket.open_count = m_count;
   if (matcher != k_no_matcher) {
     bracket.matcher = matcher;
     bracket.capturing = true;
@@ -205,43 +228,31 @@ void Scanner::close_bracket(const Token& tok) {
   }
 }
 
-// `<call>(..., backend="cpu", ...)`: checked by look-back when the `,` or `)` after the value
-// arrives, so no call needs buffering for it.
-void Scanner::check_backend_kwarg() {
-  if (back(1).kind != TokenKind::string || m_bracket_overflow > 0 || m_brackets.empty()) {
-    return;
-  }
-  const Bracket& inner = m_brackets.back();
-  if (inner.open != '(' || inner.suppress_backend_kwarg) {
-    return;
-  }
-  std::size_t j = 1;
-  while (j + 3 < k_window && back(j).kind == TokenKind::string) {
-    ++j;
-  }
-  if (!is_op(back(j), "=") || !is_name(back(j + 1), "backend") ||
-      !(is_op(back(j + 2), "(") || is_op(back(j + 2), ","))) {
-    return;
-  }
-  std::string value;
-  for (std::size_t i = j - 1; i >= 1; --i) {
-    if (!is_literal_string(back(i))) {
-      return;
-    }
-    value += string_value(back(i));
-  }
-  if (lower_trimmed(value) == "cpu") {
-    add_evidence("backend-cpu-kwarg", pos_of(back(j + 1)));
-  }
-}
-
-// `=` or `+=` at statement level: os.environ["KEY"] = value, or `name = ...` (to learn names that
-// hold CPU devices). Returns true when it starts capturing the assigned value.
+// `=`, `+=` or `|=`. Inside brackets, a possible `backend=` argument. At statement level:
+// os.environ["KEY"] = value, os.environ |= mapping, or `name = ...` (to learn names that hold
+// CPU devices). Returns true when it starts capturing the assigned value.
 bool Scanner::on_assignment(const Token& tok) {
   if (depth() != 0) {
+    note_keyword_argument();
     return false;
   }
   const bool plain = tok.text == "=";
+  if (tok.text == "|=") {
+    const std::size_t root = back(1).kind == TokenKind::name ? chain_root(1) : 0;
+    if (root == 0 || m_env.active) {
+      return false;
+    }
+    resolve_chain(root, 1);
+    if (m_qualified != "os.environ") {
+      return false;
+    }
+    m_env.active = true;
+    m_env.key = nullptr;
+    m_env.capture_start = m_capture.size();
+    m_env.root = pos_of(back(root));
+    ++m_capturing;
+    return true;
+  }
   if (plain && back(1).kind == TokenKind::name && statement_start(back(2))) {
     m_assign_target = back(1).text;
     m_assign_stmt = m_stmt;
@@ -293,8 +304,11 @@ void Scanner::evaluate_env_assignment() {
   m_env.active = false;
   --m_capturing;
   const std::span<const Token> tokens(m_capture);
-  if (value_matches(m_env.key->check, tokens, m_env.capture_start, tokens.size())) {
-    add_evidence(m_env.key->rule, m_env.root);
+  if (m_env.key == nullptr) {
+    check_mapping(tokens, m_env.capture_start, tokens.size(), m_env.root);
+  } else {
+    check_value(m_env.key->check, m_env.key->rule, tokens, m_env.capture_start, tokens.size(), m_env.root, true,
+                fmt::format("the value of {}", m_env.key->key));
   }
   if (m_capturing == 0) {
     m_capture.clear();
@@ -394,8 +408,8 @@ bool Scanner::on_open(const Token& tok) {
 
 bool Scanner::on_close(const Token& tok) {
   prologue(tok, false);
-  if (back(1).kind == TokenKind::string) {
-    check_backend_kwarg();
+  if (!m_brackets.empty() && m_brackets.back().kwarg_at != 0 && m_bracket_overflow == 0) {
+    finish_backend_kwarg();
   }
   close_bracket(tok);
   epilogue(tok, true);
@@ -410,8 +424,8 @@ bool Scanner::on_op(const Token& tok) {
   if (text.size() == 1) {
     switch (text[0]) {
     case ',':
-      if (back(1).kind == TokenKind::string) {
-        check_backend_kwarg();
+      if (!m_brackets.empty() && m_brackets.back().kwarg_at != 0 && m_bracket_overflow == 0) {
+        finish_backend_kwarg();
       }
       break;
     case '=':
@@ -429,7 +443,7 @@ bool Scanner::on_op(const Token& tok) {
   } else if (text.size() == 2 && text[1] == '=') {
     if (text[0] == '=' || text[0] == '!') {
       start_compare(tok);
-    } else if (text[0] == '+') {
+    } else if (text[0] == '+' || text[0] == '|') {
       captured = on_assignment(tok);
     }
   }
@@ -447,6 +461,7 @@ bool Scanner::on_newline(const Token& tok) {
 void Scanner::on_end(const Token& tok) { (void)on_newline(tok); }
 
 void Scanner::finish(Classification& out) {
+  resolve_pending();
   // Rows were added when their match completed (a call at its `)`), so restore source order.
   std::vector<std::size_t> order(m_evidence.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -457,6 +472,10 @@ void Scanner::finish(Classification& out) {
   });
   for (std::size_t index : order) {
     Evidence& row = m_evidence[index];
+    if (!out.evidence.empty() && out.evidence.back().line == row.line && out.evidence.back().column == row.column &&
+        out.evidence.back().rule == row.rule) {
+      continue; // one row per rule per position (rows decided at the end may repeat one)
+    }
     const std::uint32_t stmt = m_evidence_stmt[index];
     if (row.rule == "result-check") {
       // `assert jax.default_backend() == "tpu"` and the raise under `if ... != "tpu":` check the
@@ -477,6 +496,9 @@ Classification Scanner::run() {
   PythonLexer lexer(m_src);
   // Streams every token straight into the callbacks above: no token buffer.
   while (!lexer.run(*this)) {
+  }
+  if (lexer.error()) {
+    add_lex_error(*lexer.error());
   }
   finish(out);
   out.lex_error = lexer.error();

@@ -4,7 +4,8 @@
 //
 // Files: scanner.cpp (the per-token path, dotted chains, brackets, assignments), scanner_imports.cpp
 // (the import state machine that fills the alias table), scanner_calls.cpp (one check per kind
-// of matched call), scanner_compare.cpp (backend comparisons).
+// of matched call), scanner_values.cpp (platform values: literals now, bare names once the file's
+// bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons).
 #include <algorithm>
 #include <array>
 #include <bitset>
@@ -54,9 +55,25 @@ private:
     bool capturing = false;
     bool saw_cpu_device = false;
     bool suppress_backend_kwarg = false;
+    bool kwarg_jax = false; // the call holding `backend=` is (or may be) a JAX function
     std::uint16_t matcher = k_no_matcher;
     std::size_t capture_start = 0;
+    std::size_t open_count = 0; // m_count of the opening bracket
+    std::size_t kwarg_at = 0;   // m_count of the `=` of a pending `backend=` argument (0: none)
     Pos root;
+    Pos kwarg_pos; // of the `backend` keyword
+  };
+
+  // A platform value passed as a bare name (`jax.devices(PLAT)`): decided in finish(), once the
+  // whole file's bindings are known.
+  struct PendingValue {
+    std::string_view name;
+    ValueCheck check = ValueCheck::is_cpu;
+    std::string_view rule;           // the evidence when the name's value passes `check`
+    bool unknown_is_evidence = true; // an unknown value is platform-unresolved evidence
+    std::string what;                // what the value is, for the detail: "the backend"
+    Pos pos;
+    std::uint32_t stmt = 0;
   };
 
   enum class ImportState : std::uint8_t { none, module, alias, after_alias, from_module, from_names, from_alias };
@@ -81,10 +98,10 @@ private:
     Pos start;
   };
 
-  // os.environ["KEY"] = <value up to the end of the statement>
+  // os.environ["KEY"] = <value up to the end of the statement>, or os.environ |= <mapping>
   struct EnvAssignment {
     bool active = false;
-    const KeyRule* key = nullptr;
+    const KeyRule* key = nullptr; // nullptr: a mapping (`|=`)
     std::size_t capture_start = 0;
     Pos root;
   };
@@ -128,7 +145,8 @@ private:
   void bind(std::string_view local, std::string qualified);
   void open_bracket(const Token& tok);
   void close_bracket(const Token& tok);
-  void check_backend_kwarg();
+  void note_keyword_argument();
+  void finish_backend_kwarg();
   bool on_assignment(const Token& tok);
   void end_statement(const Token& tok);
   void note_backend_assignment();
@@ -142,10 +160,16 @@ private:
   void check_key_value(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void check_env_mapping(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void evaluate_env_assignment();
+  void check_value(ValueCheck check, std::string_view rule, std::span<const Token> tokens, std::size_t begin,
+                   std::size_t end, const Pos& pos, bool unknown_is_evidence, std::string_view what);
+  void check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos);
+  void add_lex_error(const LexError& error);
+  void resolve_pending();
   void start_compare(const Token& tok);
   void step_compare(const Token& tok);
   Pos primary_start(std::size_t last) const;
-  void add_evidence(std::string_view rule, const Pos& pos);
+  void add_evidence(std::string_view rule, const Pos& pos, std::string detail = {});
+  void add_evidence_at(std::string_view rule, const Pos& pos, std::uint32_t stmt, std::string detail);
   void on_cpu_device_evidence();
   void stop_capturing();
   void finish(Classification& out);
@@ -193,6 +217,8 @@ private:
   std::vector<std::uint32_t> m_evidence_stmt;   // statement of each evidence row
   std::vector<std::uint32_t> m_backend_stmts;   // statements holding a backend-is-tpu match
   std::vector<std::uint32_t> m_guard_stmts;     // ... that end with ':' (an if guarding the backend)
+  std::vector<PendingValue> m_pending;
+  bool m_reported_nesting = false;
 };
 
 

@@ -2,6 +2,8 @@
 // one function per kind, each of which adds the evidence its arguments show.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "scanner.hpp"
 
 namespace tpulaunch::scan {
@@ -29,11 +31,13 @@ void Scanner::evaluate_call(const Bracket& bracket, std::size_t end) {
   }
 }
 
-// jax.devices("cpu"), jax.local_devices(backend="cpu"): a positional argument or backend= is "cpu".
+// jax.devices("cpu"), jax.local_devices(backend="cpu"), get_backend(platform="cpu"): the
+// backend parameter (or, as before, any positional string) is "cpu". An unknown backend value is
+// platform-unresolved evidence.
 void Scanner::check_backend_cpu(const Bracket& bracket, std::span<const Token> tokens, const Args& args) {
   const CallMatcher& matcher = k_call_matchers[bracket.matcher];
   const bool cpu = std::any_of(args.items.begin(), args.items.end(), [&](const Arg& arg) {
-    if (!arg.keyword.empty() && arg.keyword != "backend") {
+    if (!arg.keyword.empty() && arg.keyword != matcher.keywords[0]) {
       return false;
     }
     const auto value = literal_value(tokens, arg.begin, arg.end);
@@ -42,6 +46,11 @@ void Scanner::check_backend_cpu(const Bracket& bracket, std::span<const Token> t
   if (cpu) {
     add_evidence(matcher.rule, bracket.root);
     on_cpu_device_evidence();
+    return;
+  }
+  if (const Arg* backend = arg_at(args, matcher.position, matcher.keywords[0])) {
+    check_value(ValueCheck::is_cpu, matcher.rule, tokens, backend->begin, backend->end, bracket.root, true,
+                fmt::format("the {} of {}()", matcher.keywords[0], matcher.callee));
   }
 }
 
@@ -59,12 +68,12 @@ void Scanner::check_cpu_device(const Bracket& bracket, std::span<const Token> to
   }
 }
 
-// jax.config.update(name, value), os.environ.setdefault(name, value), os.putenv(name, value):
-// the name is looked up in the matcher's key table, whose row says how to read the value.
+// jax.config.update(name, val), os.environ.setdefault(key, default), os.putenv(name, value):
+// the key is looked up in the matcher's key table, whose row says how to read the value.
 void Scanner::check_key_value(const Bracket& bracket, std::span<const Token> tokens, const Args& args) {
-  const bool config = k_call_matchers[bracket.matcher].check == ArgCheck::config_key;
-  const Arg* name = args.positional(0);
-  const Arg* value = args.positional(1);
+  const CallMatcher& matcher = k_call_matchers[bracket.matcher];
+  const Arg* name = arg_at(args, matcher.position, matcher.keywords[0]);
+  const Arg* value = arg_at(args, matcher.position + 1U, matcher.keywords[1]);
   if (name == nullptr || value == nullptr) {
     return;
   }
@@ -72,36 +81,21 @@ void Scanner::check_key_value(const Bracket& bracket, std::span<const Token> tok
   if (!key) {
     return;
   }
-  const KeyRule* rule = config ? find_config_key(*key) : find_env_key(*key);
-  if (rule != nullptr && value_matches(rule->check, tokens, value->begin, value->end)) {
-    add_evidence(rule->rule, bracket.root);
+  const KeyRule* rule = matcher.check == ArgCheck::config_key ? find_config_key(*key) : find_env_key(*key);
+  if (rule != nullptr) {
+    check_value(rule->check, rule->rule, tokens, value->begin, value->end, bracket.root, true,
+                fmt::format("the value of {}", rule->key));
   }
 }
 
-// os.environ.update(NAME=value, ...) or os.environ.update({"NAME": value, ...}).
+// os.environ.update(NAME=value, ...) or os.environ.update(<mapping>).
 void Scanner::check_env_mapping(const Bracket& bracket, std::span<const Token> tokens, const Args& args) {
   for (const Arg& arg : args.items) {
-    if (!arg.keyword.empty()) {
-      const KeyRule* rule = find_env_key(arg.keyword);
-      if (rule != nullptr && value_matches(rule->check, tokens, arg.begin, arg.end)) {
-        add_evidence(rule->rule, bracket.root);
-      }
-      continue;
-    }
-    if (arg.end - arg.begin < 2 || !is_op(tokens[arg.begin], "{") || !is_op(tokens[arg.end - 1], "}")) {
-      continue;
-    }
-    const Args entries = split_args(tokens, arg.begin + 1, arg.end - 1, ",");
-    for (const Arg& entry : entries.items) {
-      const Args pair = split_args(tokens, entry.begin, entry.end, ":");
-      if (pair.items.size() != 2 || !pair.items[0].keyword.empty()) {
-        continue;
-      }
-      const auto key = literal_value(tokens, pair.items[0].begin, pair.items[0].end);
-      const KeyRule* rule = key ? find_env_key(*key) : nullptr;
-      if (rule != nullptr && value_matches(rule->check, tokens, pair.items[1].begin, pair.items[1].end)) {
-        add_evidence(rule->rule, bracket.root);
-      }
+    if (arg.keyword.empty()) {
+      check_mapping(tokens, arg.begin, arg.end, bracket.root);
+    } else if (const KeyRule* rule = find_env_key(arg.keyword)) {
+      check_value(rule->check, rule->rule, tokens, arg.begin, arg.end, bracket.root, true,
+                  fmt::format("the value of {}", rule->key));
     }
   }
 }

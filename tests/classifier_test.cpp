@@ -42,8 +42,10 @@ TEST(Classifier, DevicesCpuPositionalAndKeyword) {
 }
 
 TEST(Classifier, DevicesWithoutCpuIsNotEvidence) {
-  EXPECT_TRUE(rules("import jax\nd = jax.devices()\ne = jax.devices('tpu')\nf = jax.devices(kind)\n").empty());
+  EXPECT_TRUE(rules("import jax\nd = jax.devices()\ne = jax.devices('tpu')\nf = jax.devices(None)\n").empty());
   EXPECT_TRUE(rules("import jax\nd = jax.devices(backend='tpu')\n").empty());
+  // A name whose value is unknown is not a clean bill: it may select CPU devices (fail closed).
+  EXPECT_EQ(rules("import jax\nf = jax.devices(kind)\n"), Strings{"platform-unresolved"});
 }
 
 TEST(Classifier, LocalDevicesCpuKeywordAndPositional) {
@@ -90,8 +92,11 @@ TEST(Classifier, BackendCpuKwargOnAnyCall) {
 }
 
 TEST(Classifier, BackendKwargNearMisses) {
-  EXPECT_TRUE(rules("f = jax.jit(g, backend='tpu')\nh = jax.jit(g, backend=name)\n").empty());
-  EXPECT_TRUE(rules("f = jax.jit(g, backend='cpu' if a else 'tpu')\n").empty());
+  EXPECT_TRUE(rules("f = jax.jit(g, backend='tpu')\nname = 'tpu'\nh = jax.jit(g, backend=name)\n").empty());
+  // On a JAX call a backend the classifier cannot tell is a possible CPU selection; elsewhere it is not.
+  EXPECT_EQ(rules("f = jax.jit(g, backend='cpu' if a else 'tpu')\n"), Strings{"platform-unresolved"});
+  EXPECT_EQ(rules("h = jax.jit(g, backend=name)\n"), Strings{"platform-unresolved"});
+  EXPECT_TRUE(rules("import torch.distributed as dist\ndist.init_process_group(backend=args.backend)\n").empty());
   EXPECT_TRUE(rules("d = {backend: 'cpu'}\nx = [backend == 'cpu']\n").empty());
   // On jax.devices the devices rule reports it, not a second row.
   EXPECT_EQ(rules("import jax\njax.devices(backend='cpu')\n"), Strings{"devices-cpu"});
@@ -108,7 +113,7 @@ TEST(Classifier, ConfigPlatformsCpu) {
 TEST(Classifier, ConfigPlatformsNearMisses) {
   EXPECT_TRUE(rules("import jax\njax.config.update('jax_platforms', 'tpu,cpu')\n").empty());
   EXPECT_TRUE(rules("import jax\njax.config.update('jax_enable_x64', True)\n").empty());
-  EXPECT_TRUE(rules("import jax\njax.config.update('jax_platforms', platform)\n").empty());
+  EXPECT_EQ(rules("import jax\njax.config.update('jax_platforms', platform)\n"), Strings{"platform-unresolved"});
   EXPECT_TRUE(rules("settings.update('jax_platforms', 'cpu')\n").empty());
 }
 
@@ -586,6 +591,164 @@ TEST(Classifier, NoSuggestionForSourceThatIsNotPython) {
   EXPECT_EQ(c.why.rfind("the source is not valid Python at line 2, column 5", 0), 0U) << c.why;
 }
 
+// ---- values held in names, and the forms issue 14 found missing ------------------------------
+
+// `code` as text only: in comments, a string and a docstring.
+std::string as_text_only(std::string_view code) {
+  std::string commented;
+  std::size_t start = 0;
+  while (start < code.size()) {
+    const auto end = code.find('\n', start);
+    commented += "# " + std::string(code.substr(start, end - start)) + "\n";
+    start = end == std::string_view::npos ? code.size() : end + 1;
+  }
+  return "import jax, os\n" + commented + "s = '''" + std::string(code) + "'''\ndef f():\n    \"\"\"" +
+         std::string(code) + "\"\"\"\n";
+}
+
+struct Form {
+  std::string_view code;
+  std::string_view rule;
+};
+
+const Form k_missed_forms[] = {
+    {"import jax\nPLAT = 'cpu'\njax.devices(PLAT)\n", "devices-cpu"},
+    {"import jax\nPLAT = \"cpu\"\nf = jax.jit(g, backend=PLAT)\n", "backend-cpu-kwarg"},
+    {"import jax\nPLAT: str = 'cpu'\njax.local_devices(backend=PLAT)\n", "local-devices-cpu"},
+    {"import os\nPLAT = 'cpu'\nos.environ['JAX_PLATFORMS'] = PLAT\n", "env-platforms-cpu"},
+    {"import os\nPLAT = 'cpu'\nos.environ.setdefault('JAX_PLATFORMS', PLAT)\n", "env-platforms-cpu"},
+    {"import jax\nPLAT = 'cpu'\njax.config.update('jax_platforms', PLAT)\n", "config-platforms-cpu"},
+    {"import jax\nPLAT = 'cpu'\njax.config.update(name='jax_platforms', val=PLAT)\n", "config-platforms-cpu"},
+    {"import jax\njax.config.update(name=\"jax_platforms\", val=\"cpu\")\n", "config-platforms-cpu"},
+    {"import jax\njax.config.update(val='cpu', name='jax_platform_name')\n", "config-platforms-cpu"},
+    {"from jax.lib import xla_bridge\nb = xla_bridge.get_backend(\"cpu\")\n", "get-backend-cpu"},
+    {"import jax\nb = jax.lib.xla_bridge.get_backend(platform='cpu')\n", "get-backend-cpu"},
+    {"import jax.extend\nb = jax.extend.backend.get_backend('cpu')\n", "get-backend-cpu"},
+    {"from jax.extend import backend\nb = backend.get_backend('cpu')\n", "get-backend-cpu"},
+    {"import os\nos.environ |= {\"JAX_PLATFORMS\": \"cpu\"}\n", "env-platforms-cpu"},
+    {"from os import environ\nenviron |= {'JAX_PLATFORM_NAME': 'cpu'}\n", "env-platforms-cpu"},
+    {"import os\nPLAT = 'cpu'\nos.environ |= {'JAX_PLATFORMS': PLAT}\n", "env-platforms-cpu"},
+    {"import os\nos.environ |= dict(JAX_PLATFORMS='cpu')\n", "env-platforms-cpu"},
+    {"import os\nFLAGS = '--xla_force_host_platform_device_count=8'\nos.environ['XLA_FLAGS'] = FLAGS\n",
+     "xla-force-host-devices"},
+    // A name bound once to another such name, and a use above the binding (file-wide, not ordered).
+    {"import jax\nCPU = 'cpu'\nPLAT = CPU\njax.devices(PLAT)\n", "devices-cpu"},
+    {"import jax\ndef run():\n    return jax.devices(PLAT)\nPLAT = 'cpu'\n", "devices-cpu"},
+};
+
+TEST(Classifier, EachMissedFormIsEvidence) {
+  for (const auto& form : k_missed_forms) {
+    const auto c = classify_source(form.code);
+    EXPECT_TRUE(c.has_rule(form.rule)) << form.code;
+    EXPECT_FALSE(c.has_rule("platform-unresolved")) << form.code;
+    ASSERT_TRUE(c.suggested.has_value()) << form.code;
+    EXPECT_EQ(*c.suggested, ScriptClass::cpu_only) << form.code;
+  }
+}
+
+TEST(Classifier, EachMissedFormAsTextOnlyIsNoEvidence) {
+  for (const auto& form : k_missed_forms) {
+    const std::string text = as_text_only(form.code);
+    const auto c = classify_source(text);
+    EXPECT_TRUE(c.evidence.empty()) << text << (c.evidence.empty() ? "" : c.evidence[0].rule);
+    ASSERT_TRUE(c.suggested.has_value()) << text;
+    EXPECT_EQ(*c.suggested, ScriptClass::single_host_compatible);
+  }
+}
+
+TEST(Classifier, NameBoundToAnotherPlatformIsNotEvidence) {
+  EXPECT_TRUE(rules("import jax\nPLAT = 'tpu'\njax.devices(PLAT)\nf = jax.jit(g, backend=PLAT)\n").empty());
+  EXPECT_TRUE(rules("import os\nPLAT = 'tpu'\nos.environ['JAX_PLATFORMS'] = PLAT\n").empty());
+  EXPECT_TRUE(rules("import os\nos.environ |= {'OTHER': 'cpu'}\nos.environ.update(A='1', B='2')\n").empty());
+  EXPECT_TRUE(
+      rules("from jax.extend import backend\nb = backend.get_backend()\nc = backend.get_backend('tpu')\n").empty());
+}
+
+TEST(Classifier, ReboundNameIsAPossibleSelection) {
+  const std::string_view sources[] = {
+      "import jax\nPLAT = 'tpu'\nPLAT = 'cpu'\njax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\nif cpu:\n    PLAT = 'cpu'\njax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\nfor PLAT in ('cpu',):\n    jax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\ndef f(PLAT='cpu'):\n    return jax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\nPLAT += ''\njax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\nPLAT, other = 'cpu', 1\njax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\nif (PLAT := 'cpu'):\n    jax.devices(PLAT)\n",
+      "import jax\nPLAT = 'tpu'\nwith ctx() as PLAT:\n    jax.devices(PLAT)\n",
+      "import jax\nfrom settings import *\nPLAT = 'tpu'\njax.devices(PLAT)\n",
+      "import jax\nPLAT = os.environ.get('PLATFORM', 'tpu')\njax.devices(PLAT)\n",
+      "import jax\njax.devices(args.platform)\n",
+      "import jax\njax.devices(get_platform())\n",
+      "import jax\njax.devices(f'{PLAT}')\n",
+      "import os\nos.environ['JAX_PLATFORMS'] = 'cpu' if args.cpu else 'tpu'\n",
+      "import os\nos.environ.update(cfg)\n",
+      "import os\nos.environ.update(**cfg)\n",
+      "import os\nos.environ |= {**cfg}\n",
+      "import jax\njax.config.update('jax_platforms', platform)\n",
+  };
+  for (const auto source : sources) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("platform-unresolved")) << source;
+    EXPECT_TRUE(c.has_category(Category::cpu_selection)) << source;
+    EXPECT_FALSE(c.suggested.has_value()) << source;
+    EXPECT_EQ(c.why.rfind("may select CPU devices at line", 0), 0U) << c.why;
+  }
+  const auto c = classify_source(sources[0]);
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].line, 4U);
+  EXPECT_EQ(c.evidence[0].detail,
+            "the backend of jax.devices() is the name 'PLAT', whose value is unknown: 'PLAT' is bound 2 times "
+            "(lines 2, 3)");
+}
+
+TEST(Classifier, UnknownValueWithCertainCpuSelectionStillSuggestsCpuOnly) {
+  const auto c = classify_source("import jax\njax.devices(kind)\njax.devices('cpu')\n");
+  EXPECT_TRUE(c.has_rule("platform-unresolved"));
+  ASSERT_TRUE(c.suggested.has_value());
+  EXPECT_EQ(*c.suggested, ScriptClass::cpu_only);
+}
+
+TEST(Classifier, PastTheBracketLimitFailsClosed) {
+  const std::string source =
+      "import jax\nx = " + std::string(5000, '(') + "jax.devices('cpu')" + std::string(5000, ')') + "\n";
+  const auto c = classify_source(source);
+  EXPECT_TRUE(c.has_rule("source-unreadable"));
+  EXPECT_FALSE(c.suggested.has_value());
+  const Evidence* row = first(c, "source-unreadable");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->line, 2U);
+  EXPECT_EQ(row->detail, "brackets nested deeper than 4096");
+}
+
+TEST(Classifier, TokenizerErrorIsEvidenceAtItsPosition) {
+  const auto c = classify_source("import jax\nx = 1\ny = 'never closed\nz = 2\n");
+  const Evidence* row = first(c, "source-unreadable");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->line, 3U);
+  EXPECT_EQ(row->column, 5U);
+  EXPECT_EQ(row->text, "y = 'never closed");
+  EXPECT_EQ(row->detail, "unterminated string literal");
+  EXPECT_EQ(row->category, Category::cpu_selection);
+  EXPECT_FALSE(c.suggested.has_value());
+}
+
+TEST(Classifier, ArgumentsPastTheCaptureLimitFailClosed) {
+  std::string source = "import jax\njax.devices(";
+  for (int i = 0; i < 40000; ++i) {
+    source += "a, ";
+  }
+  source += "'cpu')\n";
+  EXPECT_TRUE(classify_source(source).has_rule("platform-unresolved"));
+}
+
+TEST(Classifier, EveryArgumentOfAnEnvUpdateIsRead) {
+  std::string source = "import os\nos.environ.update(";
+  for (int i = 0; i < 12; ++i) {
+    source += "K" + std::to_string(i) + "='1', ";
+  }
+  source += "JAX_PLATFORMS='cpu')\n";
+  EXPECT_EQ(rules(source), Strings{"env-platforms-cpu"});
+}
+
 // ---- tables and robustness ---------------------------------------------------------------
 
 TEST(Classifier, RuleTableIdsAreUniqueKebabCase) {
@@ -650,6 +813,7 @@ TEST(Classifier, DeepNestingIsBounded) {
                        "\njax.process_index()\n";
   const auto c = classify_source(source);
   EXPECT_TRUE(c.has_rule("process-index"));
+  EXPECT_TRUE(c.has_rule("source-unreadable")); // what is nested past the limit is not seen: fail closed
 }
 
 } // namespace

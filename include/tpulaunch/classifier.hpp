@@ -29,6 +29,8 @@ struct Evidence {
   std::uint32_t column = 0; // 1-based, in bytes
   std::string text;       // that source line, trimmed (cut to 200 bytes + "...")
   std::string implies;    // the rule's one-line meaning
+  std::string detail{};   // for a rule that cannot decide: what it could not read, e.g.
+                          // "'PLAT' is bound 2 times (lines 3, 9)"; empty otherwise
 };
 
 // The result of classifying one script.
@@ -47,7 +49,12 @@ struct Classification {
   [[nodiscard]] std::vector<const Evidence*> of_category(Category category) const;
 };
 
-// Classifies Python source. Never fails: unreadable parts just yield less evidence and a lex_error.
+// True when `evidence` is a row of an undecided rule (a possible selection, not a certain one).
+bool is_undecided(const Evidence& evidence);
+
+// Classifies Python source. Never fails, and fails closed: a value it cannot resolve, source it
+// cannot read (a lex_error) or nesting past its limits is cpu-selection evidence of an
+// `undecided` rule, never a clean single-host-compatible.
 Classification classify_source(std::string_view source);
 
 // A row of the rule table: a stable kebab-case id, its category, the matched code as human text
@@ -57,6 +64,7 @@ struct ClassifierRule {
   Category category;
   std::string_view pattern;
   std::string_view implies;
+  bool undecided = false; // the classifier cannot tell: evidence of a possible selection, not proof
 };
 
 // Every rule, grouped by category, in a fixed order.
@@ -69,6 +77,9 @@ const ClassifierRule* find_classifier_rule(std::string_view id);
 struct MultiHostMarker {
   std::string_view name; // "initialize", "per-process data", "collective", "result check"
   std::array<std::string_view, 3> rules; // rule ids; empty entries are unused
+  // Why a reviewer's override cannot stand in for this marker (empty: it can). `review`,
+  // `plan` and `check` all read this one field.
+  std::string_view not_overridable;
 };
 
 // The four marker groups, in the order they are reported.
