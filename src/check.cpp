@@ -180,18 +180,11 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     }
   }
   for (std::size_t i = 0; i < routes.size(); ++i) {
-    auto status = resolve_script(matrix, routes[i].script);
-    if (!status) {
-      return status.error();
-    }
-    std::optional<Classification> source;
-    if (status->reviewed()) {
-      source = classify_source(status->source);
-    }
-    const Decision decision = decide(RouteRequest{&*status, route_slices[i], source ? &*source : nullptr});
+    TPULAUNCH_TRY(const Routing routing, route_script(matrix, routes[i].script, route_slices[i]));
+    const Decision& decision = routing.decision;
     if (!decision.allowed()) {
       const std::uint32_t line = decision.refusal->evidence.empty() ? 0 : decision.refusal->evidence.front().line;
-      auditor.add(Severity::error, "route-refused", *status, line,
+      auditor.add(Severity::error, "route-refused", routing.status, line,
                   fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice, decision.refusal->rule,
                               decision.refusal->reason));
     }

@@ -142,4 +142,14 @@ Decision decide(const RouteRequest& request) {
   return Decision{request.slice->multi_host() ? RouteKind::multi_host : RouteKind::single_host, std::nullopt};
 }
 
+Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice) {
+  TPULAUNCH_TRY(ScriptStatus status, resolve_script(matrix, id));
+  Routing routing{std::move(status), std::nullopt, {}};
+  if (!routing.status.source.empty() || routing.status.reviewed()) {
+    routing.source = classify_source(routing.status.source);
+  }
+  routing.decision = decide(RouteRequest{&routing.status, slice, routing.source ? &*routing.source : nullptr});
+  return routing;
+}
+
 } // namespace tpulaunch

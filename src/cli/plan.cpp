@@ -26,15 +26,9 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   if (!args.slice.empty()) {
     TPULAUNCH_TRY(slice, catalog.require(args.slice));
   }
-  TPULAUNCH_TRY(const ScriptStatus status, resolve_script(matrix, id));
-
-  // The source is classified again at plan time: the matrix says what was reviewed, the source
-  // says what would run now.
-  std::optional<Classification> source;
-  if (!status.source.empty() || status.state == ReviewState::reviewed) {
-    source = classify_source(status.source);
-  }
-  const Decision decision = decide(RouteRequest{&status, slice, source ? &*source : nullptr});
+  TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice));
+  const ScriptStatus& status = routing.status;
+  const Decision& decision = routing.decision;
   if (!decision.allowed()) {
     const RefusalContext context{status.id, status.path,
                                  status.route_class() ? std::string(to_string(*status.route_class()))
