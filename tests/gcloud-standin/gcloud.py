@@ -792,6 +792,12 @@ def parse_ssh_options(prog, words, where):
     return stdin_null, words[i:]
 
 
+# A TPU VM login shell's PATH after the stand-in's bin/: the system folders only, not the
+# caller's PATH, so a worker has python3 but no `python` from this machine's pyenv or venv
+# (a fresh TPU VM often has no `python` at all, §6).
+WORKER_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
 def remote_env(node, worker, user):
     """The environment a worker's login shell gets.  Like a real sshd, it does
     not inherit the caller's environment: only the variables below, plus the
@@ -804,7 +810,7 @@ def remote_env(node, worker, user):
         "LOGNAME": user,
         "SHELL": bash,
         "LANG": "C.UTF-8",
-        "PATH": "{}:{}".format(node.bin, os.environ.get("PATH", "/usr/bin:/bin")),
+        "PATH": "{}:{}".format(node.bin, WORKER_SYSTEM_PATH),
         "GCLOUD_STANDIN_WORKER": str(worker),
         "GCLOUD_STANDIN_WORKERS": str(node.workers),
         "GCLOUD_STANDIN_TPU": node.name,
@@ -1160,6 +1166,7 @@ def standin_main(args):
     create.add_argument("--project", help="if given, calls must use this project")
     create.add_argument("--state", default="READY", choices=sorted(ALL_STATES))
     create.add_argument("--health", default="HEALTHY", choices=["HEALTHY", "UNHEALTHY_MAINTENANCE"])
+    # GCLOUD_STANDIN_PREPARED=1: every worker already has ~/jax-tpu-lab/.venv (default: a fresh VM).
     set_state = sub.add_parser("set-state", help="change a stand-in TPU's state")
     set_state.add_argument("name")
     set_state.add_argument("state", choices=sorted(ALL_STATES))
@@ -1194,6 +1201,11 @@ def standin_main(args):
     write_worker_bin(staging / "bin", root / "bin")
     write_atomic(staging / "config.json", json.dumps(config, indent=2) + "\n")
     os.rename(str(staging), str(root))
+    # A fresh TPU VM by default (§6): a home folder and python3, nothing else. On request, one
+    # prepared as the course's set-up leaves it: ~/jax-tpu-lab/.venv with (the fake) jax.
+    if os.environ.get("GCLOUD_STANDIN_PREPARED") == "1":
+        for i in range(ns.workers):
+            make_venv([str(root / "worker-{}".format(i) / "home" / "jax-tpu-lab" / ".venv")])
     print(root)
     return 0
 

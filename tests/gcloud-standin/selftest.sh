@@ -68,6 +68,28 @@ expect "standin create: 1-worker TPU without a project" 0
 g standin create pod --zone="$ZONE" --workers=2
 expect "standin create: refuses an existing name" 2 "already exists"
 
+# ---------------------------------------------------------------- a fresh TPU VM, or a prepared one (§6)
+g "${TPU[@]}" ssh solo --zone="$ZONE" --project="$PROJ" --command='ls -A ~; command -v python3 >/dev/null && echo python3'
+expect "a fresh VM: an empty home and python3" 0 "" "python3"
+if [ ! -e /usr/bin/python ] && [ ! -e /usr/local/bin/python ] && [ ! -e /bin/python ]; then
+  g "${TPU[@]}" ssh solo --zone="$ZONE" --project="$PROJ" --command='command -v python || echo "no python"'
+  expect "a fresh VM: no python from the caller's PATH" 0 "" "no python"
+fi
+GCLOUD_STANDIN_PREPARED=1 g standin create ready --zone="$ZONE" --workers=2
+expect "standin create: a prepared 2-worker TPU (GCLOUD_STANDIN_PREPARED=1)" 0
+g "${TPU[@]}" ssh ready --zone="$ZONE" --project="$PROJ" --worker=all \
+  --command='~/jax-tpu-lab/.venv/bin/python -c "import jax; print(jax.default_backend())"'
+expect "a prepared VM: ~/jax-tpu-lab/.venv with the fake jax on every worker" 0 "" "standin
+standin"
+
+printf 'print(1)\n' >stage.py
+g "${TPU[@]}" scp stage.py ready: --zone="$ZONE" --project="$PROJ" --worker=all
+if [ "$rc" -eq 0 ] && [ -f "$(home ready 0)/stage.py" ] && [ -f "$(home ready 1)/stage.py" ]; then
+  ok "scp FILE NAME: --worker=all copies into every worker's home (it always exists)"
+else bad "scp FILE NAME: --worker=all copies into every worker's home (it always exists)"; fi
+g "${TPU[@]}" scp stage.py solo:~/jax-tpu-lab/ --zone="$ZONE" --project="$PROJ"
+expect "scp FILE NAME:~/jax-tpu-lab/ on a fresh VM fails: the folder does not exist" 1 "No such file or directory"
+
 # ---------------------------------------------------------------- --worker (§1.3)
 for case in "0:0" "all:0 1 2 3" "ALL:0 1 2 3" "aLl:0 1 2 3" "1,3:1 3" "0-2:0 1 2" \
   "3,1-2:1 2 3" "1,,2:1 2" ",3:3" "2,2:2"; do
