@@ -25,7 +25,11 @@ constexpr Code k_write_to{" >"};
 constexpr Code k_digest_fail{" || { echo \"tpulaunch: staged script on $(hostname) does not match the reviewed "
                              "sha256\" >&2; exit 97; }"};
 constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
-static_assert(k_remote_digest_mismatch == 97 && k_remote_mapped_255 == 254, "keep the remote codes in step with the code above");
+// command -v PYTHON || { echo …PYTHON…; exit 96; }: the message names the host, the path and the fix.
+constexpr Code k_no_python_start{" >/dev/null || { echo \"tpulaunch: error: $(hostname) has no Python interpreter at\" "};
+constexpr Code k_no_python_end{"\"; run the plan with --bootstrap, or choose one with --python PATH\" >&2; exit 96; }"};
+static_assert(k_remote_no_python == 96 && k_remote_digest_mismatch == 97 && k_remote_mapped_255 == 254,
+              "keep the remote codes in step with the code above");
 
 constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
 
@@ -64,6 +68,37 @@ std::string local_path(const std::string& path) {
 }
 
 Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
+
+// The interpreter on each worker: --python (a leading ~/ is the worker's home), or the venv's.
+Word remote_python(const Plan& plan) {
+  const std::string& python = plan.options.python;
+  if (python.empty()) {
+    return lab_path(".venv/bin/python");
+  }
+  return python.starts_with("~/") ? home_path(python.substr(2)) : Word(python);
+}
+
+// The interpreter on this machine: --python, python3, or the course's own `python`.
+Word local_python(const Plan& plan) {
+  if (!plan.options.python.empty()) {
+    return Word(plan.options.python);
+  }
+  return plan.options.form == PlanForm::course ? Word("python") : Word("python3");
+}
+
+// KEY=VALUE words for --env (before the interpreter), each value one quoted literal.
+void add_env(ShellLine& line, const Plan& plan) {
+  for (const EnvVar& var : plan.options.env) {
+    line.word(Word(var.name + "=").append(var.value));
+  }
+}
+
+// The script's own arguments (after its path).
+void add_args(ShellLine& line, const Plan& plan) {
+  for (const std::string& arg : plan.options.args) {
+    line.word(Word(arg));
+  }
+}
 
 // gcloud compute tpus tpu-vm <verb> ...
 ShellLine gcloud(std::string_view verb) {
@@ -115,6 +150,30 @@ Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellL
   return step;
 }
 
+// Local: change to the plan's folder (so every relative path resolves as it did for the plan) and
+// create the folders the downloads land in (gcloud needs each to exist). One line, so that the
+// text form pasted line by line does what the sh form does.
+Step prepare_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::prepare;
+  const bool folders = plan.workers() > 0;
+  step.summary = folders ? "work in the folder the plan was made in; create the folders the downloads land in"
+                         : "work in the folder the plan was made in";
+  if (!plan.options.directory.empty()) {
+    step.line.word("cd").word(plan.options.directory);
+    if (folders) {
+      step.line.code(k_and);
+    }
+  }
+  if (folders) {
+    step.line.word("mkdir").word("-p");
+    for (int worker = 0; worker < plan.workers(); ++worker) {
+      step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+    }
+  }
+  return step;
+}
+
 Step preflight_step() {
   Step step;
   step.kind = StepKind::preflight;
@@ -142,7 +201,11 @@ Step stage_step(const Plan& plan) {
   step.workers = every_worker(plan);
   step.summary = plan.multi_host() ? "copy the script to every worker" : "copy the script to the TPU VM";
   step.line = gcloud("scp");
-  step.line.word(local_path(plan.path)).word(remote(plan, home_path(std::string(k_lab))));
+  // The course form copies into ~/jax-tpu-lab/, which a fresh TPU VM does not have. The full form
+  // copies into the home folder, which always exists (`NAME:`), and the run call moves the file
+  // into place: no failed copy, no retries, and no extra gcloud call.
+  const Word destination = plan.options.form == PlanForm::course ? home_path(std::string(k_lab)) : Word();
+  step.line.word(local_path(plan.path)).word(remote(plan, destination));
   add_common_flags(step.line, plan, every_worker_flag(plan));
   return step;
 }
@@ -151,30 +214,42 @@ Step course_run_step(const Plan& plan) {
   const std::string py = plan.script + ".py";
   ShellLine command;
   command.word("set").word("-o").word("pipefail").code(k_then);
-  command.word("JAX_PLATFORMS=tpu").word(lab_path(".venv/bin/python")).word(lab_path(py));
+  command.word("JAX_PLATFORMS=tpu");
+  add_env(command, plan);
+  command.word(lab_path(".venv/bin/python")).word(lab_path(py));
+  add_args(command, plan);
   command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
   return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
                   command);
 }
 
-// The run step of the full form. One ssh call does everything remote: create the run folder,
-// check the staged file against the reviewed digest (refusing to run on a mismatch), run with
-// TPU_RUN_DIR exported and a per-host log, and keep a 255 from looking like an ssh failure.
-// `before_program` goes between the run folder's creation and the program (the discovery
+// The run step of the full form. One ssh call does everything remote: create the run folder
+// first (so that every worker's fetch finds it, whatever happens next), put the staged script in
+// place and check it against the reviewed digest (refusing to run on a mismatch), stop at once
+// when the interpreter is missing, run with TPU_RUN_DIR exported and a per-host log, and keep a
+// 255 from looking like an ssh failure. `before_program` goes after the checks (the discovery
 // program is decoded there); `program` is the interpreter's arguments.
 Step full_run_step(const Plan& plan, const ShellLine& before_program, const std::vector<Word>& program,
                    std::string summary) {
   const std::string run = plan.remote_run_dir + "/";
+  const Word python = remote_python(plan);
   ShellLine command;
   command.word("set").word("-o").word("pipefail").code(k_then);
+  command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
   if (plan.program == PlanProgram::script) {
-    command.word("printf").word("%s  %s\\n").word(plan.sha256).word(lab_path(plan.script + ".py"));
+    const std::string py = plan.script + ".py";
+    command.word("mv").word("-f").word(home_path(py)).word(lab_path(py)).code(k_or_exit).code(k_then);
+    command.word("printf").word("%s  %s\\n").word(plan.sha256).word(lab_path(py));
     command.code(k_pipe).word("sha256sum").word("--check").word("--status").code(k_digest_fail).code(k_then);
   }
-  command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
+  command.word("command").word("-v").word(python).code(k_no_python_start).word(Word(python.text()));
+  command.code(k_no_python_end).code(k_then);
   command.line(before_program);
   command.word(Word("TPU_RUN_DIR=").append(home_path(run + "artifacts"))).word("JAX_PLATFORMS=tpu");
-  command.word(lab_path(".venv/bin/python")).words(program).code(k_merge_stderr);
+  add_env(command, plan);
+  command.word(python).words(program);
+  add_args(command, plan);
+  command.code(k_merge_stderr);
   command.code(k_pipe).word("tee").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
   command.code(k_map_255);
   return ssh_step(plan, StepKind::run, std::move(summary), command);
@@ -202,8 +277,15 @@ Step verify_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::verify;
   step.summary = fmt::format("check the fetched {} of every worker", plan.verify == VerifyKind::logs ? "logs" : "receipts");
-  step.line = ShellLine{Word(plan.options.verify_program), "verify", Word(plan.local_run_dir), flag("--slice", plan.slice->name),
-                        flag("--kind", std::string(to_string(plan.verify)))};
+  step.line = ShellLine{Word(plan.options.verify_program), "verify", Word(plan.local_run_dir),
+                        flag("--slice", plan.slice->name), flag("--kind", std::string(to_string(plan.verify)))};
+  // The catalog and matrix the plan used, so the slice and the script mean the same to verify.
+  if (!plan.options.matrix_file.empty()) {
+    step.line.word(flag("--matrix", plan.options.matrix_file));
+  }
+  if (!plan.options.catalog_file.empty()) {
+    step.line.word(flag("--catalog", plan.options.catalog_file));
+  }
   return step;
 }
 
@@ -216,6 +298,23 @@ Step teardown_step(const Plan& plan) {
   step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word("--quiet");
   add_project(step.line, plan);
   return step;
+}
+
+// The values every route takes: the interpreter and the --env names (a TPU route sets
+// TPU_RUN_DIR and JAX_PLATFORMS itself, and an --env must not quietly move the run off the TPU).
+Status validate_script_options(const PlanOptions& options, RouteKind route) {
+  if (!options.python.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::interpreter, options.python));
+  }
+  for (const EnvVar& var : options.env) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::env_name, var.name));
+    for (const std::string_view reserved : {"TPU_RUN_DIR", "JAX_PLATFORMS", "JAX_PLATFORM_NAME"}) {
+      if (route != RouteKind::cpu && var.name == reserved) {
+        return usage_error(fmt::format("--env {}: a TPU route sets {} itself", var.name, var.name));
+      }
+    }
+  }
+  return Ok{};
 }
 
 Status validate_tpu_options(const PlanOptions& options) {
@@ -253,6 +352,7 @@ void add_fetch_verify_teardown(Plan& plan, bool full) {
 
 std::string_view to_string(StepKind kind) {
   switch (kind) {
+  case StepKind::prepare: return "prepare";
   case StepKind::preflight: return "preflight";
   case StepKind::bootstrap: return "bootstrap";
   case StepKind::stage: return "stage";
@@ -289,12 +389,23 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.route = route;
   plan.slice = slice;
   plan.options = options;
+  TPULAUNCH_CHECK(validate_script_options(options, route));
 
   if (route == RouteKind::cpu) {
+    // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status
+    // is the program's (pipefail), not tee's.
+    plan.cpu_receipt = script.id + "-cpu.txt";
+    if (!options.directory.empty()) {
+      plan.steps.push_back(prepare_step(plan));
+    }
     Step run;
     run.kind = StepKind::run;
-    run.summary = "run on this machine's CPU";
-    run.line = ShellLine{"python", Word(local_path(script.path))};
+    run.summary = fmt::format("run on this machine's CPU, keeping the output in {}", plan.cpu_receipt);
+    run.line.word("set").word("-o").word("pipefail").code(k_then);
+    add_env(run.line, plan);
+    run.line.word(local_python(plan)).word(local_path(script.path));
+    add_args(run.line, plan);
+    run.line.code(k_pipe).word("tee").word(plan.cpu_receipt);
     plan.steps.push_back(std::move(run));
     return plan;
   }
@@ -305,6 +416,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", options.tpu, script.id, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   const bool full = options.form == PlanForm::full;
+  plan.steps.push_back(prepare_step(plan));
   if (full) {
     const bool qualified = script.entry != nullptr && script.entry->script_class == ScriptClass::multi_host_qualified;
     plan.verify = options.verify.value_or(qualified ? VerifyKind::training : VerifyKind::logs);
@@ -318,8 +430,9 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.steps.push_back(stage_step(plan));
   if (full) {
     plan.steps.push_back(full_run_step(plan, ShellLine(), {lab_path(script.id + ".py")},
-                                       plan.multi_host() ? "check the staged digest and run on every worker at once"
-                                                         : "check the staged digest and run on the TPU VM"));
+                                       plan.multi_host()
+                                           ? "put the script in place, check its digest and run on every worker at once"
+                                           : "put the script in place, check its digest and run on the TPU VM"));
   } else {
     plan.steps.push_back(course_run_step(plan));
   }
@@ -329,6 +442,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
 
 Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options) {
   TPULAUNCH_CHECK(validate_tpu_options(options));
+  TPULAUNCH_CHECK(validate_script_options(options, RouteKind::multi_host));
   Plan plan;
   plan.program = PlanProgram::discovery;
   plan.script = "discovery";
@@ -339,6 +453,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.verify = VerifyKind::discovery;
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", options.tpu, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
+  plan.steps.push_back(prepare_step(plan));
   if (plan.multi_host()) {
     plan.steps.push_back(preflight_step());
   }

@@ -57,17 +57,32 @@ constexpr Code k_step_function{"step() { echo \"tpulaunch: [$SCRIPT on $TPU ($SL
 constexpr Code k_cpu_banner{"echo \"tpulaunch: run $SCRIPT on the CPU\" >&2"};
 constexpr Code k_done{"step \"done: results in $RUN_DIR\""};
 constexpr Code k_to_stderr{" >&2"};
-constexpr Code k_continued{" \\\n  "};
 constexpr Code k_if_not{"if ! "};
 constexpr Code k_then_block{"; then\n  "};
 constexpr Code k_exit_1_fi{"\n  exit 1\nfi"};
 constexpr Code k_quiet{" >/dev/null 2>&1"};
-constexpr Code k_command_v{"command -v "};
-constexpr Code k_to_null{" >/dev/null"};
+constexpr Code k_verify_override{"if [[ -n ${TPULAUNCH:-} ]]; then\n  TPULAUNCH_PROGRAM=$TPULAUNCH\nfi\n"
+                                  "readonly TPULAUNCH_PROGRAM"};
+constexpr Code k_verify_check{
+    "if ! command -v \"$TPULAUNCH_PROGRAM\" >/dev/null; then\n"
+    "  echo \"tpulaunch: error: the verify step runs $TPULAUNCH_PROGRAM, which cannot be run here; set TPULAUNCH to "
+    "the tpulaunch to use\" >&2\n"
+    "  exit 1\n"
+    "fi\n"
+    "step \"verify will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)\""};
+constexpr Code k_verify_program{"\"$TPULAUNCH_PROGRAM\" "};
+constexpr Code k_left_running_start{"tpu_left_running() {\n  "};
+constexpr Code k_left_running_end{"\n}"};
+// From the first call that uses the TPU on, any failure (a step, a fetch, verify, set -e) ends
+// with the message: a TPU that is still billing is never left silently.
+constexpr Code k_left_running_trap{"trap '(($? == 0)) || tpu_left_running' EXIT"};
 constexpr Code k_run_status_0{"run_status=0"};
 constexpr Code k_or_run_status{" || run_status=$?"};
 constexpr Code k_remote_code_note{
     "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one"};
+constexpr Code k_quoted_text_note{"# shellcheck disable=SC2016 # a value here holds $ or a backquote: quoted, it is text"};
+constexpr Code k_nested_quote_note{
+    "# shellcheck disable=SC1003 # a value here holds a quote, quoted again for the remote shell"};
 // The fetch library (src/remote/fetch.bash), for bounded parallel downloads: each fetch runs in
 // the background, and once PARALLEL are in flight the script waits for one to end. With bash
 // 4.3+ that is whichever ends first (`wait -n`), so one slow worker (gcloud retries a failed scp
@@ -86,15 +101,6 @@ constexpr Code k_fetch_report{"if ((${#fetch_failed[@]} > 0)); then\n"
                               "that could be fetched are in $RUN_DIR\" >&2\n"
                               "  exit \"$run_status\"\n"
                               "fi"};
-constexpr Code k_fetch_report_teardown{
-    "if ((${#fetch_failed[@]} > 0)); then\n"
-    "  echo \"tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS; the TPU is left running\" >&2\n"
-    "fi\n"
-    "if ((run_status != 0)); then\n"
-    "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched "
-    "are in $RUN_DIR; the TPU is left running\" >&2\n"
-    "  exit \"$run_status\"\n"
-    "fi"};
 constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
 
 // `NAME=` prefixes of the sh script's readonly values: named constants rather than Code{...}
@@ -107,6 +113,7 @@ constexpr Code k_set_run_dir{"RUN_DIR="};
 constexpr Code k_set_workers{"WORKERS="};
 constexpr Code k_set_parallel{"PARALLEL="};
 constexpr Code k_set_script{"SCRIPT="};
+constexpr Code k_set_tpulaunch_program{"TPULAUNCH_PROGRAM="};
 
 // readonly NAME=value
 ShellLine readonly_value(Code name_equals, std::string value) {
@@ -131,16 +138,63 @@ ShellLine step_banner(const Step& step) {
   return ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))};
 }
 
-// A command whose --command= text holds `$` for the remote shell gets a note first: it tells
-// shellcheck (and a reader) that this shell is not meant to expand it.
-void add_remote_code_note(ShellScript& sh, const Step& step) {
-  const auto argv = step.line.argv();
-  const bool remote_code = std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
-    return arg.starts_with("--command=") && arg.find('$') != std::string::npos;
-  });
-  if (remote_code) {
+// Appends `line`, after the notes shellcheck (and a reader) need about the text it quotes: a
+// --command= text that holds `$` for the remote shell; any other value that holds `$` or a
+// backquote, which is text here; and a value that holds a backslash before a quote, which the
+// one quoting function writes as '\'' again and again, correctly, at two levels.
+struct QuotedText {
+  bool remote_code = false;     // a --command= text holds $ or a backquote
+  bool expansion = false;       // some other value does
+  bool backslash_quote = false; // a value holds \' (a quote quoted at two levels does)
+
+  QuotedText& operator|=(const QuotedText& other) {
+    remote_code = remote_code || other.remote_code;
+    expansion = expansion || other.expansion;
+    backslash_quote = backslash_quote || other.backslash_quote;
+    return *this;
+  }
+};
+
+QuotedText quoted_text(const ShellLine& line) {
+  QuotedText found;
+  for (const auto& element : line.elements()) {
+    const auto* word = std::get_if<Word>(&element);
+    if (word == nullptr) {
+      continue;
+    }
+    const bool command = !word->parts().empty() && word->parts().front().text == "--command=";
+    for (const auto& part : word->parts()) {
+      if (part.is_code) {
+        continue;
+      }
+      const bool expansion = part.text.find_first_of("$`") != std::string::npos;
+      found.remote_code = found.remote_code || (command && expansion);
+      found.expansion = found.expansion || (!command && expansion);
+      found.backslash_quote = found.backslash_quote || part.text.find("\\'") != std::string::npos;
+    }
+  }
+  return found;
+}
+
+void add_notes(ShellScript& sh, const QuotedText& found) {
+  if (found.remote_code) {
     sh.code(k_remote_code_note);
   }
+  if (found.expansion) {
+    sh.code(k_quoted_text_note);
+  }
+  if (found.backslash_quote) {
+    sh.code(k_nested_quote_note);
+  }
+}
+
+// Appends `line` (one command), after the notes shellcheck (and a reader) need about the text it
+// quotes: a --command= text that holds `$` for the remote shell; another value that holds `$` or a
+// backquote, which is text here; a value that holds a backslash before a quote, which is what the
+// one quoting function writes when a quote is quoted at two levels.
+void add_line(ShellScript& sh, ShellLine line) {
+  add_notes(sh, quoted_text(line));
+  sh.line(std::move(line));
 }
 
 // One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
@@ -156,24 +210,26 @@ void emit_preflight(ShellScript& sh, const Plan& /*plan*/, std::span<const Step>
 }
 
 // A step that runs once, in order, and stops the script (set -e) when it fails.
-void emit_plain(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
+  if (plan.route == RouteKind::cpu) {
+    sh.line(step.line); // its notes are at the top of the script (render_sh)
+    return;
+  }
   sh.line(step_banner(step));
-  add_remote_code_note(sh, step);
-  sh.line(step.line);
+  add_line(sh, step.line);
 }
 
 void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   if (plan.route == RouteKind::cpu) {
-    sh.code(k_cpu_banner).line(step.line);
+    sh.code(k_cpu_banner).line(step.line); // its notes are at the top of the script (render_sh)
     return;
   }
   sh.line(step_banner(step));
   // A failed run must not stop retrieval: every worker's log is what explains the failure.
   sh.code(k_run_status_0);
-  add_remote_code_note(sh, step);
-  sh.line(ShellLine(step.line).code(k_or_run_status));
+  add_line(sh, ShellLine(step.line).code(k_or_run_status));
 }
 
 void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -181,11 +237,24 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
                                              plan.options.parallel))});
   sh.code(k_fetch_library);
   for (const Step& step : steps) {
-    sh.line(ShellLine{"fetch_start", Word(step.workers->text())}.line(step.line));
+    add_line(sh, ShellLine{"fetch_start", Word(step.workers->text())}.line(step.line));
   }
   sh.code(k_fetch_wait_all);
-  sh.code(plan.options.teardown ? k_fetch_report_teardown : k_fetch_report);
+  sh.code(k_fetch_report);
   sh.code(k_fetch_exit);
+}
+
+// The verify step runs the tpulaunch the prelude chose: the plan's (the binary that made it),
+// or $TPULAUNCH.
+void emit_verify(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  ShellLine line = ShellLine().code(k_verify_program);
+  const auto& elements = step.line.elements();
+  for (auto it = std::next(elements.begin()); it != elements.end(); ++it) {
+    line.element(*it);
+  }
+  add_line(sh, std::move(line));
 }
 
 ShEmitter sh_emitter(StepKind kind) {
@@ -193,16 +262,26 @@ ShEmitter sh_emitter(StepKind kind) {
   case StepKind::preflight: return emit_preflight;
   case StepKind::run: return emit_run;
   case StepKind::fetch: return emit_fetch;
+  case StepKind::verify: return emit_verify;
+  case StepKind::prepare:
   case StepKind::bootstrap:
   case StepKind::stage:
-  case StepKind::verify:
   case StepKind::teardown: return emit_plain;
   }
   return emit_plain;
 }
 
-bool has_step(const Plan& plan, StepKind kind) {
-  return std::any_of(plan.steps.begin(), plan.steps.end(), [kind](const Step& s) { return s.kind == kind; });
+const Step* find_step(const Plan& plan, StepKind kind) {
+  const auto it = std::find_if(plan.steps.begin(), plan.steps.end(), [kind](const Step& s) { return s.kind == kind; });
+  return it == plan.steps.end() ? nullptr : &*it;
+}
+
+// What a person must know when a step fails after the TPU is in use and --teardown was asked:
+// the TPU is still billing, and the exact command that deletes it.
+std::string left_running_message(const Plan& plan, const Step& teardown) {
+  return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
+                     "Once you have looked at the results, delete it with: {}",
+                     plan.options.tpu, to_shell(teardown.line));
 }
 
 // The values a reader (and the step function) needs, the verify program's presence, and the
@@ -216,19 +295,36 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
   sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
   sh.blank().code(k_step_function).blank();
-  if (has_step(plan, StepKind::verify)) {
-    // Fail before any TPU time is spent, not after the run, when verify could not be called.
-    const std::string& program = plan.options.verify_program;
-    sh.line(stop_unless(ShellLine().code(k_command_v).word(program).code(k_to_null),
-                        fmt::format("tpulaunch: error: {} is not on PATH, and the verify step needs it", program)));
-    sh.blank();
+  if (const Step* verify = find_step(plan, StepKind::verify)) {
+    // The tpulaunch that made the plan, unless $TPULAUNCH names another; checked before any TPU
+    // time is spent, not after the run, and named on stderr.
+    add_line(sh, ShellLine{Word(k_set_tpulaunch_program).append(verify->line.argv().front())});
+    sh.code(k_verify_override).code(k_verify_check).blank();
   }
-  // Local folders first: gcloud needs each download's folder to exist.
-  ShellLine mkdir{"mkdir", "-p"};
-  for (int worker = 0; worker < plan.workers(); ++worker) {
-    mkdir.code(k_continued).word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
+    add_line(sh, ShellLine()
+                     .code(k_left_running_start)
+                     .line(echo_error(left_running_message(plan, *teardown)))
+                     .code(k_left_running_end));
   }
-  sh.line(mkdir);
+}
+
+// What a person must know that the commands do not say.
+std::vector<std::string> plan_notes(const Plan& plan) {
+  std::vector<std::string> notes;
+  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
+    const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
+    notes.push_back(fmt::format("every worker needs the interpreter {} with jax[tpu]; a fresh TPU VM has only python3, so "
+                                "without it the run stops at once with status {} (add --bootstrap to create "
+                                "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
+                                python, k_remote_no_python));
+  }
+  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
+    notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
+                                "billing); once you have looked at the results, delete it with: {}",
+                                plan.options.tpu, to_shell(teardown->line)));
+  }
+  return notes;
 }
 
 } // namespace
@@ -271,7 +367,17 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
     j["run_id"] = plan.options.run_id;
     j["local_run_dir"] = plan.local_run_dir;
     j["verify"] = to_string(plan.verify);
+  } else {
+    j["receipt"] = plan.cpu_receipt;
   }
+  j["directory"] = or_null(plan.options.directory);
+  j["python"] = or_null(plan.options.python);
+  nlohmann::ordered_json env = nlohmann::ordered_json::object();
+  for (const EnvVar& var : plan.options.env) {
+    env[var.name] = var.value;
+  }
+  j["env"] = std::move(env);
+  j["args"] = plan.options.args;
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   std::vector<std::size_t> fetch_steps;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
@@ -299,6 +405,7 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
                       {"note", "each worker's fetch is independent; a failure never stops the others"}});
   }
   j["concurrency"] = std::move(groups);
+  j["notes"] = plan_notes(plan);
   return j;
 }
 
@@ -309,6 +416,8 @@ std::string render_text(const Plan& plan) {
   out += fmt::format("route:  {}\n", route_sentence(plan));
   if (plan.route != RouteKind::cpu) {
     out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
+  } else {
+    out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
   }
   out += "\ncommands:\n";
   ShellScript commands;
@@ -317,12 +426,28 @@ std::string render_text(const Plan& plan) {
     commands.line(step.line);
   }
   out += indent(to_shell(commands), "  ");
+  const auto notes = plan_notes(plan);
+  if (!notes.empty()) {
+    out += "\nnotes:\n";
+    for (const auto& note : notes) {
+      out += fmt::format("  - {}\n", note);
+    }
+  }
   return out;
 }
 
 std::string render_sh(const Plan& plan) {
   ShellScript sh;
   sh.code(k_shebang);
+  if (plan.route == RouteKind::cpu) {
+    // `set -o pipefail; python … | tee …` is two commands, and a note covers one: the CPU
+    // script's few lines get theirs for the whole file, which a note before the first command does.
+    QuotedText found;
+    for (const Step& step : plan.steps) {
+      found |= quoted_text(step.line);
+    }
+    add_notes(sh, found);
+  }
   sh.comment(fmt::format("Generated by tpulaunch {}: {} ({}) on the {} route.", TPULAUNCH_VERSION, plan.script,
                          class_name(plan), to_string(plan.route)));
   sh.code(k_regenerate).code(k_strict).blank();
@@ -336,6 +461,7 @@ std::string render_sh(const Plan& plan) {
   }
   emit_tpu_prelude(sh, plan);
   // Steps in order; consecutive steps of one concurrent group go to their emitter together.
+  bool trap_set = false;
   for (std::size_t i = 0; i < plan.steps.size();) {
     std::size_t end = i + 1;
     if (!concurrent_group(plan.steps[i].kind).empty()) {
@@ -344,6 +470,10 @@ std::string render_sh(const Plan& plan) {
       }
     }
     sh.blank();
+    if (!trap_set && plan.options.teardown && plan.steps[i].where == StepWhere::remote) {
+      sh.code(k_left_running_trap);
+      trap_set = true;
+    }
     sh_emitter(plan.steps[i].kind)(sh, plan, std::span<const Step>(plan.steps).subspan(i, end - i));
     i = end;
   }

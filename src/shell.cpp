@@ -74,6 +74,11 @@ ShellLine& ShellLine::code(Code c) {
   return *this;
 }
 
+ShellLine& ShellLine::element(Element e) {
+  m_elements.push_back(std::move(e));
+  return *this;
+}
+
 ShellLine& ShellLine::words(const std::vector<Word>& ws) {
   for (const auto& w : ws) {
     m_elements.emplace_back(w);

@@ -85,10 +85,40 @@ bool accepts_id(std::string_view v, std::size_t max_length) {
   return v.find("..") == std::string_view::npos;
 }
 
+// A shell variable name: a letter or '_' first, then letters, digits and '_'.
+bool accepts_env_name(std::string_view v) {
+  if (v.empty() || v.size() > 128 || is_digit(v.front())) {
+    return false;
+  }
+  for (const char c : v) {
+    if (!is_alnum(c) && c != '_') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A command name or path for an interpreter: any text a file name can hold, on one line, that is
+// not an option. It is quoted like every value; only a leading "~/" means the home folder.
+bool accepts_interpreter(std::string_view v) {
+  if (v.empty() || v.size() > 4096 || v.front() == '-') {
+    return false;
+  }
+  for (const char c : v) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      return false;
+    }
+  }
+  // It names a file: its last part is not empty, "." or ".." (a folder would pass `command -v`).
+  const std::string_view last = v.substr(v.rfind('/') + 1);
+  return !last.empty() && last != "." && last != ".." && v != "~";
+}
+
 bool accepts_script_id(std::string_view v) { return accepts_id(v, 100); }
 bool accepts_run_id(std::string_view v) { return accepts_id(v, 64); }
 
-const std::array<ValueRule, 5> k_value_rules{{
+const std::array<ValueRule, 7> k_value_rules{{
     {ValueKind::tpu_name, "--tpu", "TPU name",
      "lowercase RFC 1035: a letter first, then letters, digits and hyphens, 1-63 characters, no trailing hyphen",
      accepts_tpu_name},
@@ -101,11 +131,16 @@ const std::array<ValueRule, 5> k_value_rules{{
      accepts_script_id},
     {ValueKind::run_id, "--run-id", "run ID",
      "letters, digits, '_', '-' and '.', at most 64 characters, no leading '.' or '-'", accepts_run_id},
+    {ValueKind::env_name, "--env", "environment variable name",
+     "a shell variable name: a letter or '_' first, then letters, digits and '_', at most 128 characters", accepts_env_name},
+    {ValueKind::interpreter, "--python", "interpreter",
+     "a command name or path to a file on one line, not starting with '-' and not ending in '/', '.' or '..'; a leading ~/ is the home folder where it runs",
+     accepts_interpreter},
 }};
 
 } // namespace
 
-const std::array<ValueRule, 5>& value_rules() { return k_value_rules; }
+const std::array<ValueRule, 7>& value_rules() { return k_value_rules; }
 
 Status validate_value(ValueKind kind, std::string_view value) {
   for (const auto& rule : k_value_rules) {

@@ -61,8 +61,8 @@ TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {
   m_options.bootstrap = true;
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"preflight", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
-                                                "fetch", "verify", "teardown"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "bootstrap", "stage", "run", "fetch", "fetch",
+                                                "fetch", "fetch", "verify", "teardown"}));
   EXPECT_EQ(count_worker_all(p), 3); // bootstrap, stage, run
   EXPECT_EQ(p.verify, VerifyKind::training);
 }
@@ -70,7 +70,7 @@ TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {
 TEST_F(PlanTest, SingleHostHasNoWorkerAllAndNoPreflight) {
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   EXPECT_EQ(count_worker_all(p), 0);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"stage", "run", "fetch", "verify"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "stage", "run", "fetch", "verify"}));
 }
 
 TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
@@ -94,10 +94,10 @@ TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
 TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
   m_options.form = PlanForm::course;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"stage", "run", "fetch", "fetch", "fetch", "fetch"}));
-  EXPECT_EQ(to_shell(p.steps[0].line),
-            "gcloud compute tpus tpu-vm scp public/exercises/lesson.py pod:~/jax-tpu-lab/ --zone=us-central1-a --worker=all");
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "stage", "run", "fetch", "fetch", "fetch", "fetch"}));
   EXPECT_EQ(to_shell(p.steps[1].line),
+            "gcloud compute tpus tpu-vm scp public/exercises/lesson.py pod:~/jax-tpu-lab/ --zone=us-central1-a --worker=all");
+  EXPECT_EQ(to_shell(p.steps[2].line),
             "gcloud compute tpus tpu-vm ssh pod --zone=us-central1-a --worker=all --command='set -o pipefail; "
             "JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/lesson.py | tee "
             "~/jax-tpu-lab/lesson-tpu.txt'");
@@ -105,7 +105,7 @@ TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
 
 TEST_F(PlanTest, RunStepChecksTheDigestAndMaps255InTheSameCall) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  const auto& run = p.steps[2];
+  const auto& run = p.steps[3];
   ASSERT_EQ(run.kind, StepKind::run);
   const std::string command = run.line.argv().back();
   ASSERT_EQ(command.rfind("--command=", 0), 0U);
@@ -114,8 +114,66 @@ TEST_F(PlanTest, RunStepChecksTheDigestAndMaps255InTheSameCall) {
   EXPECT_NE(command.find("TPU_RUN_DIR=~/jax-tpu-lab/runs/r1/artifacts"), std::string::npos);
   EXPECT_NE(command.find("lesson-tpu-\"$(hostname)\".txt"), std::string::npos);
   EXPECT_NE(command.find("-eq 255 ]; then status=254"), std::string::npos);
-  // The digest check comes before the program in the one remote command.
-  EXPECT_LT(command.find("sha256sum"), command.find(".venv/bin/python"));
+  // The run folder comes first (every fetch finds it), then the staged file is moved into place
+  // and checked, then the interpreter, all before the program, in the one remote command.
+  EXPECT_LT(command.find("mkdir -p ~/jax-tpu-lab/runs/r1/artifacts || exit 1; "),
+            command.find("mv -f ~/lesson.py ~/jax-tpu-lab/lesson.py || exit 1; "));
+  EXPECT_LT(command.find("mv -f"), command.find("sha256sum"));
+  EXPECT_LT(command.find("sha256sum"), command.find("command -v ~/jax-tpu-lab/.venv/bin/python >/dev/null || "));
+  EXPECT_NE(command.find("has no Python interpreter at\" '~/jax-tpu-lab/.venv/bin/python'\"; run the plan with "
+                         "--bootstrap, or choose one with --python PATH\" >&2; exit 96; }"),
+            std::string::npos)
+      << command;
+  EXPECT_LT(command.find("command -v"), command.find("JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/lesson.py"));
+}
+
+TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
+  // A fresh TPU VM has no ~/jax-tpu-lab: the copy goes to the home folder, which always exists.
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  ASSERT_EQ(p.steps[2].kind, StepKind::stage);
+  EXPECT_EQ(to_shell(p.steps[2].line),
+            "gcloud compute tpus tpu-vm scp public/exercises/lesson.py pod: --zone=us-central1-a --worker=all");
+}
+
+TEST_F(PlanTest, PythonEnvAndArgsReachTheRunThroughTheQuotingFunction) {
+  m_options.python = "~/my env/bin/python";
+  m_options.env = {{"SEED", "it's $HOME"}, {"EMPTY", ""}};
+  m_options.args = {"--steps", "10 20", "$(id)"};
+  const Plan p = plan("v5litepod-8", RouteKind::single_host);
+  const std::string command = p.steps[2].line.argv().back();
+  EXPECT_NE(command.find("command -v ~/'my env/bin/python' >/dev/null || "), std::string::npos) << command;
+  EXPECT_NE(command.find("JAX_PLATFORMS=tpu SEED='it'\\''s $HOME' EMPTY='' ~/'my env/bin/python' ~/jax-tpu-lab/lesson.py "
+                         "--steps '10 20' '$(id)' 2>&1 | tee"),
+            std::string::npos)
+      << command;
+  m_options.env = {{"JAX_PLATFORMS", "cpu"}};
+  auto refused = build_plan(m_status, RouteKind::single_host, m_catalog->find("v5litepod-8"), m_options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::usage);
+  m_options.env = {{"9X", "1"}};
+  EXPECT_FALSE(build_plan(m_status, RouteKind::single_host, m_catalog->find("v5litepod-8"), m_options).ok());
+  m_options.env.clear();
+  m_options.python = "-c";
+  EXPECT_FALSE(build_plan(m_status, RouteKind::single_host, m_catalog->find("v5litepod-8"), m_options).ok());
+}
+
+TEST_F(PlanTest, PrepareChangesToThePlansFolderAndCreatesTheDownloadFolders) {
+  m_options.directory = "/home/a b/course";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  ASSERT_EQ(p.steps[0].kind, StepKind::prepare);
+  EXPECT_EQ(to_shell(p.steps[0].line),
+            "cd '/home/a b/course' && mkdir -p ./tpu-runs/pod/lesson/r1/worker-0/ ./tpu-runs/pod/lesson/r1/worker-1/ "
+            "./tpu-runs/pod/lesson/r1/worker-2/ ./tpu-runs/pod/lesson/r1/worker-3/");
+}
+
+TEST_F(PlanTest, VerifyGetsTheCatalogAndMatrixThePlanUsed) {
+  m_options.verify_program = "/opt/tpulaunch/bin/tpulaunch";
+  m_options.matrix_file = "/course/execution-matrix.json";
+  m_options.catalog_file = "/course/my catalog.json";
+  const Plan p = plan("v5litepod-8", RouteKind::single_host);
+  EXPECT_EQ(to_shell(p.steps.back().line),
+            "/opt/tpulaunch/bin/tpulaunch verify ./tpu-runs/pod/lesson/r1 --slice=v5litepod-8 --kind=training "
+            "--matrix=/course/execution-matrix.json --catalog='/course/my catalog.json'");
 }
 
 TEST_F(PlanTest, ProjectIsEmittedOnlyWhenGiven) {
@@ -149,11 +207,28 @@ TEST_F(PlanTest, InvalidValuesAreRefusedBeforeAnyCommandIsBuilt) {
   }
 }
 
-TEST_F(PlanTest, CpuRouteIsOnePythonCommand) {
+TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   auto result = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 1U);
-  EXPECT_EQ(result->steps[0].line.argv(), (std::vector<std::string>{"python", "public/exercises/lesson.py"}));
+  EXPECT_EQ(to_shell(result->steps[0].line), "set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt");
+  EXPECT_EQ(result->cpu_receipt, "lesson-cpu.txt");
+  PlanOptions course;
+  course.form = PlanForm::course;
+  course.directory = "/c";
+  result = build_plan(m_status, RouteKind::cpu, nullptr, course);
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->steps.size(), 2U);
+  EXPECT_EQ(to_shell(result->steps[0].line), "cd /c");
+  EXPECT_EQ(to_shell(result->steps[1].line), "set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt");
+  PlanOptions chosen;
+  chosen.python = "/opt/py 3/bin/python";
+  chosen.env = {{"A", "x y"}};
+  chosen.args = {"-v"};
+  result = build_plan(m_status, RouteKind::cpu, nullptr, chosen);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(to_shell(result->steps[0].line),
+            "set -o pipefail; A='x y' '/opt/py 3/bin/python' public/exercises/lesson.py -v | tee lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
@@ -169,7 +244,11 @@ TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
       EXPECT_NE(command.find(" | base64 --decode >~/jax-tpu-lab/runs/r1/discover.py || exit 1; "), std::string::npos)
           << command;
       EXPECT_NE(command.find(".venv/bin/python ~/jax-tpu-lab/runs/r1/discover.py 2>&1"), std::string::npos) << command;
-      EXPECT_EQ(command.find('\''), std::string::npos) << "no quoting needed: " << command;
+      const auto start = command.find("printf %s ") + 10;
+      const std::string encoded = command.substr(start, command.find(" | base64") - start);
+      EXPECT_EQ(encoded.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
+                std::string::npos)
+          << "the program needs no quoting: " << encoded;
       EXPECT_EQ(command.find("worker-"), std::string::npos);
     }
   }
@@ -188,8 +267,9 @@ TEST_F(PlanTest, StepsSayWhichWorkersTheyReach) {
     }
   }
   const Plan single = plan("v5litepod-8", RouteKind::single_host);
-  EXPECT_EQ(single.steps[0].workers, Workers::one(0));
-  EXPECT_EQ(single.steps[0].workers->text(), "0");
+  ASSERT_EQ(single.steps[1].kind, StepKind::stage);
+  EXPECT_EQ(single.steps[1].workers, Workers::one(0));
+  EXPECT_EQ(single.steps[1].workers->text(), "0");
   EXPECT_EQ(Workers::all().text(), "all");
 }
 
@@ -203,6 +283,7 @@ TEST_F(PlanTest, ClassIsTheReviewedOneOrReviewRequired) {
 }
 
 TEST(Plan, StepKindsHaveTheirNames) {
+  EXPECT_EQ(to_string(StepKind::prepare), "prepare");
   EXPECT_EQ(to_string(StepKind::preflight), "preflight");
   EXPECT_EQ(to_string(StepKind::teardown), "teardown");
   EXPECT_EQ(concurrent_group(StepKind::fetch), "fetch");

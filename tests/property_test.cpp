@@ -178,6 +178,10 @@ private:
       return from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", 1) +
              from(id, static_cast<std::size_t>(uniform(0, static_cast<int>(max))));
     }
+    case ValueKind::env_name:
+      return from("ABCDEFGHIJKLMNOPQRSTUVWXYZ_abc", 1) + from("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", static_cast<std::size_t>(uniform(0, 20)));
+    case ValueKind::interpreter:
+      return uniform(0, 1) == 0 ? "~/" + safe_word(static_cast<std::size_t>(uniform(1, 20))) : any();
     }
     return "x";
   }
@@ -389,6 +393,10 @@ constexpr std::string_view k_remote_driver = R"(set -u
 rec() { builtin printf '%s\0' "$#" "$@" >>"$LOG"; }
 set() { rec set "$@"; builtin set "$@"; }
 mkdir() { rec mkdir "$@"; command mkdir "$@"; }
+mv() { rec mv "$@"; }
+# `command -v X` finds only an executable path (the fake venv python): no function of this driver
+# and no program of this machine may pass for a worker's interpreter.
+command() { if [[ $1 == -v ]]; then [[ $2 == */* && -x $2 ]]; return; fi; builtin command "$@"; }
 base64() { local out; out=$(command base64 "$@"; builtin printf x); out=${out%x}; rec base64 "$@" "<decoded>$out"; builtin printf '%s' "$out"; }
 python3() { rec python3 "$@"; }
 echo() { rec echo "$@"; }
@@ -610,7 +618,11 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   }
   const std::string run = home + plan.remote_run_dir + "/";
   e.records.push_back({"set", "-o", "pipefail"});
+  // The run folder comes first, so that every worker's fetch finds it whatever happens next.
+  e.records.push_back({"mkdir", "-p", run + "artifacts"});
   if (!discovery) {
+    // Staged into the home folder (which always exists), moved into place by the run call.
+    e.records.push_back({"mv", "-f", home + plan.script + ".py", lab + plan.script + ".py"});
     e.records.push_back({"sha256sum", "--check", "--status", "<stdin>" + plan.sha256 + "  " + lab + plan.script + ".py\n"});
     if (mode.sha_status != 0) {
       e.records.push_back(
@@ -619,7 +631,15 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
       return e;
     }
   }
-  e.records.push_back({"mkdir", "-p", run + "artifacts"});
+  // An interpreter other than the fake venv python is not on the worker: the run stops with one
+  // line naming the host, the interpreter as given, and the fix.
+  const std::string& chosen = plan.options.python;
+  if (!chosen.empty() && chosen != "~/jax-tpu-lab/.venv/bin/python") {
+    e.records.push_back({"echo", fmt::format("tpulaunch: error: {} has no Python interpreter at", k_fake_host),
+                         chosen + "; run the plan with --bootstrap, or choose one with --python PATH"});
+    e.status = k_remote_no_python;
+    return e;
+  }
   Record py{python, "TPU_RUN_DIR=" + run + "artifacts", "JAX_PLATFORMS=tpu"};
   if (discovery) {
     e.records.push_back({"base64", "--decode", "<decoded>" + discovery_program()});
@@ -691,7 +711,22 @@ protected:
   void collect(const Plan& plan, std::size_t i, const std::string& origin, Failures& failures) {
     static const std::array<Mode, 4> k_modes{{{0, 0}, {0, 255}, {0, 3}, {1, 0}}};
     for (const Step& step : plan.steps) {
-      m_local.add(step.line, origin, failures);
+      // A line such as `cd DIR && mkdir -p …` or `set -o pipefail; python3 FILE | tee …` holds
+      // several commands joined by fixed code: each command's words are checked on their own.
+      ShellLine command;
+      for (const auto& element : step.line.elements()) {
+        if (std::holds_alternative<Code>(element)) {
+          if (!command.elements().empty()) {
+            m_local.add(command, origin, failures);
+          }
+          command = ShellLine();
+        } else {
+          command.element(element);
+        }
+      }
+      if (!command.elements().empty()) {
+        m_local.add(command, origin, failures);
+      }
       for (const auto& arg : step.line.argv()) {
         if (arg.starts_with(k_command_flag)) {
           const Mode mode = k_modes[i % k_modes.size()];
@@ -717,7 +752,9 @@ protected:
       case ValueKind::zone: ok = has("--zone=" + value); break;
       case ValueKind::project: ok = has("--project=" + value); break;
       case ValueKind::tpu_name:
-        ok = has(value) || std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.starts_with(value + ":~/"); });
+        ok = has(value) || std::any_of(argv.begin(), argv.end(), [&](const std::string& a) {
+               return a == value + ":" || a.starts_with(value + ":~/");
+             });
         break;
       default: break;
       }
@@ -752,7 +789,8 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
   int nul_values = 0;
   std::size_t long_values = 0;
   AdversarialStrings gen(20261202U);
-  for (const auto kind : {ValueKind::tpu_name, ValueKind::zone, ValueKind::project, ValueKind::script_id, ValueKind::run_id}) {
+  for (const auto kind : {ValueKind::tpu_name, ValueKind::zone, ValueKind::project, ValueKind::script_id, ValueKind::run_id,
+                          ValueKind::interpreter}) {
     for (int n = 0; n < k_values_per_kind; ++n) {
       const auto i = static_cast<std::size_t>(n);
       const std::string value = gen.value(kind);
@@ -765,10 +803,13 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
       case ValueKind::project: v.options.project = value; break;
       case ValueKind::script_id: v.script_id = value; v.discovery = false; break;
       case ValueKind::run_id: v.options.run_id = value; break;
+      case ValueKind::interpreter: v.options.python = value; break;
+      case ValueKind::env_name: break; // names only; tested in validate_test
       }
       const Status valid = validate_value(kind, value);
-      // An empty project means "no --project", so it is not a value that reaches a command.
-      const bool omitted = kind == ValueKind::project && value.empty();
+      // An empty project means "no --project", and an empty interpreter the default one, so neither
+      // is a value that reaches a command.
+      const bool omitted = (kind == ValueKind::project || kind == ValueKind::interpreter) && value.empty();
       if (value.find('\0') != std::string::npos) {
         ++nul_values;
         if (valid.ok()) {
@@ -965,8 +1006,9 @@ TEST_F(PlanPropertyTest, LocalScriptPathIsNeverReadAsAnOptionOrARemote) {
       continue;
     }
     ++checked;
+    // set -o pipefail; python3 PATH | tee ID-cpu.txt
     const auto python = cpu->steps.at(0).line.argv();
-    if (python.size() != 2 || python[1].starts_with('-')) {
+    if (python.size() != 7 || python[4].starts_with('-')) {
       failures.add(fmt::format("cpu run {} would pass an option to python", show(python)));
     }
     for (const Step& step : plan->steps) {

@@ -63,6 +63,30 @@ TEST(Validate, MessageQuotesTheValueVisibly) {
   EXPECT_NE(status.error().message.find("'bad\\x0aname'"), std::string::npos) << status.error().message;
 }
 
+TEST(Validate, EnvironmentNamesAreShellNames) {
+  EXPECT_TRUE(ok(ValueKind::env_name, "SEED"));
+  EXPECT_TRUE(ok(ValueKind::env_name, "_x9"));
+  EXPECT_FALSE(ok(ValueKind::env_name, ""));
+  EXPECT_FALSE(ok(ValueKind::env_name, "9LIVES"));
+  EXPECT_FALSE(ok(ValueKind::env_name, "A-B"));
+  EXPECT_FALSE(ok(ValueKind::env_name, "A B"));
+  EXPECT_FALSE(ok(ValueKind::env_name, "A=B"));
+  EXPECT_FALSE(ok(ValueKind::env_name, "$(id)"));
+}
+
+TEST(Validate, InterpretersAreOneLineAndNoOption) {
+  EXPECT_TRUE(ok(ValueKind::interpreter, "python3"));
+  EXPECT_TRUE(ok(ValueKind::interpreter, "~/venvs/jax 0.4/bin/python"));
+  EXPECT_TRUE(ok(ValueKind::interpreter, "/opt/it's/python"));
+  EXPECT_FALSE(ok(ValueKind::interpreter, ""));
+  EXPECT_FALSE(ok(ValueKind::interpreter, "-c"));
+  EXPECT_FALSE(ok(ValueKind::interpreter, "py\nthon"));
+  // A folder is not an interpreter, and `command -v` would not say so.
+  for (const char* folder : {"/", "~", "~/", "../", "/.", "~/..", "/opt/venv/bin/"}) {
+    EXPECT_FALSE(ok(ValueKind::interpreter, folder)) << folder;
+  }
+}
+
 TEST(Validate, HugeValuesAreCutInMessages) {
   auto status = validate_value(ValueKind::zone, std::string(100000, 'z'));
   ASSERT_FALSE(status.ok());

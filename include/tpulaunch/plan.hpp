@@ -21,6 +21,12 @@ namespace tpulaunch {
 // folder (TPU_RUN_DIR), per-host logs, parallel fetch, verify, and optional bootstrap/teardown.
 enum class PlanForm { course, full };
 
+// One --env KEY=VALUE for the script: a validated shell name, and any value.
+struct EnvVar {
+  std::string name;
+  std::string value;
+};
+
 struct PlanOptions {
   std::string tpu;     // validated TPU name (required for TPU routes)
   std::string zone;    // validated zone (required for TPU routes)
@@ -31,12 +37,22 @@ struct PlanOptions {
   bool teardown = false;
   int parallel = 8;                      // fetches in flight at once
   std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
-  std::string verify_program = "tpulaunch"; // the program the verify step calls
+  std::string verify_program = "tpulaunch"; // the program the verify step calls (the CLI: its own absolute path)
+  // The folder the plan's relative paths resolve in (absolute); the commands start by changing to
+  // it, so a script or a pasted plan works wherever it is started. Empty: no change of folder.
+  std::string directory;
+  std::string matrix_file;  // absolute; verify gets --matrix= it (empty: not passed)
+  std::string catalog_file; // absolute; verify gets --catalog= it (empty: the built-in catalog)
+  // The interpreter: on each worker for TPU routes (default the venv's, a leading ~/ is the
+  // worker's home), on this machine for the CPU route (default python3). Empty: the default.
+  std::string python;
+  std::vector<EnvVar> env;       // set for the script on every route, in order
+  std::vector<std::string> args; // the script's arguments, after its path
 };
 
 // What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
 // text and JSON forms show.
-enum class StepKind { preflight, bootstrap, stage, run, fetch, verify, teardown };
+enum class StepKind { prepare, preflight, bootstrap, stage, run, fetch, verify, teardown };
 std::string_view to_string(StepKind kind);
 // The concurrency group of a kind ("fetch": each worker's download may run beside the others),
 // or empty when steps of that kind run one after another.
@@ -85,6 +101,7 @@ struct Plan {
   VerifyKind verify = VerifyKind::none;
   std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
   std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
+  std::string cpu_receipt;    // the CPU route's kept output, <id>-cpu.txt (empty on TPU routes)
   std::vector<Step> steps;
 
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
@@ -96,11 +113,12 @@ struct Plan {
 std::string_view class_name(const Plan& plan);
 
 // Remote exit statuses the run step may report, besides the program's own.
+inline constexpr int k_remote_no_python = 96;       // the interpreter is not on the worker (no retry, no run)
 inline constexpr int k_remote_digest_mismatch = 97; // staged file differs from the reviewed digest
 inline constexpr int k_remote_mapped_255 = 254;     // the program exited 255, which gcloud would retry
 
-// Builds the plan for an allowed decision. Validates tpu/zone/project/run_id (usage Error
-// naming the value) for TPU routes.
+// Builds the plan for an allowed decision. Validates tpu/zone/project/run_id for TPU routes, and
+// the interpreter and --env names on every route (usage Error naming the value).
 Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options);
 
 // The discovery-only plan: every worker prints its process index, process count, and global

@@ -75,6 +75,7 @@ public:
   ShellLine& word(Word w);
   ShellLine& code(Code c); // written exactly as given, with no added spaces
   ShellLine& words(const std::vector<Word>& ws);
+  ShellLine& element(Element e);
   ShellLine& line(const ShellLine& other);
 
   [[nodiscard]] const std::vector<Element>& elements() const { return m_elements; }

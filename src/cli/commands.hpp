@@ -50,12 +50,22 @@ struct TpuArgs {
   std::string zone;
   std::string project;
   std::string run_id;
+  std::string python;
   int parallel = 8;
   bool bootstrap = false;
   bool teardown = false;
+  // The options that mean something only when a TPU is used (--tpu, --bootstrap, --teardown,
+  // --parallel), to refuse them on the CPU route when given.
+  std::vector<const CLI::Option*> tpu_only;
 };
 void add_tpu_options(CLI::App& app, TpuArgs& args);
-PlanOptions plan_options(const TpuArgs& args);
+// The PlanOptions these make, with the context every generated script carries: the folder the
+// plan was made in, the matrix (when `with_matrix`) and catalog as absolute paths, and this
+// binary as the program verify runs.
+enum class WithMatrix { no, yes };
+PlanOptions plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix);
+// The absolute path of the running tpulaunch ("tpulaunch" when it cannot be found).
+std::string own_path();
 
 // Shared helpers (common.cpp).
 Result<Catalog> load_catalog(const Globals& globals);

@@ -1,3 +1,7 @@
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -48,19 +52,48 @@ void add_format_option(CLI::App& app, std::string& format, const std::vector<std
 }
 
 void add_tpu_options(CLI::App& app, TpuArgs& args) {
-  app.add_option("--tpu", args.tpu, "TPU VM name")->envname("TPU_NAME");
+  // $TPU_NAME is read in plan_options, not by CLI11, so that a --tpu given on the CPU route can be
+  // told from one in the environment.
+  args.tpu_only.push_back(app.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)"));
   app.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
   app.add_option("--project", args.project, "project ID; --project= is emitted only when given")
       ->envname("CLOUDSDK_CORE_PROJECT");
   app.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
-  app.add_flag("--bootstrap", args.bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first");
-  app.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed");
-  app.add_option("--parallel", args.parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024));
+  app.add_option("--python", args.python,
+                 "the interpreter: on each worker (default ~/jax-tpu-lab/.venv/bin/python; a leading ~/ is the "
+                 "worker's home), or here on the CPU route (default python3)")
+      ->type_name("PATH");
+  args.tpu_only.push_back(
+      app.add_flag("--bootstrap", args.bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
+  args.tpu_only.push_back(
+      app.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
+  args.tpu_only.push_back(
+      app.add_option("--parallel", args.parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024)));
 }
 
-PlanOptions plan_options(const TpuArgs& args) {
+std::string own_path() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec || path.empty() ? std::string("tpulaunch") : path.string();
+}
+
+PlanOptions plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix) {
+  namespace fs = std::filesystem;
   PlanOptions options;
   options.tpu = args.tpu;
+  if (const char* name = std::getenv("TPU_NAME"); options.tpu.empty() && name != nullptr) {
+    options.tpu = name;
+  }
+  options.python = args.python;
+  std::error_code ec;
+  options.directory = fs::current_path(ec).string(); // main has already changed to -C DIR
+  if (with_matrix == WithMatrix::yes) {
+    options.matrix_file = fs::absolute(globals.matrix, ec).lexically_normal().string();
+  }
+  if (!globals.catalog.empty()) {
+    options.catalog_file = fs::absolute(globals.catalog, ec).lexically_normal().string();
+  }
+  options.verify_program = own_path();
   options.zone = args.zone;
   options.project = args.project;
   options.run_id = args.run_id.empty() ? default_run_id() : args.run_id;

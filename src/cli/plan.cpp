@@ -5,6 +5,7 @@
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/render.hpp"
 #include "tpulaunch/router.hpp"
+#include "tpulaunch/validate.hpp"
 
 namespace tpulaunch::cli {
 namespace {
@@ -16,7 +17,43 @@ struct PlanArgs {
   std::string format;
   std::string verify;
   bool course = false;
+  std::vector<std::string> env;  // KEY=VALUE
+  std::vector<std::string> args; // after --
+  const CLI::Option* verify_option = nullptr;
 };
+
+// --env KEY=VALUE: the name before the first '=', any value after it.
+Result<std::vector<EnvVar>> parse_env(const std::vector<std::string>& items) {
+  std::vector<EnvVar> env;
+  for (const std::string& item : items) {
+    const auto equals = item.find('=');
+    if (equals == std::string::npos) {
+      return usage_error(fmt::format("--env '{}': expected KEY=VALUE", printable(item)));
+    }
+    env.push_back(EnvVar{item.substr(0, equals), item.substr(equals + 1)});
+  }
+  return env;
+}
+
+// The CPU route runs here, with no TPU: options that only steer a TPU pipeline are a mistake.
+Status refuse_tpu_only_options(const PlanArgs& args) {
+  std::vector<std::string> given;
+  for (const CLI::Option* option : args.tpu.tpu_only) {
+    if (option->count() > 0) {
+      given.push_back(option->get_name());
+    }
+  }
+  if (args.verify_option->count() > 0) {
+    given.emplace_back("--verify");
+  }
+  if (given.empty()) {
+    return Ok{};
+  }
+  return usage_error(fmt::format("{} {} nothing on the CPU route (no --slice); give --slice for a TPU route, or leave "
+                                 "{} out",
+                                 fmt::join(given, ", "), given.size() == 1 ? "means" : "mean",
+                                 given.size() == 1 ? "it" : "them"));
+}
 
 Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
@@ -44,14 +81,20 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
     return output;
   }
 
-  PlanOptions options = plan_options(args.tpu);
+  if (slice == nullptr) {
+    TPULAUNCH_CHECK(refuse_tpu_only_options(args));
+  }
+  PlanOptions options = plan_options(args.tpu, globals, WithMatrix::yes);
   options.form = args.course ? PlanForm::course : PlanForm::full;
   if (!args.verify.empty()) {
     options.verify = parse_verify_kind(args.verify);
   }
-  if (args.course && (args.tpu.bootstrap || args.tpu.teardown || !args.verify.empty())) {
-    return usage_error("--course emits the course's own commands only; --bootstrap, --teardown and --verify need the full form");
+  if (args.course && (args.tpu.bootstrap || args.tpu.teardown || !args.verify.empty() || !args.tpu.python.empty())) {
+    return usage_error("--course emits the course's own commands only; --bootstrap, --teardown, --verify and --python "
+                       "need the full form");
   }
+  TPULAUNCH_TRY(options.env, parse_env(args.env));
+  options.args = args.args;
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
   Output output;
   if (args.format == "json") {
@@ -78,16 +121,22 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* app = parent.add_subcommand("plan", "Route one script and print the exact gcloud pipeline");
   app->add_option("script", args->script, "script id (e.g. distributed-02) or path to its .py file")->required();
+  app->add_option("args", args->args, "arguments for the script, after --")->type_name("ARG");
+  app->add_option("--env", args->env, "set KEY=VALUE for the script (repeatable; any value)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
   add_tpu_options(*app, args->tpu);
   add_format_option(*app, args->format, {"text", "sh", "json"});
   app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
-  app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))
-      ->check(CLI::IsMember(verify_kind_names(VerifyNone::included)));
+  args->verify_option =
+      app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))
+          ->check(CLI::IsMember(verify_kind_names(VerifyNone::included)));
   app->footer(fmt::format("Examples:\n"
                           "  tpulaunch plan distributed-02\n"
                           "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
-                          "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n\n{}\n{}",
+                          "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n"
+                          "  tpulaunch plan train --slice v5litepod-16 --env SEED=1 -- --steps 100\n\n{}\n{}",
                           routing_rules_help(), exit_codes_help()));
   return Command{app, [args, &globals]() { return run_plan(*args, globals); }};
 }

@@ -1,8 +1,6 @@
-# tpulaunch's discovery program, run by `tpulaunch discover` on every worker of a slice at once.
-# Each process joins the JAX cluster, prints where it stands and writes the same facts to
-# $TPU_RUN_DIR/discovery-<process index>.json. A discovery receipt describes the topology only;
-# it is never a training result. The plan ships this file base64-encoded (so no shell quoting can
-# touch it) and decodes it into the run folder, where it comes back with the receipts.
+# tpulaunch's discovery program (`tpulaunch discover`), run on every worker of a slice at once:
+# each process joins the JAX cluster and reports where it stands, on stdout and in
+# $TPU_RUN_DIR/discovery-<process index>.json. A discovery receipt is never a training result.
 import json
 import os
 import socket

@@ -13,11 +13,53 @@ case_plan__cpu_route() {
   run -C "$COURSE" plan distributed-02
   expect_status 0
   expect_stdout_golden plan-cpu-distributed-02.txt
-  expect_stdout_contains "python public/exercises/distributed-02.py"
+  expect_stdout_contains "set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt"
   expect_stdout_lacks "gcloud"
   run -C "$COURSE" plan distributed-02 --format sh
   expect_status 0
-  expect_stdout_contains $'\npython public/exercises/distributed-02.py'
+  expect_stdout_contains $'\nset -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt'
+  # The course's own CPU line, byte for byte.
+  run -C "$COURSE" plan distributed-02 --course
+  expect_status 0
+  expect_stdout_contains $'\n  set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt'
+}
+
+# A cpu-only script with no jax: its output, its receipt and its exit status through the sh form.
+case_plan__cpu_route_keeps_the_receipt_and_the_status() {
+  local dir
+  dir=$(course_copy plan-cpu-receipt)
+  cp "$SOURCE_DIR/tests/e2e/data/echo_args.py" "$dir/public/exercises/echo-args.py"
+  "$TPULAUNCH" -C "$dir" review echo-args --class cpu-only --by e2e-tests >/dev/null
+  run -C "$dir" plan echo-args --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  status=0
+  (cd / && bash "$dir/run.sh" >"$dir/out.txt" 2>"$dir/err.txt") || status=$?
+  expect_status 0
+  grep -qx "echo-args: wrote ./echo-args.json" "$dir/out.txt" || fail "the program's output is not on stdout"
+  cmp -s "$dir/out.txt" "$dir/echo-args-cpu.txt" || fail "the CPU receipt echo-args-cpu.txt is not the program's output"
+  run -C "$dir" plan echo-args --env ECHO_EXIT=5 --format sh
+  printf '%s\n' "$out" >"$dir/fail.sh"
+  status=0
+  bash "$dir/fail.sh" >/dev/null 2>&1 || status=$?
+  expect_status 5
+  run -C "$dir" plan echo-args --format json
+  expect_stdout_contains '"receipt": "echo-args-cpu.txt"'
+}
+
+case_plan__cpu_route_refuses_tpu_options() {
+  local extra
+  for extra in "--tpu my-pod" "--bootstrap" "--teardown" "--verify logs" "--parallel 2"; do
+    # shellcheck disable=SC2086 # word splitting of $extra is intended
+    run -C "$COURSE" plan distributed-02 $extra
+    expect_status 2
+    expect_stdout_empty
+    expect_one_error_line
+    expect_stderr_contains "nothing on the CPU route"
+  done
+  # From the environment it is a default, not a request.
+  TPU_NAME=env-pod run -C "$COURSE" plan distributed-02
+  expect_status 0
 }
 
 case_plan__single_host_course_exact() {
@@ -83,13 +125,51 @@ PY
 case_plan__sh_passes_shellcheck() {
   local dir
   dir=$(workdir plan-shellcheck)
-  for args in "distributed-02" "tpu-hello --slice v5litepod-8 --course" "collective-update --slice v5litepod-16" \
+  run -C "$COURSE" plan distributed-02 --format sh # the CPU route takes no TPU options
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/plan.sh"
+  shellcheck "$dir/plan.sh" >&2 || fail "shellcheck found problems in: plan distributed-02 --format sh"
+  for args in "tpu-hello --slice v5litepod-8 --course" "collective-update --slice v5litepod-16" \
     "collective-update --slice v5litepod-16 --bootstrap --teardown --parallel 2" "collective-update --slice v5litepod-256"; do
     # shellcheck disable=SC2086 # word splitting of $args is intended
     run -C "$COURSE" plan $args "${TPU_FLAGS[@]}" --format sh
     expect_status 0
     printf '%s\n' "$out" >"$dir/plan.sh"
     shellcheck "$dir/plan.sh" >&2 || fail "shellcheck found problems in: plan $args --format sh"
+  done
+  for args in "--slice v5litepod-16" "--slice v5litepod-8 --bootstrap --teardown"; do
+    # shellcheck disable=SC2086 # word splitting of $args is intended
+    run discover $args "${TPU_FLAGS[@]}" --format sh
+    expect_status 0
+    printf '%s\n' "$out" >"$dir/discover.sh"
+    shellcheck "$dir/discover.sh" >&2 || fail "shellcheck found problems in: discover $args --format sh"
+  done
+}
+
+# Accepted values with characters a shell reads: a course folder and an exercises folder with $,
+# quotes and spaces in their names, an interpreter path, --env values and arguments. Every form
+# passes shellcheck.
+case_plan__odd_values_pass_shellcheck() {
+  local dir odd args
+  dir=$(workdir "plan-odd-\$HOME 'q' \`x\`")
+  cp -R "$COURSE/." "$dir/"
+  odd='public/ex $PATH "it'"'"'s" `id`'
+  mv "$dir/public/exercises" "$dir/$odd"
+  python3 - "$dir/execution-matrix.json" "$odd" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["exercises_dir"] = sys.argv[2]
+json.dump(m, open(sys.argv[1], "w"), indent=2)
+PY
+  local -a extra=(--env 'V=$(id) '"'"'q'"'" -- '$HOME' '"x"' $'a\nb')
+  for args in "distributed-02 --python /opt/my\$py/python" "tpu-hello --slice v5litepod-8 --course ${TPU_FLAGS[*]}" \
+    "collective-update --slice v5litepod-16 --bootstrap --teardown ${TPU_FLAGS[*]}" \
+    "collective-update --slice v5litepod-8 --python ~/my\$venv/bin/python ${TPU_FLAGS[*]}"; do
+    # shellcheck disable=SC2086 # word splitting of $args is intended
+    run -C "$dir" plan $args --format sh "${extra[@]}"
+    expect_status 0
+    printf '%s\n' "$out" >"$WORK_ROOT/odd-plan.sh"
+    shellcheck "$WORK_ROOT/odd-plan.sh" >&2 || fail "shellcheck found problems in: plan $args --format sh (odd folders)"
   done
 }
 
@@ -213,7 +293,7 @@ case_plan__default_run_id_is_a_utc_timestamp() {
 case_plan__script_path_argument() {
   run -C "$COURSE" plan public/exercises/distributed-02.py
   expect_status 0
-  expect_stdout_contains "python public/exercises/distributed-02.py"
+  expect_stdout_contains "python3 public/exercises/distributed-02.py"
   run -C "$COURSE" plan /etc/passwd.py
   expect_status 2
   expect_one_error_line
@@ -450,6 +530,202 @@ case_pipeline__preflight_needs_an_ssh_key() {
   expect_status 1
   expect_stderr_contains "ssh-add ~/.ssh/google_compute_engine"
   [[ ! -s "$dir/state/calls.jsonl" ]] || fail "gcloud was called although preflight failed"
+}
+
+# A fresh TPU VM (the stand-in's default: no ~/jax-tpu-lab, no venv, python3 only) and no
+# --bootstrap: the staging copy lands in the home folder, the run stops at once on every worker
+# with one line naming the host, the path and the fix, exit status 96, and nothing is retried.
+case_pipeline__fresh_vm_without_bootstrap_stops_early() {
+  local dir
+  dir=$(standin_course pipeline-fresh 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --teardown --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 96
+  for i in 0 1 2 3; do
+    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at ~/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH"
+  done
+  expect_stderr_contains "the run failed with status 96"
+  expect_stderr_contains "the TPU is left running"
+  python3 - "$dir/state" <<'PY' || fail "the stand-in saw more than stage, run and one wave of fetches, or a retry"
+import json, sys
+calls = [json.loads(l) for l in open(sys.argv[1] + "/calls.jsonl")]
+verbs = [c["argv"][3] + (":up" if c["argv"][3] == "scp" and c["argv"][4].startswith("public/") else "") for c in calls]
+assert verbs == ["scp:up", "ssh", "scp", "scp", "scp", "scp"], verbs
+assert [c["exit"] for c in calls] == [0, 96, 0, 0, 0, 0], [c["exit"] for c in calls]
+assert calls[0]["argv"][5] == "lab-pod:", calls[0]["argv"]
+runs = [json.loads(l) for l in open(sys.argv[1] + "/runs.jsonl")]
+assert all(r["attempt"] == 1 for r in runs), runs
+PY
+  ! tpu_deleted "$dir" || fail "the TPU was deleted after a failed run"
+}
+
+# The same plan on a VM the course's set-up prepared: three gcloud rounds (stage, run, one wave
+# of fetches), then verify.
+case_pipeline__prepared_vm_without_bootstrap() {
+  local dir
+  dir=$(GCLOUD_STANDIN_PREPARED=1 standin_course pipeline-prepared 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  python3 - "$dir/state/calls.jsonl" <<'PY' || fail "not three gcloud rounds"
+import json, sys
+calls = [json.loads(l)["argv"] for l in open(sys.argv[1])]
+assert [c[3] for c in calls] == ["scp", "ssh", "scp", "scp", "scp", "scp"], calls
+PY
+}
+
+# --python chooses the interpreter on every worker, quoted like any value.
+case_pipeline__python_option_chooses_the_interpreter() {
+  local dir
+  dir=$(standin_course pipeline-python 1)
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --python '~/jax-tpu-lab/.venv/bin/python3' --format sh
+  expect_status 0
+  expect_stdout_contains "command -v ~/jax-tpu-lab/.venv/bin/python3 >/dev/null"
+  printf '%s\n' "$out" >"$dir/run.sh"
+  FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
+  # A fresh VM's python3 has no jax: the run starts, and fails as the program does (not 96).
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 --tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r2 --python python3 --format sh
+  printf '%s\n' "$out" >"$dir/run2.sh"
+  run_pipeline "$dir" run2.sh
+  [[ "$status" != 0 && "$status" != 96 ]] || fail "python3 without jax gave status $status"
+  expect_stdout_contains "No module named 'jax'"
+}
+
+# With --teardown, a failure after the TPU is in use says so and prints the exact delete command:
+# a failed run (after every fetch) and a failed verify.
+case_pipeline__teardown_asked_but_a_step_failed_says_the_tpu_is_running() {
+  local dir
+  dir=$(standin_course pipeline-left 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  LESSON_FAIL_WORKER=1 run_pipeline "$dir" run.sh
+  [[ "$status" != 0 ]] || fail "a failing worker must fail the pipeline"
+  expect_stderr_contains "tpulaunch: warning: a step failed, so the TPU is left running: lab-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete lab-pod --zone=us-west4-a --quiet --project=lab-project-1"
+  ! tpu_deleted "$dir" || fail "the TPU was deleted after a failure"
+  # verify fails (the stand-in's backend is no TPU result without the test seam)
+  rm -f "$dir/state/calls.jsonl"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 --tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r2 --bootstrap --teardown --format sh
+  printf '%s\n' "$out" >"$dir/run2.sh"
+  status=0
+  (cd "$dir" && env PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:$PATH" GCLOUD_STANDIN_STATE="$dir/state" \
+    bash run2.sh >"$dir/out2" 2>"$dir/err2" </dev/null) || status=$?
+  err=$(cat "$dir/err2")
+  expect_status 3
+  expect_stderr_contains "the TPU is left running: lab-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete lab-pod --zone=us-west4-a --quiet --project=lab-project-1"
+  ! grep -q '"delete"' "$dir/state/calls.jsonl" || fail "delete was called after verify failed"
+}
+
+# -C DIR, --matrix FILE and --catalog FILE hold for the whole script, wherever it is started, and
+# verify runs the tpulaunch that made the plan even when none is on PATH.
+case_pipeline__context_carried_from_another_folder() {
+  local dir elsewhere bin
+  dir=$(standin_course pipeline-context 4)
+  elsewhere=$(workdir pipeline-context-elsewhere)
+  mv "$dir/execution-matrix.json" "$dir/course-matrix.json"
+  cp "$SOURCE_DIR/catalog/slices.json" "$dir/my-catalog.json"
+  run -C "$dir" plan standin-lesson --matrix course-matrix.json --catalog my-catalog.json --slice v5litepod-16 \
+    "${PIPE_FLAGS[@]}" --bootstrap --teardown --format sh
+  expect_status 0
+  expect_stdout_contains "--matrix=$(cd "$dir" && pwd -P)/course-matrix.json --catalog=$(cd "$dir" && pwd -P)/my-catalog.json"
+  printf '%s\n' "$out" >"$elsewhere/run.sh"
+  bin=$(readlink -f "$TPULAUNCH")
+  status=0
+  # No tpulaunch on PATH, no $TPULAUNCH, and environment defaults that would break verify if it
+  # read them instead of the plan's files.
+  (cd "$elsewhere" && env -u TPULAUNCH PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:/usr/bin:/bin" \
+    GCLOUD_STANDIN_STATE="$dir/state" TPULAUNCH_ALLOW_STANDIN=1 TPULAUNCH_CATALOG=/nonexistent.json \
+    TPULAUNCH_MATRIX=/nonexistent.json bash run.sh >"$elsewhere/out" 2>"$elsewhere/err" </dev/null) || status=$?
+  out=$(cat "$elsewhere/out")
+  err=$(cat "$elsewhere/err")
+  expect_status 0
+  expect_stderr_contains "verify will run $bin (set TPULAUNCH to choose another)"
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-3/r1/artifacts/worker-3.json" ]] ||
+    fail "the results did not land in the plan's folder"
+  [[ ! -e "$elsewhere/tpu-runs" ]] || fail "the results landed where the script was started"
+  tpu_deleted "$dir" || fail "teardown did not run"
+}
+
+# The text form, pasted into bash line by line from another folder, does what the sh form does.
+case_pipeline__text_form_pasted_line_by_line() {
+  local dir elsewhere
+  dir=$(standin_course pipeline-paste 4)
+  elsewhere=$(workdir pipeline-paste-elsewhere)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown
+  expect_status 0
+  # The commands: the indented lines of the "commands:" section that are not comments.
+  sed -n '/^commands:$/,/^$/p' <<<"$out" | grep '^  [^#]' | sed 's/^  //' >"$elsewhere/pasted.txt"
+  [[ $(wc -l <"$elsewhere/pasted.txt") == 11 ]] || fail "expected 11 commands, got $(wc -l <"$elsewhere/pasted.txt")"
+  status=0
+  (cd "$elsewhere" && env PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:$PATH" GCLOUD_STANDIN_STATE="$dir/state" \
+    CLOUDSDK_CORE_PROJECT=lab-project-1 TPULAUNCH_ALLOW_STANDIN=1 bash -s <"$elsewhere/pasted.txt" >"$elsewhere/out" \
+    2>"$elsewhere/err") || status=$?
+  out=$(cat "$elsewhere/out")
+  err=$(cat "$elsewhere/err")
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  for i in 0 1 2 3; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i's receipt did not come back"
+  done
+  ! grep -q '"attempt": 2' "$dir/state/runs.jsonl" || fail "a pasted command was retried"
+  tpu_deleted "$dir" || fail "the pasted teardown did not delete the TPU"
+}
+
+# --env and -- with values a shell reads, through both shell levels to the program on a (stand-in)
+# worker, and through the local shell on the CPU route.
+case_pipeline__env_and_args_reach_the_script_intact() {
+  local dir a b
+  dir=$(GCLOUD_STANDIN_PREPARED=1 standin_course pipeline-args 1)
+  cp "$SOURCE_DIR/tests/e2e/data/echo_args.py" "$dir/public/exercises/echo-args.py"
+  "$TPULAUNCH" -C "$dir" review echo-args --class single-host-compatible --by e2e-tests >/dev/null
+  a="x'; touch pwned; echo '\"\$(touch pwned)\" \`touch pwned\` ~ * \$HOME"
+  b=$'line one\n  line two\t$((1+1)) \\ \'\\\'\''
+  local -a args=("it's" '"$(touch pwned)"' '`touch pwned`' 'a  b' '*' '-v' '--' '~/x' '$HOME' $'l1\nl2' '' "\\'")
+  run -C "$dir" plan echo-args --slice v5litepod-8 "${PIPE_FLAGS[@]}" --env "PROBE_A=$a" --env "PROBE_B=$b" --format sh -- "${args[@]}"
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  [[ ! -e "$dir/pwned" && -z $(find "$dir/state" -name pwned) ]] || fail "a value ran a command"
+  PROBE_A="$a" PROBE_B="$b" python3 - "$dir/tpu-runs/lab-pod/echo-args/r1/worker-0/r1/artifacts/echo-args.json" "${args[@]}" <<'PY' ||
+import json, os, sys
+got = json.load(open(sys.argv[1]))
+assert got["args"] == sys.argv[2:], (got["args"], sys.argv[2:])
+assert got["env"] == {"PROBE_A": os.environ["PROBE_A"], "PROBE_B": os.environ["PROBE_B"]}, got["env"]
+PY
+    fail "the worker's program did not get the arguments and environment as given"
+  # Every form shows them.
+  run -C "$dir" plan echo-args --slice v5litepod-8 "${PIPE_FLAGS[@]}" --env "PROBE_A=$a" --format json -- "${args[@]}"
+  PROBE_A="$a" python3 - "$out" "${args[@]}" <<'PY' || fail "the json form does not show --env and the arguments"
+import json, os, sys
+plan = json.loads(sys.argv[1])
+assert plan["env"] == {"PROBE_A": os.environ["PROBE_A"]} and plan["args"] == sys.argv[2:], plan
+PY
+  # The CPU route, run here.
+  "$TPULAUNCH" -C "$dir" review echo-args --class cpu-only --by e2e-tests >/dev/null
+  run -C "$dir" plan echo-args --env "PROBE_A=$a" --env "PROBE_B=$b" --format sh -- "${args[@]}"
+  printf '%s\n' "$out" >"$dir/cpu.sh"
+  status=0
+  (cd / && bash "$dir/cpu.sh" >/dev/null 2>&1) || status=$?
+  expect_status 0
+  PROBE_A="$a" PROBE_B="$b" python3 - "$dir/echo-args.json" "${args[@]}" <<'PY' || fail "the CPU route did not pass them intact"
+import json, os, sys
+got = json.load(open(sys.argv[1]))
+assert got["args"] == sys.argv[2:] and got["env"] == {"PROBE_A": os.environ["PROBE_A"], "PROBE_B": os.environ["PROBE_B"]}, got
+PY
+  [[ ! -e "$dir/pwned" && ! -e /pwned ]] || fail "a value ran a command on the CPU route"
+  run -C "$dir" plan echo-args --env "9X=1"
+  expect_status 2
+  expect_one_error_line
+  run -C "$dir" plan echo-args --env "NOEQUALS"
+  expect_status 2
+  expect_one_error_line
 }
 
 case_discover__receipts_are_never_training() {

@@ -80,17 +80,27 @@ expect_one_error_line() {
   fi
 }
 
+# The plan names the folder it was made in and the binary that made it, as absolute paths; golden
+# files hold them as @COURSE@ and @TPULAUNCH@, so they do not depend on where the tree is.
+golden_text() {
+  local text=$1 course tpulaunch
+  course=$(cd "$COURSE" && pwd -P)
+  tpulaunch=$(readlink -f "$TPULAUNCH")
+  text=${text//"$tpulaunch"/@TPULAUNCH@}
+  printf '%s\n' "${text//"$course"/@COURSE@}"
+}
+
 expect_stdout_golden() {
   local file="$GOLDEN/$1"
   if [[ "${UPDATE_GOLDEN:-}" == 1 ]]; then
-    printf '%s\n' "$out" >"$file"
+    golden_text "$out" >"$file"
     return
   fi
   if [[ ! -f "$file" ]]; then
     fail "golden file $file is missing (run with UPDATE_GOLDEN=1 to create it)"
     return
   fi
-  if ! diff -u "$file" <(printf '%s\n' "$out") >&2; then
+  if ! diff -u "$file" <(golden_text "$out") >&2; then
     fail "stdout differs from $file"
   fi
 }
@@ -114,7 +124,9 @@ finish() {
 
 # standin_course NAME SLICE_HOSTS: a course with the stand-in lesson reviewed as
 # multi-host-qualified, a stand-in TPU "lab-pod" with that many workers, and the environment
-# the generated script needs. Prints the course folder. Nothing here is a TPU.
+# the generated script needs. Prints the course folder. Nothing here is a TPU. The TPU is a
+# fresh VM (no ~/jax-tpu-lab, no venv); GCLOUD_STANDIN_PREPARED=1 before the call asks for one
+# prepared by the course's set-up.
 standin_course() {
   local dir
   dir=$(workdir "$1")

@@ -15,16 +15,23 @@ readonly PARALLEL=8
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
 
-if ! command -v tpulaunch >/dev/null; then
-  echo 'tpulaunch: error: tpulaunch is not on PATH, and the verify step needs it' >&2
+TPULAUNCH_PROGRAM=@TPULAUNCH@
+if [[ -n ${TPULAUNCH:-} ]]; then
+  TPULAUNCH_PROGRAM=$TPULAUNCH
+fi
+readonly TPULAUNCH_PROGRAM
+if ! command -v "$TPULAUNCH_PROGRAM" >/dev/null; then
+  echo "tpulaunch: error: the verify step runs $TPULAUNCH_PROGRAM, which cannot be run here; set TPULAUNCH to the tpulaunch to use" >&2
   exit 1
 fi
+step "verify will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)"
 
-mkdir -p \
-  ./tpu-runs/my-pod/collective-update/r1/worker-0/ \
-  ./tpu-runs/my-pod/collective-update/r1/worker-1/ \
-  ./tpu-runs/my-pod/collective-update/r1/worker-2/ \
-  ./tpu-runs/my-pod/collective-update/r1/worker-3/
+tpu_left_running() {
+  echo 'tpulaunch: warning: a step failed, so the TPU is left running: my-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet' >&2
+}
+
+step 'prepare: work in the folder the plan was made in; create the folders the downloads land in'
+cd @COURSE@ && mkdir -p ./tpu-runs/my-pod/collective-update/r1/worker-0/ ./tpu-runs/my-pod/collective-update/r1/worker-1/ ./tpu-runs/my-pod/collective-update/r1/worker-2/ ./tpu-runs/my-pod/collective-update/r1/worker-3/
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -32,17 +39,18 @@ if ! ssh-add -l >/dev/null 2>&1; then
   exit 1
 fi
 
+trap '(($? == 0)) || tpu_left_running' EXIT
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
 # shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
 gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"'
 
 step 'stage: copy the script to every worker'
-gcloud compute tpus tpu-vm scp public/exercises/collective-update.py my-pod:~/jax-tpu-lab/ --zone=us-west4-a --worker=all
+gcloud compute tpus tpu-vm scp public/exercises/collective-update.py my-pod: --zone=us-west4-a --worker=all
 
-step 'run: check the staged digest and run on every worker at once'
+step 'run: put the script in place, check its digest and run on every worker at once'
 run_status=0
 # shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='set -o pipefail; printf '\''%s  %s\n'\'' ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 ~/jax-tpu-lab/collective-update.py | sha256sum --check --status || { echo "tpulaunch: staged script on $(hostname) does not match the reviewed sha256" >&2; exit 97; }; mkdir -p ~/jax-tpu-lab/runs/r1/artifacts || exit 1; TPU_RUN_DIR=~/jax-tpu-lab/runs/r1/artifacts JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/collective-update.py 2>&1 | tee ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='set -o pipefail; mkdir -p ~/jax-tpu-lab/runs/r1/artifacts || exit 1; mv -f ~/collective-update.py ~/jax-tpu-lab/collective-update.py || exit 1; printf '\''%s  %s\n'\'' ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 ~/jax-tpu-lab/collective-update.py | sha256sum --check --status || { echo "tpulaunch: staged script on $(hostname) does not match the reviewed sha256" >&2; exit 97; }; command -v ~/jax-tpu-lab/.venv/bin/python >/dev/null || { echo "tpulaunch: error: $(hostname) has no Python interpreter at" '\''~/jax-tpu-lab/.venv/bin/python'\''"; run the plan with --bootstrap, or choose one with --python PATH" >&2; exit 96; }; TPU_RUN_DIR=~/jax-tpu-lab/runs/r1/artifacts JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/collective-update.py 2>&1 | tee ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"' || run_status=$?
 
 step 'fetch: one download per worker (gcloud refuses several), 8 at a time'
 fetch_pids=()
@@ -96,10 +104,10 @@ fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs
 fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-3/ --zone=us-west4-a --worker=3
 fetch_wait_all
 if ((${#fetch_failed[@]} > 0)); then
-  echo "tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS; the TPU is left running" >&2
+  echo "tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS" >&2
 fi
 if ((run_status != 0)); then
-  echo "tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched are in $RUN_DIR; the TPU is left running" >&2
+  echo "tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched are in $RUN_DIR" >&2
   exit "$run_status"
 fi
 if ((${#fetch_failed[@]} > 0)); then
@@ -107,7 +115,7 @@ if ((${#fetch_failed[@]} > 0)); then
 fi
 
 step 'verify: check the fetched receipts of every worker'
-tpulaunch verify ./tpu-runs/my-pod/collective-update/r1 --slice=v5litepod-16 --kind=training
+"$TPULAUNCH_PROGRAM" verify ./tpu-runs/my-pod/collective-update/r1 --slice=v5litepod-16 --kind=training --matrix=@COURSE@/execution-matrix.json
 
 step 'teardown: delete the TPU VM, only after every worker'\''s results are back and verified'
 gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet
