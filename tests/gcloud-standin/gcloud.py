@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """gcloud STAND-IN for tpulaunch's tests.  This is NOT the Google Cloud SDK.
 
-It emulates exactly three commands of gcloud 578.0.0 (GA track) against local
-folders, so generated pipelines can be run end to end on a machine without
-network, credentials or TPUs:
+It emulates five commands of gcloud 578.0.0 (GA track) against local folders,
+so generated pipelines can be run end to end on a machine without network,
+credentials or TPUs:
 
   gcloud compute tpus tpu-vm ssh    [USER@]TPU --zone=Z [--worker=W] [--command=C] [-- SSH_ARGS]
   gcloud compute tpus tpu-vm scp    [--recurse] SRC... DEST --zone=Z [--worker=W]
   gcloud compute tpus tpu-vm delete TPU --zone=Z [--quiet] [--async]
+  gcloud storage cp    [--recursive] SOURCE... DESTINATION     (a folder stands in for gs://)
+  gcloud storage rsync [--recursive] SOURCE DESTINATION
 
 plus stand-in-only helpers (`gcloud standin create|set-state`).  Grammar and
 behaviour follow docs/gcloud.md (cited below as §n), which states what
@@ -107,20 +109,21 @@ def append_line(path, obj):
 
 class Flag:
     def __init__(self, name, value=True, choices=None, emulated=True,
-                 append=False, short=None, dest=None, note=""):
+                 append=False, short=None, dest=None, note="", aliases=()):
         self.name = name
         self.note = note            # why it is not emulated, for the error
         self.value = value          # takes one argument (False: store_true)
         self.choices = choices
         self.emulated = emulated
         self.append = append
-        self.short = short
+        # Every other option string: the short one, or several (storage's `-R, -r`).
+        self.aliases = tuple(aliases) + ((short,) if short else ())
         self.dest = dest or name.lstrip("-").replace("-", "_")
 
     @property
     def display(self):
         # argparse names a flag by all its option strings joined with '/'.
-        return self.name + ("/" + self.short if self.short else "")
+        return "/".join((self.name,) + self.aliases)
 
 
 # gcloud-wide flags (§1.1); they are valid at every level of the command tree.
@@ -166,17 +169,23 @@ class Positional:
 
 
 class CommandSpec:
-    def __init__(self, verb, flags, positionals, remainder=False, usage=""):
+    def __init__(self, verb, flags, positionals, remainder=False, usage="",
+                 group="compute tpus tpu-vm"):
         self.verb = verb
-        self.prog = "gcloud.compute.tpus.tpu-vm." + verb
+        self.group = group
+        self.group_path = tuple(group.split())
+        self.prog = "gcloud.{}.{}".format(group.replace(" ", "."), verb)
         self.flags = flags + GLOBAL_FLAGS
         self.positionals = positionals
         self.remainder = remainder      # ssh: `-- SSH_ARGS` (RemainderAction)
         self.usage = usage
 
 
+TPU_VM = ("compute", "tpus", "tpu-vm")
+STORAGE = ("storage",)
+
 SPECS = {
-    "ssh": CommandSpec(
+    (TPU_VM, "ssh"): CommandSpec(
         "ssh",
         SSH_COMMON_FLAGS + [
             Flag("--ssh-flag", append=True),
@@ -187,7 +196,7 @@ SPECS = {
         [Positional("user_tpu", None, "[USER@]TPU")],
         remainder=True,
         usage="[USER@]TPU [optional flags] [-- SSH_ARGS ...]"),
-    "scp": CommandSpec(
+    (TPU_VM, "scp"): CommandSpec(
         "scp",
         SSH_COMMON_FLAGS + [
             Flag("--scp-flag", append=True, emulated=False),
@@ -198,7 +207,7 @@ SPECS = {
          Positional("destination", None, "[[USER@]INSTANCE:]DEST")],
         usage="[[USER@]INSTANCE:]SRC [[[USER@]INSTANCE:]SRC ...] "
               "[[USER@]INSTANCE:]DEST [optional flags]"),
-    "delete": CommandSpec(
+    (TPU_VM, "delete"): CommandSpec(
         "delete",
         [Flag("--zone"), Flag("--async", value=False, dest="async_")],
         [Positional("tpu", None, "TPU")],
@@ -210,6 +219,59 @@ TPU_VM_VERBS = ["accelerator-types", "attach-disk", "create", "delete", "describ
                 "detach-disk", "get-guest-attributes", "list", "scp",
                 "service-identity", "simulate-maintenance-event", "ssh", "start",
                 "stop", "update", "versions"]
+
+# Every `gcloud storage` command group or verb of gcloud 578.0.0; only cp and rsync are emulated.
+STORAGE_VERBS = ["batch-operations", "buckets", "cat", "cp", "du", "folders", "hash", "insights",
+                 "intelligence-configs", "ls", "managed-folders", "mv", "objects", "operations",
+                 "restore", "rm", "rsync", "service-agent", "sign-url"]
+
+
+def _not_emulated_flags(*names):
+    """Flags gcloud storage accepts whose behaviour the stand-in does not emulate: each
+    entry is "--long" or "--long/-s" (value-less flags end in "!")."""
+    flags = []
+    for entry in names:
+        value = not entry.endswith("!")
+        long_name, *aliases = entry.rstrip("!").split("/")
+        flags.append(Flag(long_name, value=value, aliases=aliases, emulated=False))
+    return flags
+
+
+# Flags cp and rsync share (cp_command_util.add_cp_mv_rsync_flags and the metadata,
+# precondition and encryption flags), none emulated.
+STORAGE_COMMON_FLAGS = _not_emulated_flags(
+    "--additional-headers", "--continue-on-error/-c!", "--content-md5", "--preserve-posix/-P!",
+    "--skip-unsupported/-U!", "--canned-acl/--predefined-acl/-a", "--decryption-keys",
+    "--encryption-key", "--cache-control", "--content-disposition", "--content-encoding",
+    "--content-language", "--content-type", "--custom-time", "--clear-custom-metadata!",
+    "--custom-metadata", "--remove-custom-metadata", "--update-custom-metadata",
+    "--if-generation-match", "--if-metageneration-match", "--gzip-in-flight/-j",
+    "--gzip-in-flight-all/-J!", "--include-managed-folders!")
+
+# -R, -r, --recursive (cp.py Args, rsync) and -n, --no-clobber (add_cp_mv_rsync_flags).
+STORAGE_RECURSIVE = Flag("--recursive", value=False, aliases=("-R", "-r"))
+STORAGE_NO_CLOBBER = Flag("--no-clobber", value=False, aliases=("-n",))
+
+SPECS[STORAGE, "cp"] = CommandSpec(
+    "cp",
+    [STORAGE_RECURSIVE, STORAGE_NO_CLOBBER] + STORAGE_COMMON_FLAGS + _not_emulated_flags(
+        "--all-versions/-A!", "--do-not-decompress!", "--daisy-chain/-D!", "--ignore-symlinks!",
+        "--preserve-symlinks!", "--manifest-path/-L", "--print-created-message/-v!",
+        "--storage-class/-s", "--gzip-local-all/-Z!", "--gzip-local/-z", "--preserve-acl/-p!",
+        "--no-preserve-acl!", "--read-paths-from-stdin/-I!", "--retain-until", "--retention-mode"),
+    [Positional("source", "*", "[SOURCE ...]"), Positional("destination", None, "DESTINATION")],
+    usage="[SOURCE ...] DESTINATION [optional flags]",
+    group="storage")
+
+SPECS[STORAGE, "rsync"] = CommandSpec(
+    "rsync",
+    [STORAGE_RECURSIVE, STORAGE_NO_CLOBBER,
+     Flag("--delete-unmatched-destination-objects", value=False)] + STORAGE_COMMON_FLAGS
+    + _not_emulated_flags("--checksums-only!", "--dry-run!", "--exclude/-x", "--no-ignore-symlinks!",
+                          "--skip-if-dest-has-newer-mtime/-u!"),
+    [Positional("source", None, "SOURCE"), Positional("destination", None, "DESTINATION")],
+    usage="SOURCE DESTINATION [optional flags]",
+    group="storage")
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
@@ -232,9 +294,9 @@ def usage_text(spec):
     lead = "  optional flags may be  "
     flags = textwrap.fill(names, width=80, initial_indent=lead,
                           subsequent_indent=" " * len(lead), break_on_hyphens=False)
-    return ("Usage: gcloud compute tpus tpu-vm {} {}\n{}\n\n"
+    return ("Usage: gcloud {0} {1} {2}\n{3}\n\n"
             "For detailed information on this command and its flags, run:\n"
-            "  gcloud compute tpus tpu-vm {} --help\n").format(spec.verb, spec.usage, flags, spec.verb)
+            "  gcloud {0} {1} --help\n").format(spec.group, spec.verb, spec.usage, flags)
 
 
 def parse_error(spec, message):
@@ -253,8 +315,7 @@ def suggest_unknown(spec, unknown):
     choices = []
     for f in spec.flags:
         choices.append(f.name)
-        if f.short:
-            choices.append(f.short)
+        choices.extend(f.aliases)
     messages = []
     for arg in unknown:
         parts = arg.split("=")
@@ -291,8 +352,8 @@ def parse_command(spec, tokens):
     by_name = {}
     for f in spec.flags:
         by_name[f.name] = f
-        if f.short:
-            by_name[f.short] = f
+        for alias in f.aliases:
+            by_name[alias] = f
     ns = Namespace(spec)
 
     if spec.remainder and "--" in tokens:
@@ -361,7 +422,7 @@ def parse_command(spec, tokens):
             start += count
             if "--" in values:
                 values.remove("--")
-            setattr(ns, pos.dest, values if pos.nargs == "+" else values[0])
+            setattr(ns, pos.dest, values if pos.nargs in ("+", "*") else values[0])
         del positionals[:len(counts)]
         return start
 
@@ -415,20 +476,35 @@ def _classify_optional(tok, by_name):
     return None, None
 
 
+# argparse._get_nargs_pattern for the nargs the emulated commands use.
+_NARGS_PATTERN = {None: "(-*A-*)", "+": "(-*A[A-]*)", "*": "(-*[A-]*)"}
+
+
 def _match_partial(positionals, pattern):
     """argparse._match_arguments_partial with the nargs patterns we need."""
     for i in range(len(positionals), 0, -1):
-        regex = "".join("(-*A[A-]*)" if p.nargs == "+" else "(-*A-*)" for p in positionals[:i])
+        regex = "".join(_NARGS_PATTERN[p.nargs] for p in positionals[:i])
         match = re.match(regex, pattern)
         if match:
             return [len(g) for g in match.groups()]
     return []
 
 
-def split_command_path(argv):
-    """Walks `gcloud [FLAGS] compute [FLAGS] tpus [FLAGS] tpu-vm [FLAGS] VERB`.
+# The command groups the stand-in walks, each with every verb gcloud 578.0.0 has there; only
+# the verbs in SPECS are emulated.
+COMMAND_GROUPS = {
+    ("compute", "tpus", "tpu-vm"): TPU_VM_VERBS,
+    ("storage",): STORAGE_VERBS,
+}
+EMULATED_SUMMARY = ("`gcloud compute tpus tpu-vm ssh|scp|delete`, `gcloud storage cp|rsync` and "
+                    "`gcloud standin ...`")
 
-    Returns (verb, tokens for the verb's parser, misplaced flags).
+
+def split_command_path(argv):
+    """Walks `gcloud [FLAGS] GROUP... [FLAGS] VERB` for the groups in COMMAND_GROUPS
+    (`compute tpus tpu-vm`, `storage`).
+
+    Returns (spec, tokens for the verb's parser, misplaced flags).
     gcloud-wide flags given before the verb are handed on to the verb's
     parser, as every level of gcloud's parser tree accepts them; any other
     flag there is unknown at its level and ends up unrecognized.
@@ -436,11 +512,9 @@ def split_command_path(argv):
     by_name = {}
     for f in GLOBAL_FLAGS:
         by_name[f.name] = f
-        if f.short:
-            by_name[f.short] = f
-    expected = [("gcloud", "compute"), ("gcloud.compute", "tpus"),
-                ("gcloud.compute.tpus", "tpu-vm")]
-    carried, misplaced, level, i = [], [], 0, 0
+        for alias in f.aliases:
+            by_name[alias] = f
+    path, carried, misplaced, i = (), [], [], 0
     while i < len(argv):
         tok = argv[i]
         if tok.startswith("-") and tok != "-":
@@ -454,32 +528,31 @@ def split_command_path(argv):
                     i += 1
             i += 1
             continue
-        if level < len(expected):
-            prog, want = expected[level]
-            if tok != want:
-                # Many other gcloud groups exist; the stand-in knows only this path.
-                if prog == "gcloud" and tok in ("alpha", "beta"):
-                    what = "the `{}` release track".format(tok)
-                else:
-                    what = "`{} {}`".format(prog.replace(".", " "), tok)
-                status("ERROR: ({}) {} {} is not emulated: only `gcloud compute tpus tpu-vm "
-                       "ssh|scp|delete` and `gcloud standin ...` are (see "
-                       "tests/gcloud-standin/README.md).".format(prog, STANDIN_TAG, what))
+        prog = ".".join(("gcloud",) + path)
+        if path in COMMAND_GROUPS:
+            verbs = COMMAND_GROUPS[path]
+            if tok not in verbs:
+                _bad_choice(prog, tok, verbs)
+            spec = SPECS.get((path, tok))
+            if spec is None:
+                status("ERROR: ({}.{}) {} `gcloud {} {}` is valid gcloud but is not emulated by "
+                       "this stand-in (it emulates {}; see tests/gcloud-standin/README.md).".format(
+                           prog, tok, STANDIN_TAG, " ".join(path), tok, EMULATED_SUMMARY))
                 raise Exit(2)
-            level += 1
-            i += 1
-            continue
-        if tok not in TPU_VM_VERBS:
-            _bad_choice("gcloud.compute.tpus.tpu-vm", tok, TPU_VM_VERBS)
-        if tok not in SPECS:
-            status("ERROR: (gcloud.compute.tpus.tpu-vm.{}) {} `gcloud compute tpus tpu-vm {}` "
-                   "is valid gcloud but is not emulated by this stand-in (it emulates ssh, "
-                   "scp and delete; see tests/gcloud-standin/README.md).".format(tok, STANDIN_TAG, tok))
+            return spec, carried + argv[i + 1:], misplaced
+        if not any(group[:len(path) + 1] == path + (tok,) for group in COMMAND_GROUPS):
+            # Many other gcloud groups exist; the stand-in knows only these paths.
+            if not path and tok in ("alpha", "beta"):
+                what = "the `{}` release track".format(tok)
+            else:
+                what = "`{}`".format(" ".join(("gcloud",) + path + (tok,)))
+            status("ERROR: ({}) {} {} is not emulated: only {} are (see "
+                   "tests/gcloud-standin/README.md).".format(prog, STANDIN_TAG, what, EMULATED_SUMMARY))
             raise Exit(2)
-        return tok, carried + argv[i + 1:], misplaced
-    prog = expected[level][0] if level < len(expected) else "gcloud.compute.tpus.tpu-vm"
-    status("ERROR: ({}) {} only `gcloud compute tpus tpu-vm ssh|scp|delete` and "
-           "`gcloud standin ...` are emulated; command incomplete.".format(prog, STANDIN_TAG))
+        path += (tok,)
+        i += 1
+    status("ERROR: ({}) {} only {} are emulated; command incomplete.".format(
+        ".".join(("gcloud",) + path), STANDIN_TAG, EMULATED_SUMMARY))
     raise Exit(2)
 
 
@@ -817,13 +890,20 @@ def remote_env(node, worker, user):
         "GCLOUD_STANDIN_SHARED": str(node.shared),
     }
     for key, value in os.environ.items():
-        if key.startswith(("FAKEJAX_", "LESSON_")):
+        if key.startswith(("FAKEJAX_", "LESSON_")) or key in WORKER_KNOBS:
             env[key] = value
     return env, bash
 
 
+# The stand-in's own knobs a worker's commands see too: its gcloud (bin/gcloud, for
+# `gcloud storage`) reads them. GCLOUD_STANDIN_NO_AUTH stays behind: a TPU VM's gcloud
+# acts as the VM's service account, whatever the user's credentials.
+WORKER_KNOBS = ("GCLOUD_STANDIN_GCS", "GCLOUD_STANDIN_GCS_FAIL_WORKERS", "GCLOUD_STANDIN_DELAY",
+                "GCLOUD_STANDIN_WORKER_DELAY", "GCLOUD_STANDIN_PYTHON")
+
+
 def cmd_ssh(ns):
-    spec = SPECS["ssh"]
+    spec = SPECS[TPU_VM, "ssh"]
     prog = spec.prog
     reject_not_emulated(spec, ns)
 
@@ -1008,7 +1088,7 @@ def scp_copy(sources, dest, dest_label, recurse):
 
 
 def cmd_scp(ns):
-    spec = SPECS["scp"]
+    spec = SPECS[TPU_VM, "scp"]
     prog = spec.prog
     reject_not_emulated(spec, ns)
 
@@ -1083,11 +1163,450 @@ def cmd_scp(ns):
 
 
 # --------------------------------------------------------------------------
+# storage cp / rsync: a local folder stands in for Cloud Storage.
+# --------------------------------------------------------------------------
+# gs://BUCKET/NAME is the file $GCLOUD_STANDIN_GCS/BUCKET/NAME (default
+# $GCLOUD_STANDIN_STATE/gcs); a bucket exists when its folder does. Objects are
+# the regular files under it, named by their path with '/'; a "prefix" (gcloud's
+# PrefixResource, what the console calls a folder) exists while an object is
+# under it. The naming rules follow gcloud 578's copy_task_iterator.py
+# (_get_copy_destination, _complete_destination,
+# _get_destination_suffix_for_recursion) and name_expansion.py.
+
+_WILDCARD = re.compile(r"[*?\[\]]")
+_GENERATION = re.compile(r"#\d+$")
+
+
+def gcs_root():
+    raw = os.environ.get("GCLOUD_STANDIN_GCS", "")
+    return Path(raw).resolve() if raw else state_dir() / "gcs"
+
+
+class SUrl:
+    """A storage URL as gcloud's storage_url: `gs://BUCKET/NAME` or a local file path
+    (`file://PATH` or a plain path). `text` is the versionless URL string gcloud
+    compares and splits: file URLs are written `file://PATH`."""
+
+    def __init__(self, prog, raw):
+        self.raw = raw
+        if raw.startswith("gs://"):
+            self.cloud = True
+            rest = raw[len("gs://"):]
+            self.bucket, _, self.name = rest.partition("/")
+            if _GENERATION.search(raw):
+                not_emulated(prog, "a version-specific URL ({})".format(raw))
+            self.text = raw
+        elif re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw) and not raw.startswith("file://"):
+            not_emulated(prog, "the URL scheme of {!r} (only gs:// and local paths are)".format(raw))
+        else:
+            self.cloud = False
+            path = raw[len("file://"):] if raw.startswith("file://") else raw
+            if path == "-":
+                not_emulated(prog, "streaming to or from stdin/stdout ('-')")
+            self.path = os.path.expanduser(path)
+            self.text = "file://" + self.path
+
+    @property
+    def delimiter(self):
+        return "/" if self.cloud else os.sep
+
+    def is_bucket(self):
+        return self.cloud and self.name == ""
+
+    def join(self, suffix):
+        """storage_url.join: this URL (without a final delimiter) plus suffix."""
+        base = self.text.rstrip(self.delimiter) if not self.is_bucket() else self.text.rstrip("/")
+        return base + self.delimiter + suffix.lstrip(self.delimiter)
+
+
+class SRes:
+    """A resource: an object or file (container=False), or a prefix, bucket or
+    directory (container=True). `text` is its URL string, `path` the file that holds it."""
+
+    def __init__(self, text, container, path, exists=True):
+        self.text, self.container, self.path, self.exists = text, container, path, exists
+
+
+def bucket_folder(prog, url):
+    folder = gcs_root() / url.bucket
+    if not url.bucket or "/" in url.bucket or url.bucket in (".", "..") or not folder.is_dir():
+        fail(prog, "HTTPError 404: The specified bucket does not exist.")
+    return folder
+
+
+def cloud_objects(folder):
+    """Every object name in a bucket folder, sorted as the listing API returns them."""
+    names = []
+    for root, _, files in os.walk(str(folder)):
+        for f in files:
+            names.append(os.path.relpath(os.path.join(root, f), str(folder)).replace(os.sep, "/"))
+    return sorted(names)
+
+
+def _wildcard_regex(pattern):
+    """gcloud's wildcards: `*` within one level, `**` across levels, `?`, `[...]`."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pattern[i + 1:end]
+                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def top_level(prog, url):
+    """The resources a URL names before recursion (wildcard_iterator): for a cloud URL
+    the object, else the prefix (`gs://b/p/`), else nothing; with wildcards, every
+    object and prefix that matches. For a local path, the file or directory; with
+    wildcards, what glob finds."""
+    if url.cloud:
+        folder = bucket_folder(prog, url)
+        if url.is_bucket():
+            return [SRes("gs://{}/".format(url.bucket), True, folder)]
+        names = cloud_objects(folder)
+        if not _WILDCARD.search(url.name):
+            name = url.name.rstrip("/")
+            found = []
+            if not url.name.endswith("/") and name in names:
+                found.append(SRes("gs://{}/{}".format(url.bucket, name), False, folder / name))
+            elif any(n.startswith(name + "/") for n in names):
+                found.append(SRes("gs://{}/{}/".format(url.bucket, name), True, folder / name))
+            return found
+        regex = _wildcard_regex(url.name.rstrip("/"))
+        objects, prefixes = [], []
+        for n in names:
+            if regex.match(n):
+                objects.append(n)
+            parts = n.split("/")
+            for k in range(1, len(parts)):
+                p = "/".join(parts[:k])
+                if regex.match(p) and p not in prefixes:
+                    prefixes.append(p)
+        found = [SRes("gs://{}/{}".format(url.bucket, n), False, folder / n) for n in objects]
+        found += [SRes("gs://{}/{}/".format(url.bucket, p), True, folder / p) for p in sorted(prefixes)]
+        return sorted(found, key=lambda r: r.text)
+    import glob
+    paths = sorted(glob.glob(url.path, recursive=True)) if _WILDCARD.search(url.path) else (
+        [url.path] if os.path.lexists(url.path) else [])
+    return [SRes("file://" + p, os.path.isdir(p), Path(p)) for p in paths]
+
+
+def nested(resource):
+    """Every object or file under a container (recursion: `container/**`)."""
+    if resource.text.startswith("gs://"):
+        base = resource.text.rstrip("/")
+        folder = resource.path
+        return [SRes(base + "/" + n, False, folder / n) for n in cloud_objects(folder)]
+    found = []
+    for root, dirs, files in os.walk(str(resource.path)):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            found.append(SRes("file://" + p, False, Path(p)))
+    return found
+
+
+class Expanded:
+    """name_expansion.NameExpansionResult: a resource and the URL it was expanded from."""
+
+    def __init__(self, resource, expanded_url):
+        self.resource, self.expanded_url = resource, expanded_url
+
+
+def expand_sources(prog, urls, recursive):
+    """NameExpansionIterator: (results, has_multiple_top_level_sources); prints gcloud's
+    warning for containers without recursion and fails, after copying nothing, when a
+    URL matched nothing (the error gcloud raises once its iteration is over)."""
+    results, unmatched, top_count = [], [], 0
+    for url in urls:
+        matched = False
+        for top in top_level(prog, url):
+            top_count += 1
+            if not top.container:
+                results.append(Expanded(top, top.text))
+                matched = True
+            elif recursive:
+                for child in nested(top):
+                    results.append(Expanded(child, top.text))
+                    matched = True
+            else:
+                status("WARNING: Omitting {} because it is a container, and recursion is not "
+                       "enabled.".format(top.text))
+        if not matched:
+            unmatched.append(url.raw)
+    return results, len(urls) > 1 or top_count > 1, unmatched
+
+
+def raw_destination(prog, url):
+    """_get_raw_destination: the destination resource, or one that does not exist."""
+    if url.cloud:
+        if not url.bucket:
+            fail(prog, "The cp command does not support provider-only destination URLs.")
+        if _WILDCARD.search(url.name):
+            matches = top_level(prog, url)
+            if len(matches) != 1:
+                fail(prog, "Destination ({}) {}.".format(
+                    url.raw, "must match exactly one URL" if matches else "contains an unexpected wildcard"))
+            return matches[0]
+        bucket_folder(prog, url)
+        found = top_level(prog, url)
+        if found:
+            return found[0]
+        return SRes(url.text, False, None, exists=False)
+    if _WILDCARD.search(url.path):
+        matches = top_level(prog, url)
+        if len(matches) != 1:
+            fail(prog, "Destination ({}) {}.".format(
+                url.raw, "must match exactly one URL" if matches else "contains an unexpected wildcard"))
+        return matches[0]
+    if os.path.lexists(url.path):
+        return SRes(url.text, os.path.isdir(url.path), Path(url.path))
+    return SRes(url.text, False, None, exists=False)
+
+
+def destination_is_container(dest, url):
+    """_destination_is_container."""
+    if dest.exists and dest.container:
+        return True
+    if not url.cloud:
+        return os.path.isdir(url.path)
+    return url.text.endswith("/") or url.is_bucket()
+
+
+def _strip_scheme(text):
+    return text.split("://", 1)[1] if "://" in text else text
+
+
+def complete_destination(dest, dest_url, source, multiple_top_level):
+    """_complete_destination and _get_destination_suffix_for_recursion: the URL string a
+    source lands at inside the destination container."""
+    src = source.resource.text
+    delim = "/" if src.startswith("gs://") else os.sep
+    if src != source.expanded_url:
+        # Recursion: keep the path below the expanded URL, and its last part too when the
+        # destination is (or is to be treated as) an existing folder.
+        prefix = source.expanded_url
+        if prefix.endswith(delim):
+            prefix = prefix[:-len(delim)]
+        leaf = prefix.rpartition(delim)[2]
+        valid_parent = src.startswith("gs://") or _strip_scheme(leaf) not in (".", "..")
+        if not valid_parent and multiple_top_level:
+            fail("gcloud.storage.cp", "Presence of multiple top-level sources and invalid expanded URL "
+                 "make file name conflicts possible for URL: {}".format(src))
+        conflict = not dest.exists and multiple_top_level
+        treat_as_dir = (dest.exists and dest.container) or (not dest.exists and dest_url.text.endswith(dest_url.delimiter))
+        if conflict or (valid_parent and treat_as_dir):
+            if leaf not in (".", "..") and _strip_scheme(prefix) not in (".", ".."):
+                prefix = prefix.rpartition(delim)[0]
+            if not prefix:
+                prefix = src.split("://", 1)[0] + "://"
+        # gcloud splits the whole URL at the prefix and keeps what follows its first occurrence.
+        suffix = delim + src.split(prefix)[1].lstrip(delim)
+    else:
+        bare = _strip_scheme(src)
+        trimmed = bare[:-len(delim)] if bare.endswith(delim) else bare
+        suffix = trimmed.rpartition(delim)[2] + (delim if trimmed != bare else "")
+    if delim != dest_url.delimiter:
+        suffix = suffix.replace(delim, dest_url.delimiter)
+    base = dest_url.text.rstrip(dest_url.delimiter) if not dest_url.is_bucket() else dest_url.text.rstrip("/")
+    return base + dest_url.delimiter + suffix.lstrip(dest_url.delimiter)
+
+
+def storage_target(prog, text):
+    """The file that holds URL string `text` (a gs:// object or a file:// path)."""
+    if text.startswith("gs://"):
+        url = SUrl(prog, text)
+        return bucket_folder(prog, url) / url.name
+    return Path(_strip_scheme(text))
+
+
+def storage_copy(prog, src, target_text, no_clobber):
+    """One copy task; returns an error line or None. Prints gcloud's `Copying` line."""
+    target = storage_target(prog, target_text)
+    if no_clobber and target.exists():
+        status("Skipping existing destination item (no-clobber): {}".format(target_text))
+        return None
+    status("Copying {} to {}".format(src.text, target_text))
+    try:
+        if target_text.startswith("gs://"):
+            # An object's name may not hold a prefix of another object's name as a file
+            # here; the real bucket has no such limit (README: deviations).
+            for parent in reversed(target.parents):
+                if parent.is_file():
+                    return "{} stand-in: {} is an object, so it cannot also be a prefix".format(
+                        STANDIN_TAG, parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            return "{} stand-in: {} is a prefix, so it cannot also be an object".format(STANDIN_TAG, target_text)
+        tmp = target.with_name(".{}.standin-{}".format(target.name, os.getpid()))
+        shutil.copyfile(str(src.path), str(tmp))
+        os.replace(str(tmp), str(target))
+    except OSError as exc:
+        return "{}: {}".format(target_text, exc.strerror or exc)
+    return None
+
+
+def upload_refused_on_this_worker(prog, urls):
+    """GCLOUD_STANDIN_GCS_FAIL_WORKERS: an upload from those stand-in workers fails as a
+    service account without write access to the bucket does."""
+    worker = os.environ.get("GCLOUD_STANDIN_WORKER")
+    if worker is None or not any(u.cloud for u in urls):
+        return
+    failing = set()
+    for item in os.environ.get("GCLOUD_STANDIN_GCS_FAIL_WORKERS", "").split(","):
+        if item.strip():
+            if not item.strip().isdigit():
+                fail(prog, "{} GCLOUD_STANDIN_GCS_FAIL_WORKERS must be a comma list of worker "
+                           "indexes, not {!r}".format(STANDIN_TAG, item), 2)
+            failing.add(int(item))
+    if int(worker) in failing:
+        fail(prog, "HTTPError 403: 123456789012-compute@developer.gserviceaccount.com does not "
+                   "have storage.objects.create access to the Google Cloud Storage object. "
+                   "Permission 'storage.objects.create' denied on resource (or it may not exist). "
+                   "{} GCLOUD_STANDIN_GCS_FAIL_WORKERS".format(STANDIN_TAG))
+
+
+def completed_line(count, size):
+    status("  Completed files {0}/{0} | {1}B/{1}B".format(count, size))
+
+
+def cmd_storage_cp(ns):
+    spec = SPECS[STORAGE, "cp"]
+    prog = spec.prog
+    reject_not_emulated(spec, ns)
+    if not ns.source:
+        fail(prog, "Must have URL arguments if not reading paths from stdin.")
+    check_credentials(prog)
+    sources = [SUrl(prog, s) for s in ns.source]
+    dest_url = SUrl(prog, ns.destination)
+    upload_refused_on_this_worker(prog, [dest_url])
+    dest = raw_destination(prog, dest_url)
+    results, multiple_top_level, unmatched = expand_sources(prog, sources, ns.recursive)
+    multiple = len(results) > 1
+    if not dest_url.cloud:
+        if multiple and not (dest.exists and dest.container):
+            fail(prog, "Destination URL must name an existing directory. Provided: {}.".format(dest_url.path))
+        if not multiple and dest_url.path.endswith(os.sep) and not os.path.isdir(dest_url.path):
+            fail(prog, "Destination URL must name an existing directory if it ends with a delimiter. "
+                       "Provided: {}.".format(dest_url.path))
+    errors, size = [], 0
+    for source in results:
+        if (not multiple and not dest_url.cloud and source.resource.text != source.expanded_url
+                and not (dest.exists and dest.container)):
+            # _raise_if_destination_is_file_url_and_not_a_directory_or_pipe, for one file
+            # found by recursion.
+            fail(prog, "Destination URL must name an existing directory. Provided: {}.".format(dest_url.path))
+        complete = (destination_is_container(dest, dest_url) or multiple
+                    or source.resource.text != source.expanded_url)
+        target = (complete_destination(dest, dest_url, source, multiple_top_level) if complete
+                  else dest_url.text)
+        if source.resource.text == target:
+            fail(prog, "Destination URL {} already exists.".format(target))
+        error = storage_copy(prog, source.resource, target, ns.no_clobber)
+        if error:
+            errors.append(error)
+        else:
+            size += source.resource.path.stat().st_size
+    if errors:
+        fail(prog, "\n".join(errors))
+    if unmatched:
+        fail(prog, "The following URLs matched no objects or files:\n{}".format("\n".join(unmatched)))
+    completed_line(len(results), size)
+    raise Exit(0)
+
+
+def container_contents(prog, resource, recursive):
+    """{relative name: resource} under a container; one level only without recursion."""
+    out = {}
+    for child in nested(resource):
+        base = resource.text.rstrip("/") if resource.text.startswith("gs://") else resource.text.rstrip(os.sep)
+        rel = child.text[len(base):].lstrip("/" if resource.text.startswith("gs://") else os.sep)
+        if not recursive and ("/" in rel or os.sep in rel):
+            continue
+        out[rel.replace(os.sep, "/")] = child
+    return out
+
+
+def cmd_storage_rsync(ns):
+    """rsync_command_util: SOURCE must be an existing container; DESTINATION is one, or
+    where one is made. Copies what is missing or differs, deletes only with
+    --delete-unmatched-destination-objects."""
+    spec = SPECS[STORAGE, "rsync"]
+    prog = spec.prog
+    reject_not_emulated(spec, ns)
+    check_credentials(prog)
+    src_url, dest_url = SUrl(prog, ns.source), SUrl(prog, ns.destination)
+    upload_refused_on_this_worker(prog, [dest_url])
+    found = top_level(prog, src_url)
+    if not found:
+        fail(prog, "{}Did not find existing container at: {}".format(
+            "Wildcard pattern matched nothing. " if _WILDCARD.search(src_url.raw) else "", src_url.raw))
+    if len(found) > 1:
+        fail(prog, "{} matched more than one URL: {}".format(src_url.raw, [r.text for r in found]))
+    if not found[0].container:
+        fail(prog, "{} matched non-container URL: {}".format(src_url.raw, found[0].text))
+    dest_found = top_level(prog, dest_url)
+    if len(dest_found) > 1:
+        fail(prog, "{} matched more than one URL: {}".format(dest_url.raw, [r.text for r in dest_found]))
+    if dest_found and not dest_found[0].container:
+        fail(prog, "{} matched non-container URL: {}".format(dest_url.raw, dest_found[0].text))
+    source_items = container_contents(prog, found[0], ns.recursive)
+    dest_items = container_contents(prog, dest_found[0], ns.recursive) if dest_found else {}
+    errors, count, size = [], 0, 0
+    for rel, item in sorted(source_items.items()):
+        there = dest_items.get(rel)
+        if there is not None and (ns.no_clobber or _same_bytes(item.path, there.path)):
+            continue
+        error = storage_copy(prog, item, dest_url.join(rel.replace("/", dest_url.delimiter)), False)
+        if error:
+            errors.append(error)
+        else:
+            count += 1
+            size += item.path.stat().st_size
+    if ns.delete_unmatched_destination_objects:
+        for rel, item in sorted(dest_items.items()):
+            if rel not in source_items:
+                status("Removing {}".format(item.text))
+                os.remove(str(item.path))
+    if errors:
+        fail(prog, "\n".join(errors))
+    completed_line(count, size)
+    raise Exit(0)
+
+
+def _same_bytes(a, b):
+    try:
+        if a.stat().st_size != b.stat().st_size:
+            return False
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------
 # delete
 # --------------------------------------------------------------------------
 
 def cmd_delete(ns):
-    spec = SPECS["delete"]
+    spec = SPECS[TPU_VM, "delete"]
     prog = spec.prog
     reject_not_emulated(spec, ns)
     zone = resolve_property(ns.zone, "CLOUDSDK_COMPUTE_ZONE")
@@ -1170,9 +1689,21 @@ def standin_main(args):
     set_state = sub.add_parser("set-state", help="change a stand-in TPU's state")
     set_state.add_argument("name")
     set_state.add_argument("state", choices=sorted(ALL_STATES))
+    bucket = sub.add_parser("create-bucket", help="create a stand-in Cloud Storage bucket (a folder)")
+    bucket.add_argument("name")
     if args[:1] == ["_venv"]:       # internal: the fake python3's `-m venv`
         return make_venv(args[1:])
+    if args[:1] == ["_curl"]:       # internal: a worker's curl, for its metadata server
+        return fake_curl(args[1:])
     ns = parser.parse_args(args)
+    if ns.action == "create-bucket":
+        problem = bucket_name_problem(ns.name)
+        if problem:
+            parser.error("bucket name {!r}: {}".format(ns.name, problem))
+        folder = gcs_root() / ns.name
+        folder.mkdir(parents=True, exist_ok=True)
+        print(folder)
+        return 0
     root = state_dir() / "tpus" / ns.name
     if ns.action == "set-state":
         config_path = root / "config.json"
@@ -1210,6 +1741,21 @@ def standin_main(args):
     return 0
 
 
+def bucket_name_problem(name):
+    """Cloud Storage's bucket naming rules (cloud.google.com/storage/docs/buckets#naming),
+    or None when `name` follows them."""
+    if not re.match(r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$", name):
+        return "only lowercase letters, digits, '-', '_' and '.', a letter or digit at each end"
+    limit = 222 if "." in name else 63
+    if not 3 <= len(name) <= limit or any(len(part) > 63 or not part for part in name.split(".")):
+        return "3-63 characters (222 with dots, at most 63 between dots)"
+    if re.match(r"^\d{1,3}(\.\d{1,3}){3}$", name):
+        return "not an IP address"
+    if name.startswith("goog") or "google" in name.replace("0", "o"):
+        return "no 'goog' prefix and no 'google'"
+    return None
+
+
 def write_atomic(path, text, mode=0o644):
     tmp = path.with_name(".{}.tmp-{}".format(path.name, os.getpid()))
     with open(tmp, "w") as fh:
@@ -1224,6 +1770,18 @@ def write_worker_bin(staging_bin, final_bin):
     real_python = shlex.quote(sys.executable)
     me = shlex.quote(str(Path(__file__).resolve()))
     scripts = {
+        "gcloud": """#!/bin/sh
+# gcloud stand-in on a stand-in TPU worker (NOT a TPU VM). TPU VM images ship the gcloud CLI,
+# acting as the VM's service account; this runs the same stand-in with this TPU's state, and
+# GCLOUD_STANDIN_WORKER tells it the call is made on worker $GCLOUD_STANDIN_WORKER.
+GCLOUD_STANDIN_STATE={state}
+export GCLOUD_STANDIN_STATE
+exec {launcher} "$@"
+""".format(state=shlex.quote(str(state_dir())), launcher=shlex.quote(str(HERE / "gcloud"))),
+        "curl": """#!/bin/sh
+# gcloud stand-in: a stand-in TPU worker's curl reaches only its metadata server (README.md).
+exec {py} -S {me} standin _curl "$@"
+""".format(py=real_python, me=me),
         "hostname": """#!/bin/bash
 # gcloud stand-in: fake `hostname` of a stand-in TPU worker (NOT a TPU VM).
 # Real TPU VM workers are named t1v-n-<8 hex>-w-<index> (§5).
@@ -1256,6 +1814,77 @@ exec {py} "$@"
     for name, text in scripts.items():
         write_atomic(staging_bin / name, text, 0o755)
     os.symlink("pip", str(staging_bin / "pip3"))
+
+
+# The metadata server of a Compute Engine VM (a TPU VM is one): the host names it answers to.
+METADATA_HOSTS = ("metadata.google.internal", "metadata", "169.254.169.254")
+METADATA_ATTRIBUTES = "/computeMetadata/v1/instance/attributes/"
+
+
+def fake_curl(args):
+    """`curl` on a stand-in worker: answers the metadata server's `agent-worker-number`
+    (the worker's index, as on a TPU VM) when asked with `Metadata-Flavor: Google`, 403
+    without that header (as the real server does), 404 for other keys, and cannot resolve
+    any other host (a stand-in worker has no network). Options: -s -S -f -L, -H, -m,
+    --retry, --connect-timeout and their long forms."""
+    flags, headers, urls = set(), [], []
+    takes_value = {"-H": "header", "--header": "header", "-m": None, "--max-time": None,
+                   "--connect-timeout": None, "--retry": None, "--retry-delay": None}
+    no_value = {"-s": "s", "--silent": "s", "-S": "S", "--show-error": "S", "-f": "f", "--fail": "f",
+                "-L": "L", "--location": "L"}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        if name in takes_value:
+            value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+            if value is None:
+                sys.stderr.write("curl: option {}: requires parameter\n".format(a))
+                return 2
+            if takes_value[name] == "header":
+                headers.append(value)
+            i += 1 if eq else 2
+            continue
+        if a in no_value:
+            flags.add(no_value[a])
+        elif re.match(r"^-[sSfL]+[Hm]?$", a):
+            flags.update(c for c in a[1:] if c in "sSfL")
+            if a[-1] in "Hm":
+                # `-sSfH VALUE`: the last option of a bundle takes the next word.
+                args = args[:i] + ["-" + a[-1]] + args[i + 1:]
+                continue
+        elif a.startswith("-"):
+            sys.stderr.write("curl (gcloud stand-in): option {} is not emulated\n".format(a))
+            return 2
+        else:
+            urls.append(a)
+        i += 1
+    if len(urls) != 1:
+        sys.stderr.write("curl (gcloud stand-in): exactly one URL is emulated\n")
+        return 2
+
+    def error(code, message):
+        if "s" not in flags or "S" in flags:
+            sys.stderr.write("curl: ({}) {}\n".format(code, message))
+        return code
+
+    match = re.match(r"^(?:https?://)?([^/:]+)(?::\d+)?(/.*)?$", urls[0])
+    host, path = (match.group(1), match.group(2) or "/") if match else (urls[0], "/")
+    if host not in METADATA_HOSTS:
+        return error(6, "Could not resolve host: {}".format(host))
+    flavored = any(h.replace(" ", "").lower() == "metadata-flavor:google" for h in headers)
+    worker = os.environ.get("GCLOUD_STANDIN_WORKER")
+    if not flavored:
+        code, body = 403, ("Your client does not have permission to get URL {} from this server. "
+                           "Missing Metadata-Flavor:Google header.\n".format(path))
+    elif path == METADATA_ATTRIBUTES + "agent-worker-number" and worker is not None:
+        code, body = 200, worker
+    else:
+        code, body = 404, "Not Found\n"
+    if code != 200 and "f" in flags:
+        return error(22, "The requested URL returned error: {}".format(code))
+    sys.stdout.write(body)
+    return 0
 
 
 def make_venv(args):
@@ -1313,18 +1942,29 @@ hash -r 2>/dev/null
 # main
 # --------------------------------------------------------------------------
 
-COMMANDS = {"ssh": cmd_ssh, "scp": cmd_scp, "delete": cmd_delete}
+COMMANDS = {(TPU_VM, "ssh"): cmd_ssh, (TPU_VM, "scp"): cmd_scp, (TPU_VM, "delete"): cmd_delete,
+            (STORAGE, "cp"): cmd_storage_cp, (STORAGE, "rsync"): cmd_storage_rsync}
+
+
+def on_worker():
+    """The stand-in worker this call runs on (its `gcloud` is the TPU's bin/gcloud), or None
+    for a call on the user's machine."""
+    worker = os.environ.get("GCLOUD_STANDIN_WORKER")
+    return int(worker) if worker is not None and worker.isdigit() else None
 
 
 def gcloud_main(argv):
-    delay = float(os.environ.get("GCLOUD_STANDIN_DELAY", "0") or 0)
+    delay = os.environ.get("GCLOUD_STANDIN_DELAY", "0")
+    if on_worker() is not None:
+        delay = os.environ.get("GCLOUD_STANDIN_WORKER_DELAY", delay)
+    delay = float(delay or 0)
     if delay > 0:
         time.sleep(delay)     # real gcloud costs ~1-3 s per call
-    verb, tokens, misplaced = split_command_path(argv)
+    spec, tokens, misplaced = split_command_path(argv)
     if misplaced:
-        suggest_unknown(SPECS[verb], misplaced)
-    ns = parse_command(SPECS[verb], tokens)
-    COMMANDS[verb](ns)
+        suggest_unknown(spec, misplaced)
+    ns = parse_command(spec, tokens)
+    COMMANDS[spec.group_path, spec.verb](ns)
     return 0
 
 
@@ -1346,8 +1986,11 @@ def main():
         status("", "", "Command killed by keyboard interrupt", "")
         code = 1
     finally:
-        append_line(state / "calls.jsonl",
-                    {"argv": argv, "t_start": t_start, "t_end": time.time(), "exit": code})
+        record = {"argv": argv, "t_start": t_start, "t_end": time.time(), "exit": code}
+        if on_worker() is not None:
+            # A call made on a stand-in TPU worker (by its own gcloud), not on the user's machine.
+            record.update(tpu=os.environ.get("GCLOUD_STANDIN_TPU"), worker=on_worker())
+        append_line(state / "calls.jsonl", record)
     return code
 
 

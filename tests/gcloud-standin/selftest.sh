@@ -16,7 +16,8 @@ trap 'rm -rf "$WORK"' EXIT
 export GCLOUD_STANDIN_STATE="$WORK/state"
 unset CLOUDSDK_COMPUTE_ZONE CLOUDSDK_CORE_PROJECT CLOUDSDK_CORE_DISABLE_PROMPTS \
   GCLOUD_STANDIN_DELAY GCLOUD_STANDIN_RETRY_DELAY GCLOUD_STANDIN_SCP_FAIL_WORKERS GCLOUD_STANDIN_SCP_SLOW_WORKERS \
-  GCLOUD_STANDIN_NO_AUTH LESSON_FAIL_WORKER FAKEJAX_TIMEOUT FAKEJAX_LOCAL_DEVICES
+  GCLOUD_STANDIN_NO_AUTH GCLOUD_STANDIN_GCS GCLOUD_STANDIN_GCS_FAIL_WORKERS GCLOUD_STANDIN_WORKER_DELAY \
+  LESSON_FAIL_WORKER FAKEJAX_TIMEOUT FAKEJAX_LOCAL_DEVICES
 mkdir "$WORK/cwd" && cd "$WORK/cwd" || exit 1
 
 ZONE=us-central2-b
@@ -411,6 +412,142 @@ g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any \
   --command='python3 -m venv v && v/bin/python -c "import jax; jax.distributed.initialize(); jax.distributed.initialize()"'
 expect "fake jax: initialize() twice is refused" 1 "distributed.initialize should only be called once."
 
+# ---------------------------------------------------------------- storage cp / rsync
+# A folder stands in for Cloud Storage: gs://BUCKET/NAME is $GCS/BUCKET/NAME. Naming follows
+# gcloud 578's copy_task_iterator.py (see README.md).
+GCS="$STATE/gcs"
+objects() { (cd "$GCS/$1" 2>/dev/null && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ' | sed 's/ $//'); }
+g standin create-bucket lab-results
+expect "standin create-bucket" 0
+g standin create-bucket Lab_Results
+expect "standin create-bucket follows the bucket naming rules" 2 "only lowercase letters"
+mkdir -p src/run1/artifacts && echo log >src/run1/log.txt && echo r >src/run1/artifacts/w.json
+g storage cp --recursive src/run1 gs://lab-results/new
+expect "cp -r DIR to a new name: the folder's contents land under that name" 0 \
+  "Copying file://src/run1/log.txt to gs://lab-results/new/log.txt"
+if [ "$(objects lab-results)" = "new/artifacts/w.json new/log.txt" ]; then
+  ok "... as new/log.txt, new/artifacts/w.json"
+else
+  bad "... as new/log.txt, new/artifacts/w.json" "$(objects lab-results)"
+fi
+g storage cp -r src/run1 gs://lab-results/new
+expect "cp -r DIR to an existing prefix: the folder lands inside it" 0 "to gs://lab-results/new/run1/log.txt"
+g storage cp -R src/run1 gs://lab-results/w0/
+expect "cp -R DIR to a new name ending in /: inside it, as into a folder" 0 "to gs://lab-results/w0/run1/log.txt"
+g storage cp -r src/run1 gs://lab-results/w0/
+expect "... and the same again (a retried upload) lands in the same place" 0 "to gs://lab-results/w0/run1/log.txt"
+g storage cp src/run1/log.txt gs://lab-results
+expect "cp FILE gs://BUCKET: the object is named after the file" 0 "to gs://lab-results/log.txt"
+g storage cp src/run1 gs://lab-results/x/
+expect "a folder without --recursive is omitted, and then matched nothing" 1 \
+  "WARNING: Omitting file://src/run1 because it is a container, and recursion is not enabled."
+if grep -qF "The following URLs matched no objects or files:" "$WORK/err"; then
+  ok "... with gcloud's error"
+else
+  bad "... with gcloud's error"
+fi
+g storage cp -r src/nothing gs://lab-results/x/
+expect "a source that matches nothing" 1 "The following URLs matched no objects or files:"
+g storage cp -r src/run1 gs://no-such-bucket/x/
+expect "a bucket that does not exist" 1 "HTTPError 404: The specified bucket does not exist."
+mkdir dl
+g storage cp --recursive gs://lab-results/w0 dl
+expect "download a prefix into an existing folder: dl/w0/..." 0
+if [ -f dl/w0/run1/artifacts/w.json ] && [ -f dl/w0/run1/log.txt ]; then
+  ok "... with every object"
+else
+  bad "... with every object"
+fi
+g storage cp -r gs://lab-results/w0 nowhere
+expect "download of several objects into a folder that does not exist" 1 \
+  "Destination URL must name an existing directory. Provided: nowhere."
+g storage cp gs://lab-results/log.txt nowhere/
+expect "download of one object to a missing folder ending in /" 1 \
+  "Destination URL must name an existing directory if it ends with a delimiter. Provided: nowhere/."
+mkdir wild
+g storage cp -r 'gs://lab-results/w*' 'gs://lab-results/n?w' wild/
+expect "wildcards: * and ? in cloud URLs" 0
+if [ -f wild/w0/run1/log.txt ] && [ -f wild/new/log.txt ]; then
+  ok "... each match keeps its name (several top-level sources)"
+else
+  bad "... each match keeps its name (several top-level sources)"
+fi
+g storage cp -r 'gs://lab-results/w*' 'gs://lab-results/zz*' wild/
+expect "a wildcard that matches nothing is named, after the others are copied" 1 "gs://lab-results/zz*"
+g storage cp gs://lab-results/log.txt 'gs://lab-results/q*/'
+expect "a destination wildcard must match exactly one URL" 1 "contains an unexpected wildcard"
+g storage cp
+expect "cp needs a destination" 2 "argument DESTINATION: Must be specified."
+g storage cp gs://lab-results
+expect "cp needs a source" 1 "Must have URL arguments if not reading paths from stdin."
+g storage cp --storage-class=NEARLINE src/run1/log.txt gs://lab-results
+expect "valid but not emulated storage flags: exit 2" 2 "--storage-class is valid gcloud grammar but is not emulated"
+g storage cp --recursve src gs://lab-results
+expect "mistyped storage flag" 2 "unrecognized arguments: --recursve (did you mean '--recursive'?)"
+g storage ls gs://lab-results
+expect "other storage verbs are valid but not emulated" 2 "gcloud storage ls\` is valid gcloud but is not emulated"
+g storage cpy a b
+expect "mistyped storage verb" 2 "Invalid choice: 'cpy'."
+GCLOUD_STANDIN_NO_AUTH=1 g storage cp src/run1/log.txt gs://lab-results
+expect "storage without credentials" 1 "You do not currently have an active account selected."
+g storage rsync -r src/run1 gs://lab-results/synced
+expect "rsync -r DIR to a new prefix: the contents, under that name" 0 "to gs://lab-results/synced/artifacts/w.json"
+g storage rsync -r src/run1 gs://lab-results/synced
+if [ "$rc" -eq 0 ] && ! grep -q Copying "$WORK/err"; then ok "rsync again copies nothing"; else bad "rsync again copies nothing"; fi
+g storage rsync src/run1 gs://lab-results/top
+if [ "$rc" -eq 0 ] && [ "$(objects lab-results/top)" = "log.txt" ]; then
+  ok "rsync without -r: the top level only"
+else
+  bad "rsync without -r: the top level only" "$(objects lab-results/top)"
+fi
+echo extra >"$GCS/lab-results/synced/extra.txt"
+g storage rsync -r --delete-unmatched-destination-objects src/run1 gs://lab-results/synced
+if [ "$rc" -eq 0 ] && [ ! -e "$GCS/lab-results/synced/extra.txt" ]; then
+  ok "rsync --delete-unmatched-destination-objects"
+else
+  bad "rsync --delete-unmatched-destination-objects"
+fi
+g storage rsync -r gs://lab-results/nope dl/x
+expect "rsync from a container that does not exist" 1 "Did not find existing container at: gs://lab-results/nope"
+
+# On a worker: the metadata server names the worker, and the TPU's own gcloud uploads.
+META=http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number
+g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=all --command="printf '%s\n' \"\$(curl -sSf -H 'Metadata-Flavor: Google' $META)\""
+if [ "$rc" -eq 0 ] && [ "$(sort -n "$WORK/out" | tr '\n' ' ')" = "0 1 2 3 " ]; then
+  ok "a worker's metadata server answers agent-worker-number with its index"
+else
+  bad "a worker's metadata server answers agent-worker-number with its index"
+fi
+g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=2 --command="curl -sSf $META"
+expect "... only with Metadata-Flavor: Google (else 403)" 22 "The requested URL returned error: 403"
+g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=2 --command="curl -sS https://storage.googleapis.com/"
+expect "... and a worker reaches no other host" 6 "Could not resolve host: storage.googleapis.com"
+UPLOAD='w=$(curl -sSf -H "Metadata-Flavor: Google" '"$META"') && mkdir -p run && echo "$w" >run/w.txt && gcloud storage cp -r run "gs://lab-results/up/worker-$w/"'
+GCLOUD_STANDIN_GCS_FAIL_WORKERS=1 g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=all --command="$UPLOAD"
+expect "an upload refused on worker 1 (GCLOUD_STANDIN_GCS_FAIL_WORKERS)" 1 \
+  "does not have storage.objects.create access to the Google Cloud Storage object"
+if [ "$(objects lab-results/up)" = "worker-0/run/w.txt worker-2/run/w.txt worker-3/run/w.txt" ]; then
+  ok "... while workers 0, 2 and 3 upload with the TPU's gcloud"
+else
+  bad "... while workers 0, 2 and 3 upload" "$(objects lab-results/up)"
+fi
+python3 - "$STATE/calls.jsonl" >"$WORK/check" 2>&1 <<'EOF'
+import json, sys
+calls = [json.loads(line) for line in open(sys.argv[1])]
+on_workers = [c for c in calls if "worker" in c]
+ups = [c for c in on_workers if c["argv"][:2] == ["storage", "cp"] and "gs://lab-results/up/" in c["argv"][-1]]
+ok = (sorted((c["worker"], c["exit"]) for c in ups) == [(0, 0), (1, 1), (2, 0), (3, 0)]
+      and all(c["tpu"] == "pod" for c in ups)
+      and all(sorted(c) == ["argv", "exit", "t_end", "t_start"] for c in calls if "worker" not in c))
+print("calls ok" if ok else "bad: {}".format(ups))
+EOF
+if [ "$(cat "$WORK/check")" = "calls ok" ]; then
+  ok "calls.jsonl marks the calls made on a worker (tpu, worker)"
+else
+  bad "calls.jsonl marks the calls made on a worker (tpu, worker)" "$(cat "$WORK/check")"
+fi
+
+# ---------------------------------------------------------------- states, delete (§1.3, §3.2, §9)
 # ---------------------------------------------------------------- states, delete (§1.3, §3, §7)
 g standin set-state solo STOPPED
 g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any --command=true
@@ -450,7 +587,8 @@ want = ["compute", "tpus", "tpu-vm", "ssh", "nosuch", "--zone=" + sys.argv[2],
 ok = (last["argv"] == want and last["exit"] == 1 and last["t_start"] <= last["t_end"]
       and sorted(last) == ["argv", "exit", "t_end", "t_start"]
       and all(c["argv"][0] != "standin" for c in calls)
-      and [c["t_start"] for c in calls] == sorted(c["t_start"] for c in calls))
+      and [c["t_start"] for c in calls if "worker" not in c]
+          == sorted(c["t_start"] for c in calls if "worker" not in c))
 print("calls ok" if ok else f"bad: {last}")
 EOF
 if [ "$(cat "$WORK/check")" = "calls ok" ]; then ok "calls.jsonl records exact argv, times, exit, in order"
