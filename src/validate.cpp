@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "tpulaunch/results_url.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -117,8 +119,9 @@ bool accepts_interpreter(std::string_view v) {
 
 bool accepts_script_id(std::string_view v) { return accepts_id(v, 100); }
 bool accepts_run_id(std::string_view v) { return accepts_id(v, 64); }
+bool accepts_results_url(std::string_view v) { return parse_results_url(v).ok(); }
 
-const std::array<ValueRule, 7> k_value_rules{{
+const std::array<ValueRule, 8> k_value_rules{{
     {ValueKind::tpu_name, "--tpu", "TPU name",
      "lowercase RFC 1035: a letter first, then letters, digits and hyphens, 1-63 characters, no trailing hyphen",
      accepts_tpu_name},
@@ -136,11 +139,17 @@ const std::array<ValueRule, 7> k_value_rules{{
     {ValueKind::interpreter, "--python", "interpreter",
      "a command name or path to a file on one line, not starting with '-' and not ending in '/', '.' or '..'; a leading ~/ is the home folder where it runs",
      accepts_interpreter},
+    {ValueKind::results_url, "--results", "results URL",
+     "gs://BUCKET or gs://BUCKET/PREFIX; the bucket: 3-63 lowercase letters, digits, '-', '_' and '.' (up to 222 "
+     "with dots, 63 between them), a letter or digit at each end, not an IP address, no \"goog\" prefix, no "
+     "\"google\"; the prefix: printable ASCII, at most 512 bytes, no wildcard (* ? [ ]), no '#', no empty, '.' or "
+     "'..' part",
+     accepts_results_url},
 }};
 
 } // namespace
 
-const std::array<ValueRule, 7>& value_rules() { return k_value_rules; }
+const std::array<ValueRule, 8>& value_rules() { return k_value_rules; }
 
 Status validate_value(ValueKind kind, std::string_view value) {
   for (const auto& rule : k_value_rules) {

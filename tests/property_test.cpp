@@ -182,6 +182,16 @@ private:
       return from("ABCDEFGHIJKLMNOPQRSTUVWXYZ_abc", 1) + from("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", static_cast<std::size_t>(uniform(0, 20)));
     case ValueKind::interpreter:
       return uniform(0, 1) == 0 ? "~/" + safe_word(static_cast<std::size_t>(uniform(1, 20))) : any();
+    case ValueKind::results_url: {
+      // Any printable ASCII but the refused few in the prefix: quotes, $, `, spaces, backslashes.
+      std::string prefix;
+      const int parts = uniform(0, 3);
+      for (int p = 0; p < parts; ++p) {
+        prefix += (p == 0 ? "" : "/") + from(lower, 1) + from(" !\"$%&'()+,-.:;<=>@\\^_`{|}~aZ09", static_cast<std::size_t>(uniform(0, 12)));
+      }
+      return "gs://" + from(lower, 1) + from(lower_digits, static_cast<std::size_t>(uniform(2, 20))) + from(lower_digits, 1) +
+             (prefix.empty() ? "" : "/" + prefix);
+    }
     }
     return "x";
   }
@@ -805,6 +815,7 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
       case ValueKind::run_id: v.options.run_id = value; break;
       case ValueKind::interpreter: v.options.python = value; break;
       case ValueKind::env_name: break; // names only; tested in validate_test
+      case ValueKind::results_url: break; // not a plan option yet
       }
       const Status valid = validate_value(kind, value);
       // An empty project means "no --project", and an empty interpreter the default one, so neither

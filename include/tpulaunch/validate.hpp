@@ -8,7 +8,7 @@
 
 namespace tpulaunch {
 
-enum class ValueKind { tpu_name, zone, project, script_id, run_id, env_name, interpreter };
+enum class ValueKind { tpu_name, zone, project, script_id, run_id, env_name, interpreter, results_url };
 
 struct ValueRule {
   ValueKind kind;
@@ -18,7 +18,7 @@ struct ValueRule {
   bool (*accepts)(std::string_view value);
 };
 
-const std::array<ValueRule, 7>& value_rules();
+const std::array<ValueRule, 8>& value_rules();
 
 // Ok when `value` satisfies the rule for `kind`; otherwise a usage Error that quotes the value
 // (escaped so that control characters stay visible) and states the rule.
