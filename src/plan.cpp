@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/discover_py.hpp"
+#include "tpulaunch/results_url.hpp"
 #include "tpulaunch/run_folder.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -30,6 +31,23 @@ constexpr Code k_no_python_start{" >/dev/null || { echo \"tpulaunch: error: $(ho
 constexpr Code k_no_python_end{"\"; run the plan with --bootstrap, or choose one with --python PATH\" >&2; exit 96; }"};
 static_assert(k_remote_no_python == 96 && k_remote_digest_mismatch == 97 && k_remote_mapped_255 == 254,
               "keep the remote codes in step with the code above");
+constexpr Code k_keep_status{"; status=$?"};
+constexpr Code k_exit_status{"; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
+
+// --results: the end of the run step on each worker. The worker's index comes from the TPU VM
+// itself, the metadata server's agent-worker-number (what jax.distributed reads too), never from
+// the program, which may have failed before it knew; anything but digits is refused. The upload
+// runs whatever the program's status; when it fails, the worker says so and a run that had
+// succeeded ends with 95, so the run step is never reported clean without that worker's results.
+constexpr Code k_upload_worker_number{
+    "; w=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "
+    "http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number) && "
+    "case $w in '' | *[!0-9]*) false ;; esac && "};
+constexpr Code k_upload_worker_folder{"/worker-\"$w\"/"};
+constexpr Code k_upload_failed{
+    " || { echo \"tpulaunch: error: worker ${w:-?} ($(hostname)) could not upload its results to the results "
+    "bucket; they stay in its run folder\" >&2; if [ \"$status\" -eq 0 ]; then status=95; fi; }"};
+static_assert(k_remote_upload_failed == 95, "keep the upload's status in step with the code above");
 
 constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
 
@@ -167,8 +185,12 @@ Step prepare_step(const Plan& plan) {
   }
   if (folders) {
     step.line.word("mkdir").word("-p");
-    for (int worker = 0; worker < plan.workers(); ++worker) {
-      step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+    if (plan.results_run_url) {
+      step.line.word(run_folder_parent(plan)); // the one download from the bucket fills it
+    } else {
+      for (int worker = 0; worker < plan.workers(); ++worker) {
+        step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+      }
     }
   }
   return step;
@@ -223,6 +245,19 @@ Step course_run_step(const Plan& plan) {
                   command);
 }
 
+// --results, on each worker after its program: `gcloud storage cp --recursive` of the run folder
+// to <results run URL>/worker-<i>/, so the bucket holds worker-<i>/<run-id>/..., the layout a
+// per-worker scp gives locally. The trailing '/' makes the folder land inside worker-<i>/ whether
+// or not that prefix exists yet (a retried upload lands in the same place).
+ShellLine results_upload(const Plan& plan) {
+  ShellLine upload;
+  upload.code(k_upload_worker_number);
+  upload.word("gcloud").word("storage").word("cp").word("--recursive").word(home_path(plan.remote_run_dir));
+  upload.word(Word(*plan.results_run_url).append(k_upload_worker_folder));
+  upload.code(k_upload_failed);
+  return upload;
+}
+
 // The run step of the full form. One ssh call does everything remote: create the run folder
 // first (so that every worker's fetch finds it, whatever happens next), put the staged script in
 // place and check it against the reviewed digest (refusing to run on a mismatch), stop at once
@@ -251,7 +286,11 @@ Step full_run_step(const Plan& plan, const ShellLine& before_program, const std:
   add_args(command, plan);
   command.code(k_merge_stderr);
   command.code(k_pipe).word("tee").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
-  command.code(k_map_255);
+  command.code(k_keep_status);
+  if (plan.results_run_url) {
+    command.line(results_upload(plan));
+  }
+  command.code(k_exit_status);
   return ssh_step(plan, StepKind::run, std::move(summary), command);
 }
 
@@ -270,6 +309,20 @@ Step fetch_step(const Plan& plan, int worker, bool full) {
   }
   step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
   add_common_flags(step.line, plan, step.workers);
+  return step;
+}
+
+// --results: one local call brings every worker's folder back. The source's last part (the run
+// id) is kept because the destination, the run folder's parent, exists: every worker lands in
+// ./tpu-runs/<tpu>/<id>/<run-id>/worker-<i>/<run-id>/, where verify reads it.
+Step collect_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::collect;
+  step.where = StepWhere::remote;
+  step.workers = every_worker(plan);
+  step.summary = "bring every worker's folder back from the results bucket, in one call";
+  step.line = ShellLine{"gcloud", "storage", "cp", "--recursive", Word(*plan.results_run_url),
+                        Word(run_folder_parent(plan))};
   return step;
 }
 
@@ -336,9 +389,27 @@ Status validate_tpu_options(const PlanOptions& options) {
   return Ok{};
 }
 
+// --results gs://BUCKET[/PREFIX]: the bucket URL the run folder goes to, mirroring the local one
+// (<tpu>/<id>/<run-id>). Each part is a validated name: no separator, wildcard or '#'.
+Status set_results(Plan& plan, std::string_view id) {
+  if (plan.options.results.empty()) {
+    return Ok{};
+  }
+  if (plan.options.form == PlanForm::course) {
+    return usage_error("--course emits the course's own commands only; --results needs the full form");
+  }
+  TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(plan.options.results));
+  plan.results_run_url = url.join({plan.options.tpu, id, plan.options.run_id});
+  return Ok{};
+}
+
 void add_fetch_verify_teardown(Plan& plan, bool full) {
-  for (int worker = 0; worker < plan.workers(); ++worker) {
-    plan.steps.push_back(fetch_step(plan, worker, full));
+  if (plan.results_run_url) {
+    plan.steps.push_back(collect_step(plan));
+  } else {
+    for (int worker = 0; worker < plan.workers(); ++worker) {
+      plan.steps.push_back(fetch_step(plan, worker, full));
+    }
   }
   if (full && plan.verify != VerifyKind::none) {
     plan.steps.push_back(verify_step(plan));
@@ -358,6 +429,7 @@ std::string_view to_string(StepKind kind) {
   case StepKind::stage: return "stage";
   case StepKind::run: return "run";
   case StepKind::fetch: return "fetch";
+  case StepKind::collect: return "collect";
   case StepKind::verify: return "verify";
   case StepKind::teardown: return "teardown";
   }
@@ -367,6 +439,10 @@ std::string_view to_string(StepKind kind) {
 std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
 
 std::string Workers::text() const { return is_all() ? std::string("all") : std::to_string(m_index); }
+
+std::string run_folder_parent(const Plan& plan) {
+  return plan.local_run_dir.substr(0, plan.local_run_dir.rfind('/') + 1);
+}
 
 std::string_view class_name(const Plan& plan) {
   if (plan.program == PlanProgram::discovery) {
@@ -415,6 +491,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   TPULAUNCH_CHECK(validate_tpu_options(options));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", options.tpu, script.id, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
+  TPULAUNCH_CHECK(set_results(plan, script.id));
   const bool full = options.form == PlanForm::full;
   plan.steps.push_back(prepare_step(plan));
   if (full) {
@@ -453,6 +530,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.verify = VerifyKind::discovery;
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", options.tpu, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
+  TPULAUNCH_CHECK(set_results(plan, plan.script));
   plan.steps.push_back(prepare_step(plan));
   if (plan.multi_host()) {
     plan.steps.push_back(preflight_step());

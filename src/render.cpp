@@ -102,6 +102,34 @@ constexpr Code k_fetch_report{"if ((${#fetch_failed[@]} > 0)); then\n"
                               "  exit \"$run_status\"\n"
                               "fi"};
 constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
+// --results: after the one download, every worker whose run folder did not arrive is named (its
+// upload failed, and the worker said why in the run step's output); the run's own failure comes
+// first, as with fetch, and nothing after this (verify, teardown) runs unless all is well.
+constexpr Code k_collect_status_0{"collect_status=0"};
+constexpr Code k_or_collect_status{" || collect_status=$?"};
+constexpr Code k_collect_check{
+    "missing=()\n"
+    "for ((i = 0; i < WORKERS; i++)); do\n"
+    "  if [[ ! -d \"$RUN_DIR/worker-$i/$RUN_ID\" ]]; then\n"
+    "    missing+=(\"$i\")\n"
+    "  fi\n"
+    "done\n"
+    "if ((collect_status != 0)); then\n"
+    "  echo \"tpulaunch: error: the download from $RESULTS failed with status $collect_status\" >&2\n"
+    "fi\n"
+    "if ((${#missing[@]} > 0)); then\n"
+    "  echo \"tpulaunch: error: no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS"
+    "\" >&2\n"
+    "fi\n"
+    "if ((run_status != 0)); then\n"
+    "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results that could be "
+    "fetched are in $RUN_DIR\" >&2\n"
+    "  exit \"$run_status\"\n"
+    "fi\n"
+    "if ((collect_status != 0 || ${#missing[@]} > 0)); then\n"
+    "  exit 1\n"
+    "fi"};
+static_assert(k_worker_folder_prefix == "worker-", "the collect check spells the worker folders as run_folder.hpp does");
 
 // `NAME=` prefixes of the sh script's readonly values: named constants rather than Code{...}
 // temporaries in the calls, which crash clang 14 while it generates code for render_sh.
@@ -112,6 +140,7 @@ constexpr Code k_set_run_id{"RUN_ID="};
 constexpr Code k_set_run_dir{"RUN_DIR="};
 constexpr Code k_set_workers{"WORKERS="};
 constexpr Code k_set_parallel{"PARALLEL="};
+constexpr Code k_set_results{"RESULTS="};
 constexpr Code k_set_script{"SCRIPT="};
 constexpr Code k_set_tpulaunch_program{"TPULAUNCH_PROGRAM="};
 
@@ -257,12 +286,21 @@ void emit_verify(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> st
   add_line(sh, std::move(line));
 }
 
+void emit_collect(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  sh.code(k_collect_status_0);
+  sh.line(ShellLine(step.line).code(k_or_collect_status));
+  sh.code(k_collect_check);
+}
+
 ShEmitter sh_emitter(StepKind kind) {
   switch (kind) {
   case StepKind::preflight: return emit_preflight;
   case StepKind::run: return emit_run;
   case StepKind::fetch: return emit_fetch;
   case StepKind::verify: return emit_verify;
+  case StepKind::collect: return emit_collect;
   case StepKind::prepare:
   case StepKind::bootstrap:
   case StepKind::stage:
@@ -293,7 +331,11 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   sh.line(readonly_value(k_set_run_id, plan.options.run_id));
   sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
-  sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
+  if (plan.results_run_url) {
+    sh.line(readonly_value(k_set_results, *plan.results_run_url));
+  } else {
+    sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
+  }
   sh.blank().code(k_step_function).blank();
   if (const Step* verify = find_step(plan, StepKind::verify)) {
     // The tpulaunch that made the plan, unless $TPULAUNCH names another; checked before any TPU
@@ -366,6 +408,7 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
     j["project"] = or_null(plan.options.project);
     j["run_id"] = plan.options.run_id;
     j["local_run_dir"] = plan.local_run_dir;
+    j["results"] = plan.results_run_url ? nlohmann::ordered_json(*plan.results_run_url) : nlohmann::ordered_json(nullptr);
     j["verify"] = to_string(plan.verify);
   } else {
     j["receipt"] = plan.cpu_receipt;
@@ -416,6 +459,10 @@ std::string render_text(const Plan& plan) {
   out += fmt::format("route:  {}\n", route_sentence(plan));
   if (plan.route != RouteKind::cpu) {
     out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
+    if (plan.results_run_url) {
+      out += fmt::format("results: each worker uploads to {}/{}/, one download brings them all back\n",
+                         *plan.results_run_url, worker_folder_pattern());
+    }
   } else {
     out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
   }

@@ -33,6 +33,14 @@ protected:
     return result.ok() ? std::move(result).value() : Plan{};
   }
 
+  // The first step of `kind` (the test fails when there is none).
+  static const Step& step(const Plan& p, StepKind kind) {
+    const auto it = std::find_if(p.steps.begin(), p.steps.end(), [kind](const Step& s) { return s.kind == kind; });
+    EXPECT_NE(it, p.steps.end()) << to_string(kind);
+    static const Step none;
+    return it == p.steps.end() ? none : *it;
+  }
+
   static std::vector<std::string> names(const Plan& p) {
     std::vector<std::string> out;
     for (const auto& s : p.steps) {
@@ -282,11 +290,101 @@ TEST_F(PlanTest, ClassIsTheReviewedOneOrReviewRequired) {
   EXPECT_EQ(class_name(*discovery), "discovery");
 }
 
+// --results: the same steps up to the run, whose one ssh call ends with each worker's upload,
+// then one local download instead of one per worker.
+TEST_F(PlanTest, ResultsReplaceTheFetchesWithOneDownload) {
+  m_options.results = "gs://lab-results/course";
+  m_options.teardown = true;
+  const Plan p = plan("v5litepod-256", RouteKind::multi_host);
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "stage", "run", "collect", "verify", "teardown"}));
+  ASSERT_TRUE(p.results_run_url);
+  EXPECT_EQ(*p.results_run_url, "gs://lab-results/course/pod/lesson/r1");
+  int gcloud_calls = 0;
+  for (const auto& s : p.steps) {
+    gcloud_calls += s.line.argv().front() == "gcloud" && s.kind != StepKind::teardown ? 1 : 0;
+  }
+  EXPECT_EQ(gcloud_calls, 3); // stage, run, collect: for 64 workers as for one
+  const Step& collect = step(p, StepKind::collect);
+  EXPECT_EQ(collect.kind, StepKind::collect);
+  EXPECT_EQ(collect.workers, Workers::all());
+  EXPECT_EQ(collect.line.argv(), (std::vector<std::string>{"gcloud", "storage", "cp", "--recursive",
+                                                           "gs://lab-results/course/pod/lesson/r1", "./tpu-runs/pod/lesson/"}));
+  EXPECT_EQ(run_folder_parent(p), "./tpu-runs/pod/lesson/");
+}
+
+TEST_F(PlanTest, ResultsUploadEndsTheRunCallWhateverTheProgramsStatus) {
+  m_options.results = "gs://lab-results";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  const std::string command = step(p, StepKind::run).line.argv().back();
+  const std::string upload = "gcloud storage cp --recursive ~/jax-tpu-lab/runs/r1 gs://lab-results/pod/lesson/r1/worker-\"$w\"/";
+  ASSERT_NE(command.find(upload), std::string::npos) << command;
+  // The worker's index is the VM's own (the metadata server), checked to be digits.
+  const std::string metadata = "w=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "
+                               "http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number) && "
+                               "case $w in '' | *[!0-9]*) false ;; esac && ";
+  EXPECT_NE(command.find(metadata + upload), std::string::npos) << command;
+  // After the program's pipeline, whatever its status (status=$? first), before the 255 mapping
+  // and the exit; a failed upload makes a clean run 95 and keeps a failed run's status.
+  const auto tee = command.find("| tee ");
+  const auto kept = command.find("; status=$?; w=$(curl");
+  const auto failed = command.find("could not upload its results");
+  const auto mapped = command.find("if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\"");
+  for (const auto at : {tee, kept, failed, mapped}) {
+    ASSERT_NE(at, std::string::npos) << command;
+  }
+  EXPECT_LT(tee, kept);
+  EXPECT_LT(kept, failed);
+  EXPECT_LT(failed, mapped);
+  EXPECT_NE(command.find("if [ \"$status\" -eq 0 ]; then status=95; fi"), std::string::npos) << command;
+  EXPECT_EQ(k_remote_upload_failed, 95);
+  // Without --results the run call uploads nothing.
+  m_options.results.clear();
+  EXPECT_EQ(step(plan("v5litepod-16", RouteKind::multi_host), StepKind::run).line.argv().back().find("storage"), std::string::npos);
+}
+
+TEST_F(PlanTest, ResultsUrlIsQuotedAsOneWordAtBothShellLevels) {
+  m_options.results = "gs://lab-results/it's a $(prefix)";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(step(p, StepKind::collect).line.argv()[4], "gs://lab-results/it's a $(prefix)/pod/lesson/r1");
+  EXPECT_EQ(to_shell(step(p, StepKind::collect).line),
+            "gcloud storage cp --recursive 'gs://lab-results/it'\\''s a $(prefix)/pod/lesson/r1' ./tpu-runs/pod/lesson/");
+  // In the remote command the value is one literal; the worker folder after it is the code part.
+  const std::string command = step(p, StepKind::run).line.argv().back();
+  EXPECT_NE(command.find("'gs://lab-results/it'\\''s a $(prefix)/pod/lesson/r1'/worker-\"$w\"/"), std::string::npos)
+      << command;
+}
+
+TEST_F(PlanTest, ResultsForDiscoveryMirrorItsLocalFolder) {
+  m_options.results = "gs://lab-results/topology/";
+  auto result = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(*result->results_run_url, "gs://lab-results/topology/pod/discovery/r1");
+  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "preflight", "run", "collect", "verify"}));
+  EXPECT_EQ(step(*result, StepKind::collect).line.argv().back(), "./tpu-runs/pod/discovery/");
+}
+
+TEST_F(PlanTest, ResultsNeedAValidUrlAndTheFullForm) {
+  for (const char* bad : {"gs://Lab/x", "gs://lab-results/*", "lab-results", "gs://lab-results/a/../b"}) {
+    m_options.results = bad;
+    auto result = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+    ASSERT_FALSE(result.ok()) << bad;
+    EXPECT_EQ(result.error().code, ExitCode::usage);
+    EXPECT_NE(result.error().message.find(std::string("'") + bad + "'"), std::string::npos) << result.error().message;
+  }
+  m_options.results = "gs://lab-results";
+  m_options.form = PlanForm::course;
+  auto course = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_FALSE(course.ok());
+  EXPECT_EQ(course.error().code, ExitCode::usage);
+}
+
 TEST(Plan, StepKindsHaveTheirNames) {
   EXPECT_EQ(to_string(StepKind::prepare), "prepare");
   EXPECT_EQ(to_string(StepKind::preflight), "preflight");
   EXPECT_EQ(to_string(StepKind::teardown), "teardown");
+  EXPECT_EQ(to_string(StepKind::collect), "collect");
   EXPECT_EQ(concurrent_group(StepKind::fetch), "fetch");
+  EXPECT_EQ(concurrent_group(StepKind::collect), "");
   EXPECT_EQ(concurrent_group(StepKind::run), "");
 }
 

@@ -413,12 +413,16 @@ echo() { rec echo "$@"; }
 hostname() { builtin printf '%s\n' t1v-n-fake-w-3; }
 tee() { local input=''; IFS= read -r -d '' input || true; rec tee "$@" "<stdin>$input"; }
 sha256sum() { local input=''; IFS= read -r -d '' input || true; rec sha256sum "$@" "<stdin>$input"; return "$FAKE_SHA_STATUS"; }
-export FAKE_SHA_STATUS=0 FAKE_PY_STATUS=0
+curl() { rec curl "$@"; builtin printf '%s' 3; }
+gcloud() { rec gcloud "$@"; return "$FAKE_UPLOAD_STATUS"; }
+export FAKE_SHA_STATUS=0 FAKE_PY_STATUS=0 FAKE_UPLOAD_STATUS=0
 mapfile -d '' -t commands <"$1"
 mapfile -d '' -t modes <"$2"
 for i in "${!commands[@]}"; do
   FAKE_SHA_STATUS=${modes[i]%%:*}
-  FAKE_PY_STATUS=${modes[i]#*:}
+  rest=${modes[i]#*:}
+  FAKE_PY_STATUS=${rest%%:*}
+  FAKE_UPLOAD_STATUS=${rest#*:}
   builtin printf '1\0CASE\0' >>"$LOG"
   status=0
   ( eval "${commands[i]}" ) || status=$?
@@ -600,7 +604,8 @@ bool same_record(const Record& expected, const Record& actual) { return expected
 struct Mode {
   int sha_status = 0;
   int py_status = 0;
-  [[nodiscard]] std::string text() const { return fmt::format("{}:{}", sha_status, py_status); }
+  int upload_status = 0; // the worker's `gcloud storage cp` (--results)
+  [[nodiscard]] std::string text() const { return fmt::format("{}:{}:{}", sha_status, py_status, upload_status); }
 };
 
 // The remote side's behaviour for one ssh step, from the plan's own fields: the words each
@@ -659,7 +664,21 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   }
   e.records.push_back(std::move(py));
   e.records.push_back({"tee", fmt::format("{}{}-tpu-{}.txt", run, plan.script, k_fake_host), "<stdin>out\nerr\n"});
-  e.status = mode.py_status == 255 ? k_remote_mapped_255 : mode.py_status;
+  int status = mode.py_status;
+  if (plan.results_run_url) {
+    // The fake metadata server says worker 3; the upload runs whatever the program's status.
+    e.records.push_back({"curl", "-sSf", "-m", "10", "-H", "Metadata-Flavor: Google",
+                         "http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number"});
+    e.records.push_back({"gcloud", "storage", "cp", "--recursive", home + plan.remote_run_dir,
+                         *plan.results_run_url + "/worker-3/"});
+    if (mode.upload_status != 0) {
+      e.records.push_back({"echo", fmt::format("tpulaunch: error: worker 3 ({}) could not upload its results to the "
+                                               "results bucket; they stay in its run folder",
+                                               k_fake_host)});
+      status = status == 0 ? k_remote_upload_failed : status;
+    }
+  }
+  e.status = status == 255 ? k_remote_mapped_255 : status;
   return e;
 }
 
@@ -719,7 +738,9 @@ protected:
 
   // Adds every step of `plan` to the local cases, and every --command string to the remote cases.
   void collect(const Plan& plan, std::size_t i, const std::string& origin, Failures& failures) {
-    static const std::array<Mode, 4> k_modes{{{0, 0}, {0, 255}, {0, 3}, {1, 0}}};
+    // Seven modes against six plan variants, so every mode meets every variant.
+    static const std::array<Mode, 7> k_modes{
+        {{0, 0, 0}, {0, 255, 0}, {0, 3, 0}, {1, 0, 0}, {0, 0, 1}, {0, 3, 1}, {0, 255, 1}}};
     for (const Step& step : plan.steps) {
       // A line such as `cd DIR && mkdir -p …` or `set -o pipefail; python3 FILE | tee …` holds
       // several commands joined by fixed code: each command's words are checked on their own.
@@ -766,6 +787,12 @@ protected:
                return a == value + ":" || a.starts_with(value + ":~/");
              });
         break;
+      case ValueKind::results_url: {
+        const std::string url = value.ends_with('/') ? value.substr(0, value.size() - 1) : value;
+        ok = step.kind != StepKind::collect ||
+             std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.starts_with(url + "/pod/"); });
+        break;
+      }
       default: break;
       }
       if (!ok) {
@@ -800,7 +827,7 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
   std::size_t long_values = 0;
   AdversarialStrings gen(20261202U);
   for (const auto kind : {ValueKind::tpu_name, ValueKind::zone, ValueKind::project, ValueKind::script_id, ValueKind::run_id,
-                          ValueKind::interpreter}) {
+                          ValueKind::interpreter, ValueKind::results_url}) {
     for (int n = 0; n < k_values_per_kind; ++n) {
       const auto i = static_cast<std::size_t>(n);
       const std::string value = gen.value(kind);
@@ -815,12 +842,16 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
       case ValueKind::run_id: v.options.run_id = value; break;
       case ValueKind::interpreter: v.options.python = value; break;
       case ValueKind::env_name: break; // names only; tested in validate_test
-      case ValueKind::results_url: break; // not a plan option yet
+      case ValueKind::results_url:
+        v.options.results = value;
+        v.options.form = PlanForm::full; // --course takes no --results
+        break;
       }
       const Status valid = validate_value(kind, value);
-      // An empty project means "no --project", and an empty interpreter the default one, so neither
-      // is a value that reaches a command.
-      const bool omitted = (kind == ValueKind::project || kind == ValueKind::interpreter) && value.empty();
+      // An empty project means "no --project", an empty interpreter the default one, and an empty
+      // results URL no --results, so none of them is a value that reaches a command.
+      const bool omitted =
+          (kind == ValueKind::project || kind == ValueKind::interpreter || kind == ValueKind::results_url) && value.empty();
       if (value.find('\0') != std::string::npos) {
         ++nul_values;
         if (valid.ok()) {

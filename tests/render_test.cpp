@@ -96,6 +96,42 @@ TEST_F(RenderTest, ShScriptIsCompleteAndOrdered) {
   EXPECT_NE(sh.find(" || run_status=$?\n"), std::string::npos);
 }
 
+TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
+  m_options.teardown = true;
+  m_options.results = "gs://lab-results/course";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  const std::string sh = render_sh(p);
+  EXPECT_NE(sh.find("readonly RESULTS=gs://lab-results/course/pod/lesson/r1\n"), std::string::npos) << sh;
+  EXPECT_EQ(sh.find("PARALLEL"), std::string::npos) << sh;
+  EXPECT_EQ(sh.find("fetch_start"), std::string::npos) << sh;
+  EXPECT_NE(sh.find("mkdir -p ./tpu-runs/pod/lesson/\n"), std::string::npos) << sh;
+  const auto run = sh.find(" || run_status=$?\n");
+  const auto collect =
+      sh.find("gcloud storage cp --recursive gs://lab-results/course/pod/lesson/r1 ./tpu-runs/pod/lesson/ || collect_status=$?\n");
+  const auto missing = sh.find("if [[ ! -d \"$RUN_DIR/worker-$i/$RUN_ID\" ]]; then");
+  const auto named = sh.find("no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS\" >&2");
+  const auto run_failed = sh.find("  exit \"$run_status\"\n");
+  const auto verify = sh.find("\"$TPULAUNCH_PROGRAM\" verify");
+  const auto teardown = sh.rfind("tpu-vm delete pod"); // the last: the first is in the left-running message
+  for (const auto at : {run, collect, missing, named, run_failed, verify, teardown}) {
+    ASSERT_NE(at, std::string::npos) << sh;
+  }
+  EXPECT_LT(run, collect);
+  EXPECT_LT(collect, missing);
+  EXPECT_LT(missing, named);
+  EXPECT_LT(named, run_failed);
+  EXPECT_LT(run_failed, verify);
+  EXPECT_LT(verify, teardown);
+  const auto j = plan_json(p);
+  EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
+  EXPECT_EQ(j["concurrency"].size(), 0U);
+  EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
+  m_options.results.clear();
+  EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
+  EXPECT_NE(render_text(p).find("results: each worker uploads to gs://lab-results/course/pod/lesson/r1/worker-<i>/"),
+            std::string::npos);
+}
+
 TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   const std::string text = render_text(p);

@@ -48,11 +48,14 @@ struct PlanOptions {
   std::string python;
   std::vector<EnvVar> env;       // set for the script on every route, in order
   std::vector<std::string> args; // the script's arguments, after its path
+  std::string results; // --results gs://BUCKET[/PREFIX], validated by the planner; "": per-worker fetch
 };
 
 // What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
 // text and JSON forms show.
-enum class StepKind { prepare, preflight, bootstrap, stage, run, fetch, verify, teardown };
+// `collect` is the one local download of every worker's folder from the results bucket
+// (--results), which replaces the per-worker `fetch` steps.
+enum class StepKind { prepare, preflight, bootstrap, stage, run, fetch, collect, verify, teardown };
 std::string_view to_string(StepKind kind);
 // The concurrency group of a kind ("fetch": each worker's download may run beside the others),
 // or empty when steps of that kind run one after another.
@@ -102,11 +105,18 @@ struct Plan {
   std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
   std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
   std::string cpu_receipt;    // the CPU route's kept output, <id>-cpu.txt (empty on TPU routes)
+  // With --results: where each worker uploads (gs://BUCKET/PREFIX/<tpu>/<id>/<run-id>, then
+  // worker-<i>/ below it), mirroring local_run_dir; nullopt: every worker is fetched with scp.
+  std::optional<std::string> results_run_url;
   std::vector<Step> steps;
 
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
   [[nodiscard]] int workers() const { return slice == nullptr ? 0 : slice->hosts; }
 };
+
+// The folder that holds the plan's run folder, with a final '/': "./tpu-runs/<tpu>/<id>/". The
+// --results download goes there, so the run folder arrives with its own name.
+std::string run_folder_parent(const Plan& plan);
 
 // The class a plan shows: the reviewed class's name, "review-required", or "discovery" for the
 // discovery program.
@@ -116,6 +126,7 @@ std::string_view class_name(const Plan& plan);
 inline constexpr int k_remote_no_python = 96;       // the interpreter is not on the worker (no retry, no run)
 inline constexpr int k_remote_digest_mismatch = 97; // staged file differs from the reviewed digest
 inline constexpr int k_remote_mapped_255 = 254;     // the program exited 255, which gcloud would retry
+inline constexpr int k_remote_upload_failed = 95;   // --results: the program succeeded, its upload did not
 
 // Builds the plan for an allowed decision. Validates tpu/zone/project/run_id for TPU routes, and
 // the interpreter and --env names on every route (usage Error naming the value).

@@ -54,8 +54,9 @@ struct TpuArgs {
   int parallel = 8;
   bool bootstrap = false;
   bool teardown = false;
+  std::string results; // --results gs://BUCKET[/PREFIX]
   // The options that mean something only when a TPU is used (--tpu, --bootstrap, --teardown,
-  // --parallel), to refuse them on the CPU route when given.
+  // --parallel, --results), to refuse them on the CPU route when given.
   std::vector<const CLI::Option*> tpu_only;
 };
 void add_tpu_options(CLI::App& app, TpuArgs& args);

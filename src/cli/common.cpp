@@ -69,6 +69,10 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
       app.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
   args.tpu_only.push_back(
       app.add_option("--parallel", args.parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024)));
+  args.tpu_only.push_back(
+      app.add_option("--results", args.results,
+                     "gs://BUCKET[/PREFIX]: each worker uploads its run folder there at the end of the run, and one "
+                     "download brings every worker's back (3 local gcloud calls for any slice)"));
 }
 
 std::string own_path() {
@@ -100,6 +104,7 @@ PlanOptions plan_options(const TpuArgs& args, const Globals& globals, WithMatrix
   options.parallel = args.parallel;
   options.bootstrap = args.bootstrap;
   options.teardown = args.teardown;
+  options.results = args.results;
   return options;
 }
 

@@ -102,6 +102,16 @@ case_plan__full_multi_host_golden() {
   expect_stdout_golden plan-full-collective-update-v5litepod-16.json
 }
 
+case_plan__results_golden() {
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --results gs://lab-results/course
+  expect_status 0
+  expect_stdout_golden plan-results-collective-update-v5litepod-16.txt
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --format sh --bootstrap --teardown \
+    --results gs://lab-results/course
+  expect_status 0
+  expect_stdout_golden plan-results-collective-update-v5litepod-16.sh
+}
+
 case_plan__fetch_one_per_worker() {
   run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --format json
   expect_status 0
@@ -130,12 +140,18 @@ case_plan__sh_passes_shellcheck() {
   printf '%s\n' "$out" >"$dir/plan.sh"
   shellcheck "$dir/plan.sh" >&2 || fail "shellcheck found problems in: plan distributed-02 --format sh"
   for args in "tpu-hello --slice v5litepod-8 --course" "collective-update --slice v5litepod-16" \
-    "collective-update --slice v5litepod-16 --bootstrap --teardown --parallel 2" "collective-update --slice v5litepod-256"; do
+    "collective-update --slice v5litepod-16 --bootstrap --teardown --parallel 2" "collective-update --slice v5litepod-256" \
+    "collective-update --slice v5litepod-16 --teardown --results gs://lab-results/it's" \
+    "collective-update --slice v5litepod-8 --results gs://lab-results" "--slice v5litepod-16 --results gs://lab-results/d"; do
     # shellcheck disable=SC2086 # word splitting of $args is intended
-    run -C "$COURSE" plan $args "${TPU_FLAGS[@]}" --format sh
+    if [[ "$args" == --slice* ]]; then
+      run -C "$COURSE" discover $args "${TPU_FLAGS[@]}" --format sh
+    else
+      run -C "$COURSE" plan $args "${TPU_FLAGS[@]}" --format sh
+    fi
     expect_status 0
     printf '%s\n' "$out" >"$dir/plan.sh"
-    shellcheck "$dir/plan.sh" >&2 || fail "shellcheck found problems in: plan $args --format sh"
+    shellcheck "$dir/plan.sh" >&2 || fail "shellcheck found problems in: $args --format sh"
   done
   for args in "--slice v5litepod-16" "--slice v5litepod-8 --bootstrap --teardown"; do
     # shellcheck disable=SC2086 # word splitting of $args is intended
@@ -505,6 +521,144 @@ case_pipeline__older_bash_waits_for_the_oldest_fetch() {
       fail "worker $i was not fetched"
   done
   ! started_before_end "$dir" 2 0 || fail "oldest-first: worker 2 started before worker 0 ended"
+}
+
+# --- --results: every worker uploads to a bucket, one local call brings all back ---------------
+
+RESULTS_URL=gs://lab-results/course
+RESULTS_DIR=state/gcs/lab-results/course/lab-pod/standin-lesson/r1
+
+# results_course NAME HOSTS: standin_course plus the stand-in bucket lab-results.
+results_course() {
+  local dir
+  dir=$(standin_course "$1" "$2")
+  GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create-bucket lab-results >/dev/null
+  printf '%s\n' "$dir"
+}
+
+# local_calls DIR: the gcloud calls made on the user's machine (calls.jsonl lines without
+# "worker"), one per line as "VERB ARG", e.g. "ssh lab-pod" or "storage cp".
+local_calls() {
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if "worker" not in c:
+        a = c["argv"]
+        print(" ".join(a[:2]) if a[0] == "storage" else a[3])' "$1/state/calls.jsonl"
+}
+
+# worker_uploads DIR: "WORKER EXIT" for every gcloud storage call made on a worker, sorted.
+worker_uploads() {
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if "worker" in c and c["argv"][:2] == ["storage", "cp"]:
+        print(c["worker"], c["exit"])' "$1/state/calls.jsonl" | sort -n
+}
+
+case_pipeline__results_four_hosts_three_local_calls() {
+  local dir i
+  dir=$(results_course results-4 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --results "$RESULTS_URL" \
+    --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  for i in 0 1 2 3; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i's receipt did not come back through the bucket"
+    [[ -f "$dir/$RESULTS_DIR/worker-$i/r1/standin-lesson-tpu-t1v-n-standin0-w-$i.txt" ]] ||
+      fail "worker $i's log is not in the bucket under worker-$i/r1/"
+  done
+  # bootstrap, stage, run, the one download, teardown: no per-worker call on this machine.
+  [[ "$(local_calls "$dir" | tr '\n' ',')" == "ssh,scp,ssh,storage cp,delete," ]] ||
+    fail "local gcloud calls: $(local_calls "$dir" | tr '\n' ',')"
+  [[ "$(worker_uploads "$dir" | tr '\n' ',')" == "0 0,1 0,2 0,3 0," ]] ||
+    fail "each worker uploads once: $(worker_uploads "$dir" | tr '\n' ',')"
+  tpu_deleted "$dir" || fail "teardown did not delete the TPU"
+}
+
+case_pipeline__results_failing_worker_still_uploads() {
+  local dir i
+  dir=$(results_course results-fail 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --results "$RESULTS_URL" \
+    --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  LESSON_FAIL_WORKER=2 run_pipeline "$dir" run.sh
+  # Worker 2 exits 7; the others then fail in the collective, and gcloud reports the first
+  # non-zero status in worker order.
+  expect_status 1
+  expect_stdout_contains "LESSON_FAIL_WORKER=2: failing on purpose with status 7"
+  expect_stderr_contains "tpulaunch: error: the run failed with status 1"
+  expect_stderr_contains "the TPU is left running"
+  [[ "$err" != *"no results from worker"* ]] || fail "every worker uploaded, yet one is named missing"
+  # Worker 2's program failed; its folder was uploaded all the same and came back with the others.
+  [[ -f "$dir/$RESULTS_DIR/worker-2/r1/standin-lesson-tpu-t1v-n-standin0-w-2.txt" ]] ||
+    fail "the failing worker's log was not uploaded"
+  for i in 0 1 2 3; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/standin-lesson-tpu-t1v-n-standin0-w-$i.txt" ]] ||
+      fail "worker $i's log was not fetched after the failure"
+  done
+  [[ "$(worker_uploads "$dir" | tr '\n' ',')" == "0 0,1 0,2 0,3 0," ]] ||
+    fail "uploads: $(worker_uploads "$dir" | tr '\n' ',')"
+  [[ "$(local_calls "$dir" | tr '\n' ',')" == "ssh,scp,ssh,storage cp," ]] ||
+    fail "local gcloud calls: $(local_calls "$dir" | tr '\n' ',')"
+  ! tpu_deleted "$dir" || fail "the TPU was deleted after a failure"
+}
+
+case_pipeline__results_upload_failure_names_the_worker() {
+  local dir i
+  dir=$(results_course results-upload 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --teardown --results "$RESULTS_URL" \
+    --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  # Worker 1's service account cannot write to the bucket; its program succeeds.
+  GCLOUD_STANDIN_GCS_FAIL_WORKERS=1 run_pipeline "$dir" run.sh
+  expect_status 95
+  expect_stderr_contains "tpulaunch: error: worker 1 (t1v-n-standin0-w-1) could not upload its results"
+  expect_stderr_contains "does not have storage.objects.create access"
+  expect_stderr_contains "tpulaunch: error: no results from worker(s) 1 of 4 in $RESULTS_URL/lab-pod/standin-lesson/r1"
+  expect_stderr_contains "the TPU is left running: lab-pod is still running"
+  for i in 0 2 3; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched because worker 1's upload failed"
+  done
+  [[ ! -e "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-1" ]] || fail "worker 1 has a folder although it uploaded nothing"
+  [[ "$(worker_uploads "$dir" | tr '\n' ',')" == "0 0,1 1,2 0,3 0," ]] ||
+    fail "uploads: $(worker_uploads "$dir" | tr '\n' ',')"
+  ! tpu_deleted "$dir" || fail "the TPU was deleted although a worker's results are missing"
+  ! grep -q '"delete"' "$dir/state/calls.jsonl" || fail "delete was called"
+}
+
+case_pipeline__results_one_host() {
+  local dir
+  dir=$(results_course results-1 1)
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --results gs://lab-results --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
+  [[ -f "$dir/state/gcs/lab-results/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/worker-0.json" ]] ||
+    fail "the receipt is not in the bucket"
+  [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/worker-0.json" ]] || fail "no receipt"
+}
+
+case_plan__results_url_is_validated() {
+  local bad
+  for bad in "gs://Lab-Results/x" "gs://lab-results/runs/*" "lab-results" "gs://goog-results" "gs://lab-results/a//b" \
+    $'gs://lab-results/a\nb' "gs://192.168.5.4"; do
+    run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --results "$bad"
+    expect_status 2
+    expect_stdout_empty
+    expect_one_error_line
+    expect_stderr_contains "invalid results URL '"
+  done
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --course --results gs://lab-results
+  expect_status 2
+  expect_stderr_contains "--results need the full form"
 }
 
 case_pipeline__staged_digest_mismatch_refuses_to_run() {

@@ -1169,7 +1169,7 @@ def cmd_scp(ns):
 # $GCLOUD_STANDIN_STATE/gcs); a bucket exists when its folder does. Objects are
 # the regular files under it, named by their path with '/'; a "prefix" (gcloud's
 # PrefixResource, what the console calls a folder) exists while an object is
-# under it. The naming rules follow gcloud 578's copy_task_iterator.py
+# under it. The naming rules (§8) follow gcloud 578's copy_task_iterator.py
 # (_get_copy_destination, _complete_destination,
 # _get_destination_suffix_for_recursion) and name_expansion.py.
 
@@ -1822,7 +1822,7 @@ METADATA_ATTRIBUTES = "/computeMetadata/v1/instance/attributes/"
 
 
 def fake_curl(args):
-    """`curl` on a stand-in worker: answers the metadata server's `agent-worker-number`
+    """`curl` on a stand-in worker: answers the metadata server's (§9) `agent-worker-number`
     (the worker's index, as on a TPU VM) when asked with `Metadata-Flavor: Google`, 403
     without that header (as the real server does), 404 for other keys, and cannot resolve
     any other host (a stand-in worker has no network). Options: -s -S -f -L, -H, -m,
