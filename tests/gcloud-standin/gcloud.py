@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """gcloud STAND-IN for tpulaunch's tests.  This is NOT the Google Cloud SDK.
 
-It emulates five commands of gcloud 578.0.0 (GA track) against local folders,
-so generated pipelines can be run end to end on a machine without network,
-credentials or TPUs:
+It emulates these commands of gcloud 578.0.0 (GA track) against local
+folders, so generated pipelines can be run end to end on a machine without
+network, credentials or TPUs:
 
-  gcloud compute tpus tpu-vm ssh    [USER@]TPU --zone=Z [--worker=W] [--command=C] [-- SSH_ARGS]
-  gcloud compute tpus tpu-vm scp    [--recurse] SRC... DEST --zone=Z [--worker=W]
-  gcloud compute tpus tpu-vm delete TPU --zone=Z [--quiet] [--async]
+  gcloud compute tpus tpu-vm ssh      [USER@]TPU --zone=Z [--worker=W] [--command=C] [-- SSH_ARGS]
+  gcloud compute tpus tpu-vm scp      [--recurse] SRC... DEST --zone=Z [--worker=W]
+  gcloud compute tpus tpu-vm delete   TPU --zone=Z [--quiet] [--async]
+  gcloud compute tpus tpu-vm create   TPU --zone=Z --version=V [--accelerator-type=T] [--spot|...] [--async]
+  gcloud compute tpus tpu-vm describe TPU --zone=Z [--format=...]
+  gcloud compute tpus queued-resources create|describe|delete QR --zone=Z ...
   gcloud storage cp    [--recursive] SOURCE... DESTINATION     (a folder stands in for gs://)
   gcloud storage rsync [--recursive] SOURCE DESTINATION
 
@@ -27,6 +30,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -109,8 +113,9 @@ def append_line(path, obj):
 
 class Flag:
     def __init__(self, name, value=True, choices=None, emulated=True,
-                 append=False, short=None, dest=None, note="", aliases=()):
+                 append=False, short=None, dest=None, note="", aliases=(), required=False):
         self.name = name
+        self.required = required    # calliope: "argument --x: Must be specified."
         self.note = note            # why it is not emulated, for the error
         self.value = value          # takes one argument (False: store_true)
         self.choices = choices
@@ -182,6 +187,7 @@ class CommandSpec:
 
 
 TPU_VM = ("compute", "tpus", "tpu-vm")
+QUEUED = ("compute", "tpus", "queued-resources")
 STORAGE = ("storage",)
 
 SPECS = {
@@ -212,13 +218,83 @@ SPECS = {
         [Flag("--zone"), Flag("--async", value=False, dest="async_")],
         [Positional("tpu", None, "TPU")],
         usage="(TPU : --zone=ZONE) [optional flags]"),
+    # tpu-vm create (GA, §3.1): --version is required; --accelerator-type defaults to v2-8,
+    # so a caller that forgets it gets a v2-8 (the hard case, on purpose).
+    (TPU_VM, "create"): CommandSpec(
+        "create",
+        [Flag("--zone"), Flag("--version", required=True),
+         Flag("--accelerator-type"), Flag("--async", value=False, dest="async_"),
+         Flag("--spot", value=False), Flag("--preemptible", value=False),
+         Flag("--reserved", value=False), Flag("--description"),
+         Flag("--internal-ips", value=False), Flag("--labels"),
+         Flag("--topology", emulated=False), Flag("--type", emulated=False),
+         Flag("--boot-disk", emulated=False), Flag("--data-disk", emulated=False, append=True),
+         Flag("--metadata", emulated=False), Flag("--metadata-from-file", emulated=False),
+         Flag("--network", emulated=False), Flag("--subnetwork", emulated=False),
+         Flag("--queue-count", emulated=False), Flag("--range", emulated=False),
+         Flag("--scopes", emulated=False), Flag("--service-account", emulated=False),
+         Flag("--shielded-secure-boot", value=False, emulated=False),
+         Flag("--tags", emulated=False)],
+        [Positional("tpu", None, "TPU")],
+        usage="(TPU : --zone=ZONE) --version=VERSION [optional flags]"),
+    (TPU_VM, "describe"): CommandSpec(
+        "describe",
+        [Flag("--zone")],
+        [Positional("tpu", None, "TPU")],
+        usage="(TPU : --zone=ZONE) [optional flags]"),
+    # queued-resources create (GA, §3.3, §10.2): --runtime-version (not --version);
+    # exactly one of --node-id | --node-count; exactly one of --accelerator-type | --type+--topology.
+    (QUEUED, "create"): CommandSpec(
+        "create",
+        [Flag("--zone"), Flag("--runtime-version", required=True),
+         Flag("--node-id"), Flag("--node-count", emulated=False),
+         Flag("--node-prefix", emulated=False),
+         Flag("--accelerator-type"), Flag("--type", emulated=False),
+         Flag("--topology", emulated=False), Flag("--async", value=False, dest="async_"),
+         Flag("--spot", value=False), Flag("--reserved", value=False),
+         Flag("--guaranteed", value=False),
+         Flag("--valid-until-duration"), Flag("--valid-until-time", emulated=False),
+         Flag("--valid-after-duration", emulated=False), Flag("--valid-after-time", emulated=False),
+         Flag("--description"), Flag("--internal-ips", value=False), Flag("--labels"),
+         Flag("--metadata", emulated=False), Flag("--metadata-from-file", emulated=False),
+         Flag("--network", emulated=False), Flag("--subnetwork", emulated=False),
+         Flag("--service-account", emulated=False), Flag("--scopes", emulated=False),
+         Flag("--tags", emulated=False), Flag("--data-disk", emulated=False, append=True),
+         Flag("--range", emulated=False), Flag("--shielded-secure-boot", value=False, emulated=False),
+         Flag("--reservation-host-project", emulated=False),
+         Flag("--reservation-host-folder", emulated=False),
+         Flag("--reservation-host-organization", emulated=False)],
+        [Positional("queued_resource", None, "QUEUED_RESOURCE")],
+        usage="(QUEUED_RESOURCE : --zone=ZONE) --runtime-version=RUNTIME_VERSION "
+              "(--accelerator-type=ACCELERATOR_TYPE | --topology=TOPOLOGY --type=TYPE) "
+              "(--node-id=NODE_ID | [--node-count=NODE_COUNT : --node-prefix=NODE_PREFIX]) "
+              "[optional flags]",
+        group="compute tpus queued-resources"),
+    (QUEUED, "describe"): CommandSpec(
+        "describe",
+        [Flag("--zone")],
+        [Positional("queued_resource", None, "QUEUED_RESOURCE")],
+        usage="(QUEUED_RESOURCE : --zone=ZONE) [optional flags]",
+        group="compute tpus queued-resources"),
+    (QUEUED, "delete"): CommandSpec(
+        "delete",
+        [Flag("--zone"), Flag("--force", value=False), Flag("--async", value=False, dest="async_")],
+        [Positional("queued_resource", None, "QUEUED_RESOURCE")],
+        usage="(QUEUED_RESOURCE : --zone=ZONE) [optional flags]",
+        group="compute tpus queued-resources"),
 }
 
-# Every `gcloud compute tpus tpu-vm` verb of gcloud 578.0.0; only three are emulated.
-TPU_VM_VERBS = ["accelerator-types", "attach-disk", "create", "delete", "describe",
-                "detach-disk", "get-guest-attributes", "list", "scp",
-                "service-identity", "simulate-maintenance-event", "ssh", "start",
-                "stop", "update", "versions"]
+# Every verb of the two groups in gcloud 578.0.0; the stand-in emulates the ones in SPECS.
+GROUP_VERBS = {
+    "tpu-vm": ["accelerator-types", "attach-disk", "create", "delete", "describe",
+               "detach-disk", "get-guest-attributes", "list", "scp",
+               "service-identity", "simulate-maintenance-event", "ssh", "start",
+               "stop", "update", "versions"],
+    "queued-resources": ["create", "delete", "describe", "list", "reset", "scp", "ssh"],
+}
+
+# Flags whose value gcloud formats: --format is emulated for describe only (value(...), json).
+DESCRIBE_FORMAT_NOTE = "only for describe (value(FIELD), json, yaml)"
 
 # Every `gcloud storage` command group or verb of gcloud 578.0.0; only cp and rsync are emulated.
 STORAGE_VERBS = ["batch-operations", "buckets", "cat", "cp", "du", "folders", "hash", "insights",
@@ -450,6 +526,9 @@ def parse_command(spec, tokens):
     if positionals:
         parse_error(spec, "argument {}: Must be specified.".format(
             " ".join(p.metavar for p in positionals)))
+    for flag in spec.flags:
+        if flag.required and flag.name not in ns.specified:
+            parse_error(spec, "argument {}: Must be specified.".format(flag.display))
     if ns.specified.count("--ssh-key-expiration") and ns.specified.count("--ssh-key-expire-after"):
         parse_error(spec, "argument --ssh-key-expiration: At most one of "
                           "--ssh-key-expiration | --ssh-key-expire-after can be specified.")
@@ -493,11 +572,13 @@ def _match_partial(positionals, pattern):
 # The command groups the stand-in walks, each with every verb gcloud 578.0.0 has there; only
 # the verbs in SPECS are emulated.
 COMMAND_GROUPS = {
-    ("compute", "tpus", "tpu-vm"): TPU_VM_VERBS,
-    ("storage",): STORAGE_VERBS,
+    TPU_VM: GROUP_VERBS["tpu-vm"],
+    QUEUED: GROUP_VERBS["queued-resources"],
+    STORAGE: STORAGE_VERBS,
 }
-EMULATED_SUMMARY = ("`gcloud compute tpus tpu-vm ssh|scp|delete`, `gcloud storage cp|rsync` and "
-                    "`gcloud standin ...`")
+EMULATED_SUMMARY = ("`gcloud compute tpus tpu-vm ssh|scp|create|describe|delete`, "
+                    "`gcloud compute tpus queued-resources create|describe|delete`, "
+                    "`gcloud storage cp|rsync` and `gcloud standin ...`")
 
 
 def split_command_path(argv):
@@ -595,6 +676,16 @@ class Node:
     def home(self, worker):
         return self.root / "worker-{}".format(worker) / "home"
 
+    def fake_root(self, worker):
+        """The worker's fake `/` for its TPU devices and libtpu's lock (dev/, tmp/):
+        handed to the run guard through its one test seam, TPULAUNCH_GUARD_ROOT."""
+        return self.root / "worker-{}".format(worker) / "root"
+
+    @property
+    def preemptible(self):
+        """Spot and preemptible nodes are the ones Google may preempt (§3.1)."""
+        return bool(self.config.get("spot") or self.config.get("preemptible"))
+
     @property
     def bin(self):
         return self.root / "bin"
@@ -602,6 +693,549 @@ class Node:
     @property
     def shared(self):
         return self.root / "shared"
+
+
+# --------------------------------------------------------------------------
+# Node and queued-resource records, state progressions, the fake TPU devices.
+# --------------------------------------------------------------------------
+
+# Node states (§10.1); a describe of a node that is being created sees them in order.
+NODE_STATES = ["CREATING", "READY", "RESTARTING", "REIMAGING", "DELETING", "REPAIRING",
+               "STOPPED", "STOPPING", "STARTING", "PREEMPTED", "TERMINATED", "HIDING",
+               "HIDDEN", "UNHIDING", "UNKNOWN"]
+# Queued resource state.state values (§10.1).
+QR_STATES = ["CREATING", "ACCEPTED", "PROVISIONING", "FAILED", "DELETING", "ACTIVE",
+             "SUSPENDING", "SUSPENDED", "WAITING_FOR_RESOURCES"]
+
+# The defaults are the hard case: a new node is not READY at once, and a queued resource
+# waits for capacity before it is provisioned, so callers must poll.
+DEFAULT_NODE_STATES = "CREATING:2,READY"
+DEFAULT_QR_STATES = "WAITING_FOR_RESOURCES:2,PROVISIONING:1,ACTIVE"
+
+# Generations whose TPU VMs expose /dev/accel* (v4 and older); the others expose
+# /dev/vfio/* (§10.4).
+ACCEL_GENERATIONS = ("v2", "v3", "v4")
+
+
+def parse_progression(prog, knob, text, allowed):
+    """'A:2,B:1,C' -> [["A", 2], ["B", 1], ["C", None]]: the state each describe call
+    sees, in order; the last one stays.  A malformed knob is a stand-in usage error."""
+    steps = []
+    items = [item.strip() for item in text.split(",")]
+    for k, item in enumerate(items):
+        name, sep, count = item.partition(":")
+        last = k == len(items) - 1
+        if name not in allowed or (sep and not count.isdigit()) or (sep and int(count) < 1) \
+                or (last and sep) or (not last and not sep):
+            fail(prog, "{} {} must be STATE:COUNT,...,STATE (states {}), not {!r}".format(
+                STANDIN_TAG, knob, "|".join(allowed), text), 2)
+        steps.append([name, int(count) if sep else None])
+    return steps
+
+
+def advance(config):
+    """One describe call: the state it sees, consuming one step of the progression."""
+    steps = config.get("progression")
+    if not steps:
+        return config.get("state")
+    state, count = steps[0]
+    if count is not None:
+        if count <= 1:
+            steps.pop(0)
+        else:
+            steps[0][1] = count - 1
+    if not steps:
+        config.pop("progression", None)
+    config["state"] = state
+    return state
+
+
+def load_config(prog, path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        fail(prog, "{} corrupt {}: {}".format(STANDIN_TAG, path, exc), 2)
+
+
+def workers_for(accelerator_type):
+    """VMs of an accelerator type by the rule of §4.2, or None for a type the TPU VM
+    API does not offer (TPU7x and later are GKE / Compute Engine only, §10.5)."""
+    match = re.match(r"^(v2|v3|v4|v5litepod|v5p|v6e)-([1-9][0-9]*)$", accelerator_type)
+    if not match:
+        return None
+    gen, n = match.group(1), int(match.group(2))
+    chips = n if gen in ("v5litepod", "v6e") else n // 2
+    if chips < 1:
+        return None
+    per_vm = chips if gen in ("v5litepod", "v6e") and chips <= 8 else 4
+    if chips % per_vm:
+        return None
+    return max(1, chips // per_vm)
+
+
+def device_kind(accelerator_type):
+    return "accel" if accelerator_type.split("-")[0] in ACCEL_GENERATIONS else "vfio"
+
+
+def make_fake_root(root, accelerator_type, chips):
+    """dev/accel<i> or dev/vfio/<i> (regular files standing for the device nodes), an
+    empty tmp/: where a TPU VM has its devices and libtpu its lock file."""
+    (root / "tmp").mkdir(parents=True, exist_ok=True)
+    if device_kind(accelerator_type) == "accel":
+        (root / "dev").mkdir(parents=True, exist_ok=True)
+        for i in range(chips):
+            (root / "dev" / "accel{}".format(i)).touch()
+    else:
+        (root / "dev" / "vfio").mkdir(parents=True, exist_ok=True)
+        (root / "dev" / "vfio" / "vfio").touch()
+        for i in range(chips):
+            (root / "dev" / "vfio" / str(i)).touch()
+
+
+def chips_per_worker(accelerator_type, workers):
+    gen, _, n = accelerator_type.partition("-")
+    chips = int(n) if gen in ("v5litepod", "v6e") else int(n) // 2
+    return max(1, chips // workers)
+
+
+def create_node(name, config):
+    """Makes $GCLOUD_STANDIN_STATE/tpus/NAME atomically: one home and one fake root per
+    worker, a shared folder for the fake jax, the per-TPU bin/.  Returns its root."""
+    root = state_dir() / "tpus" / name
+    staging = root.parent / ".{}.creating-{}".format(name, os.getpid())
+    staging.mkdir(parents=True)
+    accelerator = config.get("acceleratorType", "")
+    chips = chips_per_worker(accelerator, config["workers"]) if accelerator else 4
+    for i in range(config["workers"]):
+        (staging / "worker-{}".format(i) / "home").mkdir(parents=True)
+        make_fake_root(staging / "worker-{}".format(i) / "root", accelerator or "v5litepod-16", chips)
+    (staging / "shared").mkdir()
+    write_worker_bin(staging / "bin", root / "bin")
+    write_atomic(staging / "config.json", json.dumps(config, indent=2) + "\n")
+    os.rename(str(staging), str(root))
+    return root
+
+
+class ConfigLock:
+    """An exclusive flock on a record's folder for a read-modify-write of its config."""
+
+    def __init__(self, folder):
+        self.path = folder / ".lock"
+
+    def __enter__(self):
+        import fcntl
+        self.fd = os.open(str(self.path), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+
+
+def resource_name(project, zone, kind, name):
+    return "projects/{}/locations/{}/{}/{}".format(project, zone, kind, name)
+
+
+def operation_name(project, zone):
+    return "projects/{}/locations/{}/operations/operation-{}".format(project, zone, time.time_ns())
+
+
+def resource_zone_project(prog, ns, resource):
+    """A declarative command's resource argument (§3.2): --zone and --project, else
+    their properties, else the 'Failed to find attribute' error."""
+    zone = resolve_property(ns.zone, "CLOUDSDK_COMPUTE_ZONE")
+    project = resolve_property(ns.project, "CLOUDSDK_CORE_PROJECT")
+    for attribute, value, flag, prop in (("zone", zone, "--zone", "compute/zone"),
+                                         ("project", project, "--project", "core/project")):
+        if value is None:
+            fail(prog, "Error parsing [{0}].\nThe [{0}] resource is not properly specified.\n"
+                       "Failed to find attribute [{1}]. The attribute can be set in the "
+                       "following ways: \n- provide the argument `{2}` on the command line\n"
+                       "- set the property `{3}`".format(resource, attribute, flag, prop))
+    return zone, project
+
+
+def confirm(prog, what):
+    """The declarative DELETE prompt (§3.2, §9), unless --quiet or prompts are disabled."""
+    with _print_lock:
+        sys.stderr.write("You are about to delete {}\n\nDo you want to continue (Y/n)?  ".format(what))
+        sys.stderr.flush()
+    interactive = sys.stdin is not None and sys.stdin.isatty()
+    while True:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+        if line == "":          # EOF: nobody can answer
+            sys.stderr.write("\n")
+            if not interactive:
+                fail(prog, "This prompt could not be answered because you are not in an "
+                           "interactive session.  You can re-run the command with the --quiet "
+                           "flag to accept default answers for all prompts.")
+            return
+        answer = line.rstrip("\n").strip().lower()
+        if answer in ("", "y", "yes"):      # '' is Enter: the default, yes
+            sys.stderr.write("\n")
+            return
+        if answer in ("n", "no"):
+            sys.stderr.write("\n")
+            fail(prog, "Aborted by user.")
+        sys.stderr.write("Please enter 'y' or 'n':  ")
+        sys.stderr.flush()
+
+
+def quiet(ns):
+    return ns.quiet or os.environ.get("CLOUDSDK_CORE_DISABLE_PROMPTS", "").lower() in ("1", "true")
+
+
+def print_formatted(prog, fmt, record, default_yaml=True):
+    """gcloud's --format for describe: value(FIELD[,FIELD]) prints the fields tab-separated
+    (an absent field prints as empty), json pretty-prints, yaml (the default) prints
+    key: value lines.  Other formats are valid gcloud but not emulated."""
+    def field(path):
+        value = record
+        for key in path.split("."):
+            if not isinstance(value, dict) or key not in value:
+                return ""
+            value = value[key]
+        if isinstance(value, (dict, list)):
+            return json.dumps(value)
+        return str(value)
+
+    fmt = (fmt or "yaml").strip()
+    match = re.match(r"^value\(([A-Za-z0-9_.]+(?:\s*,\s*[A-Za-z0-9_.]+)*)\)$", fmt)
+    if match:
+        print("\t".join(field(f.strip()) for f in match.group(1).split(",")))
+    elif fmt == "json":
+        print(json.dumps(record, indent=2, sort_keys=True))
+    elif fmt == "yaml":
+        def emit(obj, indent):
+            for key in sorted(obj):
+                value = obj[key]
+                if isinstance(value, dict):
+                    print("{}{}:".format(" " * indent, key))
+                    emit(value, indent + 2)
+                else:
+                    print("{}{}: {}".format(" " * indent, key, json.dumps(value) if isinstance(value, list)
+                                             else value))
+        emit(record, 0)
+    else:
+        not_emulated(prog, "--format={!r} ({})".format(fmt, DESCRIBE_FORMAT_NOTE))
+    sys.stdout.flush()
+
+
+# --------------------------------------------------------------------------
+# tpu-vm create / describe (§3.1, §10)
+# --------------------------------------------------------------------------
+
+def node_record(node_root, name, config):
+    project, zone = config.get("project", "-"), config["zone"]
+    record = {
+        "name": resource_name(project, zone, "nodes", name),
+        "acceleratorType": config.get("acceleratorType", ""),
+        "runtimeVersion": config.get("runtimeVersion", ""),
+        "state": config.get("state", "READY"),
+        "health": config.get("health", "HEALTHY"),
+        "networkEndpoints": [{"ipAddress": "10.0.0.{}".format(i + 2), "port": 8470}
+                             for i in range(int(config["workers"]))],
+        "schedulingConfig": {key: True for key in ("preemptible", "spot", "reserved")
+                             if config.get(key)},
+    }
+    if config.get("queuedResource"):
+        record["queuedResource"] = config["queuedResource"]
+    return record
+
+
+def cmd_create(ns):
+    spec = SPECS[TPU_VM, "create"]
+    prog = spec.prog
+    reject_not_emulated(spec, ns)
+    zone, project = resource_zone_project(prog, ns, "tpu")
+    check_credentials(prog)
+    # --accelerator-type is lower-cased and defaults to v2-8 (§3.1).
+    accelerator = (ns.accelerator_type or "v2-8").lower()
+    workers = workers_for(accelerator)
+    if workers is None:
+        fail(prog, "INVALID_ARGUMENT: {} accelerator type {!r} is not offered by the TPU VM "
+                   "API in the stand-in's model (v2|v3|v4|v5litepod|v5p|v6e-N, §4, §10.5)"
+                   .format(STANDIN_TAG, accelerator))
+    if not _NAME_RE.match(ns.tpu):
+        fail(prog, "INVALID_ARGUMENT: {} Invalid value for field 'resource.name': {!r}. Must "
+                   "be a match of regex '(?:[a-z](?:[-a-z0-9]{{0,61}}[a-z0-9])?)' (§5)"
+                   .format(STANDIN_TAG, ns.tpu))
+    if (state_dir() / "tpus" / ns.tpu).exists():
+        fail(prog, "ALREADY_EXISTS: Resource '{}' already exists".format(
+            resource_name(project, zone, "nodes", ns.tpu)))
+    config = {"zone": zone, "project": project, "workers": workers,
+              "acceleratorType": accelerator, "runtimeVersion": ns.version,
+              "spot": ns.spot, "preemptible": ns.preemptible, "reserved": ns.reserved}
+    config["progression"] = parse_progression(
+        prog, "GCLOUD_STANDIN_NODE_STATES",
+        os.environ.get("GCLOUD_STANDIN_NODE_STATES") or DEFAULT_NODE_STATES, NODE_STATES)
+    config["state"] = config["progression"][0][0]
+    status("Create request issued for: [{}]".format(ns.tpu))
+    operation = operation_name(project, zone)
+    if ns.async_:
+        create_node(ns.tpu, config)
+        status("Check operation [{}] for status.".format(operation))
+        raise Exit(0)
+    # Without --async gcloud waits for the operation, which ends when the node is created:
+    # its progression has run to the end.
+    config["state"] = config["progression"][-1][0]
+    config.pop("progression")
+    create_node(ns.tpu, config)
+    status("Waiting for operation [{}] to complete...done.".format(operation),
+           "Created tpu [{}].".format(ns.tpu))
+    raise Exit(0)
+
+
+def cmd_describe(ns):
+    spec = SPECS[TPU_VM, "describe"]
+    prog = spec.prog
+    reject_not_emulated(spec, ns)
+    zone, project = resource_zone_project(prog, ns, "tpu")
+    node = get_node(prog, ns.tpu, zone, project)
+    with ConfigLock(node.root):
+        config = load_config(prog, node.root / "config.json")
+        advance(config)
+        write_atomic(node.root / "config.json", json.dumps(config, indent=2) + "\n")
+    config.setdefault("project", project)
+    print_formatted(prog, ns.format, node_record(node.root, node.name, config))
+    raise Exit(0)
+
+
+# --------------------------------------------------------------------------
+# queued-resources create / describe / delete (§3.3, §10.1, §10.2)
+# --------------------------------------------------------------------------
+
+_DURATION_RE = re.compile(r"^(?:[0-9]+[dhms])+$|^[0-9]+$")
+
+
+def qr_dir(name):
+    return state_dir() / "queued-resources" / name
+
+
+def get_qr(prog, name, zone, project):
+    check_credentials(prog)
+    folder = qr_dir(name)
+    config = None
+    if name and "/" not in name and name not in (".", "..") and (folder / "config.json").is_file():
+        config = load_config(prog, folder / "config.json")
+    if config is None or config.get("zone") != zone or config.get("project") != project:
+        fail(prog, "NOT_FOUND: Resource '{0}' was not found\n"
+                   "- '@type': type.googleapis.com/google.rpc.ResourceInfo\n"
+                   "  resourceName: {0}".format(resource_name(project, zone, "queuedResources", name)))
+    return folder, config
+
+
+def qr_record(name, config):
+    node = {"acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"]}
+    record = {
+        "name": resource_name(config["project"], config["zone"], "queuedResources", name),
+        "tpu": {"nodeSpec": [{"parent": "projects/{}/locations/{}".format(config["project"], config["zone"]),
+                              "nodeId": config["nodeId"], "node": node}]},
+        "state": {"state": config["state"]},
+    }
+    for key in ("spot", "guaranteed"):
+        if config.get(key):
+            record[key] = {}
+    if config.get("reserved"):
+        record["reservationName"] = "projects/{}/locations/{}/reservations/-".format(
+            config["project"], config["zone"])
+    if config.get("validUntilDuration"):
+        record["queueingPolicy"] = {"validUntilDuration": config["validUntilDuration"]}
+    return record
+
+
+def cmd_qr_create(ns):
+    spec = SPECS[QUEUED, "create"]
+    prog = spec.prog
+    # Required mutex groups (calliope checks them with the grammar, exit 2).
+    if not ns.node_id and not ns.node_count:
+        parse_error(spec, "Exactly one of (--node-count : --node-prefix | --node-id) must be specified.")
+    if not ns.accelerator_type and not (ns.type or ns.topology):
+        parse_error(spec, "Exactly one of (--accelerator-type | --topology --type) must be specified.")
+    if ns.valid_until_duration is not None and not _DURATION_RE.match(ns.valid_until_duration):
+        parse_error(spec, "argument --valid-until-duration: Failed to parse duration: {}".format(
+            ns.valid_until_duration))
+    reject_not_emulated(spec, ns)
+    zone, project = resource_zone_project(prog, ns, "queued_resource")
+    check_credentials(prog)
+    accelerator = ns.accelerator_type.lower()
+    workers = workers_for(accelerator)
+    if workers is None:
+        fail(prog, "INVALID_ARGUMENT: {} accelerator type {!r} is not offered by the TPU VM "
+                   "API in the stand-in's model (§4, §10.5)".format(STANDIN_TAG, accelerator))
+    if not _NAME_RE.match(ns.queued_resource) or not _NAME_RE.match(ns.node_id):
+        fail(prog, "INVALID_ARGUMENT: {} the stand-in takes queued resource and node ids of the "
+                   "form {} (§5)".format(STANDIN_TAG, _NAME_RE.pattern))
+    if qr_dir(ns.queued_resource).exists():
+        fail(prog, "ALREADY_EXISTS: Resource '{}' already exists".format(
+            resource_name(project, zone, "queuedResources", ns.queued_resource)))
+    if (state_dir() / "tpus" / ns.node_id).exists():
+        fail(prog, "ALREADY_EXISTS: {} a node named {!r} already exists".format(STANDIN_TAG, ns.node_id))
+    progression = parse_progression(prog, "GCLOUD_STANDIN_QR_STATES",
+                                    os.environ.get("GCLOUD_STANDIN_QR_STATES") or DEFAULT_QR_STATES,
+                                    QR_STATES)
+    config = {"zone": zone, "project": project, "nodeId": ns.node_id, "workers": workers,
+              "acceleratorType": accelerator, "runtimeVersion": ns.runtime_version,
+              "spot": ns.spot, "reserved": ns.reserved, "guaranteed": ns.guaranteed,
+              "validUntilDuration": ns.valid_until_duration,
+              "state": "ACCEPTED", "progression": progression}
+    folder = qr_dir(ns.queued_resource)
+    staging = folder.parent / ".{}.creating-{}".format(ns.queued_resource, os.getpid())
+    staging.mkdir(parents=True)
+    write_atomic(staging / "config.json", json.dumps(config, indent=2) + "\n")
+    os.rename(str(staging), str(folder))
+    status("Create request issued for: [{}]".format(ns.queued_resource))
+    operation = operation_name(project, zone)
+    if ns.async_:
+        status("Check operation [{}] for status.".format(operation))
+    else:
+        # The create operation ends when the queued resource exists, not when it is ACTIVE.
+        status("Waiting for operation [{}] to complete...done.".format(operation),
+               "Created queued resource [{}].".format(ns.queued_resource))
+    raise Exit(0)
+
+
+def cmd_qr_describe(ns):
+    spec = SPECS[QUEUED, "describe"]
+    prog = spec.prog
+    reject_not_emulated(spec, ns)
+    zone, project = resource_zone_project(prog, ns, "queued_resource")
+    folder, _ = get_qr(prog, ns.queued_resource, zone, project)
+    with ConfigLock(folder):
+        config = load_config(prog, folder / "config.json")
+        state = advance(config)
+        if state == "ACTIVE" and not config.get("nodeCreated"):
+            # The queued resource's node exists once it is ACTIVE (§3.3), with its spot
+            # scheduling, and is then managed with the tpu-vm commands.
+            create_node(config["nodeId"], {
+                "zone": zone, "project": project, "workers": config["workers"],
+                "acceleratorType": config["acceleratorType"],
+                "runtimeVersion": config["runtimeVersion"], "state": "READY",
+                "spot": config.get("spot", False), "queuedResource": resource_name(
+                    project, zone, "queuedResources", ns.queued_resource)})
+            config["nodeCreated"] = True
+        write_atomic(folder / "config.json", json.dumps(config, indent=2) + "\n")
+    print_formatted(prog, ns.format, qr_record(ns.queued_resource, config))
+    raise Exit(0)
+
+
+def cmd_qr_delete(ns):
+    spec = SPECS[QUEUED, "delete"]
+    prog = spec.prog
+    reject_not_emulated(spec, ns)
+    zone, project = resource_zone_project(prog, ns, "queued_resource")
+    if not quiet(ns):
+        confirm(prog, "queued resource [{}]".format(ns.queued_resource))
+    folder, config = get_qr(prog, ns.queued_resource, zone, project)
+    node_root = state_dir() / "tpus" / config["nodeId"]
+    has_node = node_root.exists()
+    if has_node and not ns.force:
+        # A queued resource whose node still exists is deleted with --force (which also
+        # deletes the node, §10.1) or after the node.
+        fail(prog, "FAILED_PRECONDITION: {} queued resource {!r} still has node {!r}; pass "
+                   "--force to delete both".format(STANDIN_TAG, ns.queued_resource, config["nodeId"]))
+    status("Delete request issued for: [{}]".format(ns.queued_resource))
+    graveyard = state_dir() / "deleted"
+    graveyard.mkdir(exist_ok=True)
+    stamp = time.time_ns()
+    if has_node:
+        stop_holders(node_root)
+        os.rename(str(node_root), str(graveyard / "{}.{}".format(config["nodeId"], stamp)))
+    os.rename(str(folder), str(graveyard / "qr-{}.{}".format(ns.queued_resource, stamp)))
+    if ns.async_:
+        status("Check operation [{}] for status.".format(operation_name(project, zone)))
+    else:
+        status("Deleted queued resource [{}].".format(ns.queued_resource))
+    raise Exit(0)
+
+
+# --------------------------------------------------------------------------
+# Knobs for the life of a run: a busy TPU, a worker that cannot be reached, a preemption.
+# --------------------------------------------------------------------------
+
+HOLDER_LIFETIME = 300       # seconds: a holder never outlives a test run by much
+
+
+def worker_set(prog, knob):
+    """'2,3' or '2:stubborn' items -> {worker: flags}."""
+    out = {}
+    for item in os.environ.get(knob, "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        worker, _, flags = item.partition(":")
+        if not worker.isdigit() or flags not in ("", "stubborn"):
+            fail(prog, "{} {} must be a comma list of WORKER[:stubborn], not {!r}".format(
+                STANDIN_TAG, knob, item), 2)
+        out[int(worker)] = flags
+    return out
+
+
+def device_paths(fake_root):
+    paths = sorted((fake_root / "dev").glob("accel*")) + sorted((fake_root / "dev" / "vfio").glob("*"))
+    return [p for p in paths if p.is_file()]
+
+
+def start_holder(node, worker, stubborn):
+    """A real process on the worker that holds its TPU devices and libtpu's lock open, as
+    a program from an earlier run that never ended does (§10.4): detached, so it outlives
+    the ssh call; its pid in <root>/holder.pid.  `stubborn` ignores SIGTERM."""
+    root = node.fake_root(worker)
+    pid_file = root / "holder.pid"
+    if pid_file.exists():
+        try:
+            os.kill(int(pid_file.read_text()), 0)
+            return                      # still holding
+        except (OSError, ValueError):
+            pass
+    lock = root / "tmp" / "libtpu_lockfile"
+    lock.touch()
+    code = ("import os, signal, sys, time\n"
+            "{}"
+            "fds = [os.open(p, os.O_RDWR) for p in sys.argv[1:]]\n"
+            "time.sleep({})\n").format("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if stubborn else "",
+                                       HOLDER_LIFETIME)
+    paths = [str(p) for p in device_paths(root)] + [str(lock)]
+    proc = subprocess.Popen(["bash", "-c", 'exec -a stale-train.py "$0" "$@"', sys.executable, "-S", "-c", code]
+                            + paths, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    write_atomic(pid_file, "{}\n".format(proc.pid))
+    # Wait until it holds the files, so the run that follows sees a busy TPU.
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        try:
+            if len(os.listdir("/proc/{}/fd".format(proc.pid))) >= 3 + len(paths):
+                break
+        except OSError:
+            break
+        time.sleep(0.01)
+
+
+def stop_holders(node_root):
+    """Deleting a node ends its processes: no holder outlives its stand-in TPU."""
+    pids = []
+    for pid_file in node_root.glob("worker-*/root/holder.pid"):
+        try:
+            pids.append(int(pid_file.read_text()))
+            os.kill(pids[-1], signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    deadline = time.time() + 5
+    while pids and time.time() < deadline:
+        pids = [pid for pid in pids if os.path.exists("/proc/{}".format(pid))
+                and not open("/proc/{}/stat".format(pid)).read().rsplit(")", 1)[-1].startswith(" Z")]
+        time.sleep(0.01)
+
+
+def prepare_workers(prog, node, workers):
+    """Applies the per-run knobs before a command runs on `workers`."""
+    holders = worker_set(prog, "GCLOUD_STANDIN_TPU_HOLDER")
+    stale = worker_set(prog, "GCLOUD_STANDIN_TPU_STALE_LOCK")
+    for worker in workers:
+        if worker in holders:
+            start_holder(node, worker, holders[worker] == "stubborn")
+        if worker in stale:
+            (node.fake_root(worker) / "tmp" / "libtpu_lockfile").touch()
 
 
 def resolve_property(value, env_name):
@@ -888,6 +1522,8 @@ def remote_env(node, worker, user):
         "GCLOUD_STANDIN_WORKERS": str(node.workers),
         "GCLOUD_STANDIN_TPU": node.name,
         "GCLOUD_STANDIN_SHARED": str(node.shared),
+        # The run guard's one test seam: where this worker's /dev and /tmp are.
+        "TPULAUNCH_GUARD_ROOT": str(node.fake_root(worker)),
     }
     for key, value in os.environ.items():
         if key.startswith(("FAKEJAX_", "LESSON_")) or key in WORKER_KNOBS:
@@ -955,8 +1591,19 @@ def cmd_ssh(ns):
            "{} workers.".format(len(workers)))
 
     stdin_is_tty = sys.stdin is not None and sys.stdin.isatty()
+    unreachable = worker_set(prog, "GCLOUD_STANDIN_SSH_FAIL_WORKERS")
+    if remote_command is not None:
+        prepare_workers(prog, node, workers)
+    preemption = Preemption(prog, node) if remote_command is not None else None
 
     def attempt(worker):
+        address = "10.0.0.{}".format(worker + 2)
+        if worker in unreachable:
+            status("ssh: connect to host {} port 22: Connection refused".format(address))
+            return OPENSSH_FAILURE
+        if preemption is not None and preemption.happened:
+            status("ssh: connect to host {} port 22: Connection timed out".format(address))
+            return OPENSSH_FAILURE
         env, bash = remote_env(node, worker, user)
         if want_tty and not stdin_is_tty:
             status("Pseudo-terminal will not be allocated because stdin is not a terminal.")
@@ -967,21 +1614,88 @@ def cmd_ssh(ns):
         else:
             argv = [bash, "-s"]     # a login shell reading commands from stdin
         try:
+            # A worker's processes are one session, as under sshd, so a preemption can end
+            # them all at once.
             proc = subprocess.Popen(argv, cwd=env["HOME"], env=env,
-                                    stdin=subprocess.DEVNULL if stdin_null else None)
+                                    stdin=subprocess.DEVNULL if stdin_null else None,
+                                    start_new_session=preemption is not None and preemption.armed)
+            if preemption is not None:
+                preemption.watch(proc)
             code = proc.wait()
         except OSError as exc:
             status("ssh: connect to host {}: {}".format(node.name, exc))
             return OPENSSH_FAILURE
+        if preemption is not None and preemption.happened:
+            status("Connection to {} closed by remote host.".format(address))
+            return OPENSSH_FAILURE
         return 128 - code if code < 0 else code
 
-    run_on_workers(prog, "SSH", workers, attempt,
-                   {"command": "ssh", "tpu": node.name})
+    try:
+        run_on_workers(prog, "SSH", workers, attempt,
+                       {"command": "ssh", "tpu": node.name})
+    finally:
+        if preemption is not None:
+            preemption.cancel()
+
+
+class Preemption:
+    """GCLOUD_STANDIN_PREEMPT_AFTER=SECONDS: that long into an ssh call that runs a command
+    on a spot or preemptible node, Google preempts the node: its state becomes PREEMPTED
+    (§10.1), every worker's processes end at once (SIGKILL: the VMs are gone), and ssh
+    sees the connection close (255, so gcloud retries, and the retries cannot connect)."""
+
+    def __init__(self, prog, node):
+        self.node, self.procs, self.happened = node, [], False
+        self.lock = threading.Lock()
+        raw = os.environ.get("GCLOUD_STANDIN_PREEMPT_AFTER", "")
+        self.armed = bool(raw) and node.preemptible
+        self.timer = None
+        if raw:
+            try:
+                seconds = float(raw)
+            except ValueError:
+                fail(prog, "{} GCLOUD_STANDIN_PREEMPT_AFTER must be a number of seconds, not "
+                           "{!r}".format(STANDIN_TAG, raw), 2)
+            if self.armed:
+                self.timer = threading.Timer(seconds, self.preempt)
+                self.timer.daemon = True
+                self.timer.start()
+
+    def watch(self, proc):
+        with self.lock:
+            self.procs.append(proc)
+            if self.happened:
+                self.kill(proc)
+
+    def kill(self, proc):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def preempt(self):
+        with self.lock:
+            self.happened = True
+            with ConfigLock(self.node.root):
+                path = self.node.root / "config.json"
+                config = json.loads(path.read_text())
+                config["state"] = "PREEMPTED"
+                config.pop("progression", None)
+                write_atomic(path, json.dumps(config, indent=2) + "\n")
+            stop_holders(self.node.root)
+            for proc in self.procs:
+                self.kill(proc)
+
+    def cancel(self):
+        if self.timer is not None:
+            self.timer.cancel()
 
 
 def reject_not_emulated(spec, ns):
     """Grammar was valid; refuse flags whose behaviour is not emulated."""
     for flag in spec.flags:
+        if flag.name == "--format" and spec.verb == "describe":
+            continue            # describe emulates value(FIELD), json and yaml
         if not flag.emulated and flag.name in ns.specified:
             not_emulated(spec.prog, flag.name + (" ({})".format(flag.note) if flag.note else ""))
 
@@ -1609,60 +2323,22 @@ def cmd_delete(ns):
     spec = SPECS[TPU_VM, "delete"]
     prog = spec.prog
     reject_not_emulated(spec, ns)
-    zone = resolve_property(ns.zone, "CLOUDSDK_COMPUTE_ZONE")
-    project = resolve_property(ns.project, "CLOUDSDK_CORE_PROJECT")
-    for attribute, flag, prop in (("zone", "--zone", "compute/zone"),
-                                  ("project", "--project", "core/project")):
-        if (zone if attribute == "zone" else project) is None:
-            # A declarative command's resource argument (§3).
-            fail(prog, "Error parsing [tpu].\nThe [tpu] resource is not properly specified.\n"
-                       "Failed to find attribute [{}]. The attribute can be set in the "
-                       "following ways: \n- provide the argument `{}` on the command line\n"
-                       "- set the property `{}`".format(attribute, flag, prop))
-
-    quiet = ns.quiet or os.environ.get("CLOUDSDK_CORE_DISABLE_PROMPTS", "").lower() in ("1", "true")
-    if not quiet:
-        confirm_delete(prog, ns.tpu)
-
+    zone, project = resource_zone_project(prog, ns, "tpu")
+    if not quiet(ns):
+        # console_io.PromptContinue(throw_if_unattended=True, cancel_on_no=True) (§3.2, §9).
+        confirm(prog, "tpu [{}]".format(ns.tpu))
     node = get_node(prog, ns.tpu, zone, project)
     status("Delete request issued for: [{}]".format(node.name))
     graveyard = state_dir() / "deleted"
     graveyard.mkdir(exist_ok=True)
+    stop_holders(node.root)
     # Keep the homes for inspection; later calls to the name get NOT_FOUND.
     os.rename(str(node.root), str(graveyard / "{}.{}".format(node.name, time.time_ns())))
     if ns.async_:
-        status("Check operation [projects/{}/locations/{}/operations/operation-{}] for "
-               "status.".format(project, zone, time.time_ns()))
+        status("Check operation [{}] for status.".format(operation_name(project, zone)))
     else:
         status("Deleted tpu [{}].".format(node.name))
     raise Exit(0)
-
-
-def confirm_delete(prog, name):
-    """console_io.PromptContinue(throw_if_unattended=True, cancel_on_no=True),
-    as the declarative delete calls it (§3, §7)."""
-    with _print_lock:
-        sys.stderr.write("You are about to delete tpu [{}]\n\nDo you want to continue (Y/n)?  ".format(name))
-        sys.stderr.flush()
-    interactive = sys.stdin is not None and sys.stdin.isatty()
-    while True:
-        line = sys.stdin.readline() if sys.stdin is not None else ""
-        if line == "":          # EOF: nobody can answer
-            sys.stderr.write("\n")
-            if not interactive:
-                fail(prog, "This prompt could not be answered because you are not in an "
-                           "interactive session.  You can re-run the command with the --quiet "
-                           "flag to accept default answers for all prompts.")
-            return
-        answer = line.rstrip("\n").strip().lower()
-        if answer in ("", "y", "yes"):      # '' is Enter: the default, yes
-            sys.stderr.write("\n")
-            return
-        if answer in ("n", "no"):
-            sys.stderr.write("\n")
-            fail(prog, "Aborted by user.")
-        sys.stderr.write("Please enter 'y' or 'n':  ")
-        sys.stderr.flush()
 
 
 # --------------------------------------------------------------------------
@@ -1686,6 +2362,10 @@ def standin_main(args):
     create.add_argument("--state", default="READY", choices=sorted(ALL_STATES))
     create.add_argument("--health", default="HEALTHY", choices=["HEALTHY", "UNHEALTHY_MAINTENANCE"])
     # GCLOUD_STANDIN_PREPARED=1: every worker already has ~/jax-tpu-lab/.venv (default: a fresh VM).
+    create.add_argument("--accelerator-type", help="default: a v5e or v5p type with that many workers; "
+                        "decides /dev/vfio/* or /dev/accel* in each worker's fake root")
+    create.add_argument("--spot", action="store_true", help="a spot node (GCLOUD_STANDIN_PREEMPT_AFTER applies)")
+    create.add_argument("--preemptible", action="store_true", help="a preemptible node (likewise)")
     set_state = sub.add_parser("set-state", help="change a stand-in TPU's state")
     set_state.add_argument("name")
     set_state.add_argument("state", choices=sorted(ALL_STATES))
@@ -1719,19 +2399,19 @@ def standin_main(args):
         parser.error("--workers must be at least 1")
     if root.exists():
         parser.error("a stand-in TPU named {!r} already exists in {}".format(ns.name, root.parent))
-    config = {"zone": ns.zone, "workers": ns.workers, "state": ns.state}
+    accelerator = ns.accelerator_type or default_accelerator(ns.workers)
+    if workers_for(accelerator) != ns.workers:
+        parser.error("--accelerator-type {} does not have {} workers".format(accelerator, ns.workers))
+    config = {"zone": ns.zone, "workers": ns.workers, "state": ns.state, "acceleratorType": accelerator}
     if ns.project:
         config["project"] = ns.project
     if ns.health != "HEALTHY":
         config["health"] = ns.health
-    staging = root.parent / ".{}.creating-{}".format(ns.name, os.getpid())
-    staging.mkdir(parents=True)
-    for i in range(ns.workers):
-        (staging / "worker-{}".format(i) / "home").mkdir(parents=True)
-    (staging / "shared").mkdir()
-    write_worker_bin(staging / "bin", root / "bin")
-    write_atomic(staging / "config.json", json.dumps(config, indent=2) + "\n")
-    os.rename(str(staging), str(root))
+    if ns.spot:
+        config["spot"] = True
+    if ns.preemptible:
+        config["preemptible"] = True
+    root = create_node(ns.name, config)
     # A fresh TPU VM by default (§6): a home folder and python3, nothing else. On request, one
     # prepared as the course's set-up leaves it: ~/jax-tpu-lab/.venv with (the fake) jax.
     if os.environ.get("GCLOUD_STANDIN_PREPARED") == "1":
@@ -1739,6 +2419,15 @@ def standin_main(args):
             make_venv([str(root / "worker-{}".format(i) / "home" / "jax-tpu-lab" / ".venv")])
     print(root)
     return 0
+
+
+def default_accelerator(workers):
+    """A v5e or v5p type (their devices are /dev/vfio/*) with `workers` VMs."""
+    if workers == 1:
+        return "v5litepod-8"
+    if workers % 4 == 0:
+        return "v5litepod-{}".format(4 * workers)
+    return "v5p-{}".format(8 * workers)
 
 
 def bucket_name_problem(name):
@@ -1943,6 +2632,9 @@ hash -r 2>/dev/null
 # --------------------------------------------------------------------------
 
 COMMANDS = {(TPU_VM, "ssh"): cmd_ssh, (TPU_VM, "scp"): cmd_scp, (TPU_VM, "delete"): cmd_delete,
+            (TPU_VM, "create"): cmd_create, (TPU_VM, "describe"): cmd_describe,
+            (QUEUED, "create"): cmd_qr_create, (QUEUED, "describe"): cmd_qr_describe,
+            (QUEUED, "delete"): cmd_qr_delete,
             (STORAGE, "cp"): cmd_storage_cp, (STORAGE, "rsync"): cmd_storage_rsync}
 
 

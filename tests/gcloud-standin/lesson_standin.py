@@ -15,10 +15,14 @@ Environment:
   LESSON_FAIL_WORKER  if equal to this process's index, exit 7 right after
                       initialize, writing nothing (for failure tests; the
                       other processes then fail at their first collective)
+  LESSON_HANG_WORKER  I or I:stubborn: process I does all its work, writes its
+                      receipt, then never ends (as a program stuck at exit does);
+                      `stubborn` also ignores SIGTERM, so only SIGKILL ends it
 """
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -139,6 +143,13 @@ def main():
                                "t": time.time()})
         print("[process 0] wrote {}".format(run_dir / "checkpoint.json"), flush=True)
     print("[process {}] done".format(index), flush=True)
+    hang = os.environ.get("LESSON_HANG_WORKER", "")
+    if hang.partition(":")[0] == str(index):
+        if hang.partition(":")[2] == "stubborn":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("[process {}] LESSON_HANG_WORKER={}: hanging on purpose".format(index, hang), flush=True)
+        while True:
+            time.sleep(3600)
     return 0
 
 
