@@ -1,0 +1,395 @@
+# tpulaunch run guard: what the run step's one ssh call runs on every TPU VM worker.
+#
+#   bash -c "<this file>" tpulaunch-run-guard --run-dir DIR --log FILE [--sha256 HEX --staged FILE]
+#        [--devices accel|vfio|any] [--timeout SECONDS] [--grace SECONDS] [--kill-stale] -- PROGRAM [ARG]...
+#
+# In order, on this worker:
+#   1. create DIR and DIR/artifacts (TPU_RUN_DIR for the program);
+#   2. with --sha256: check that FILE (the staged script) has that SHA-256, else stop (97);
+#   3. look for processes holding the TPU devices (/dev/accel* on v4 and older, /dev/vfio/* on
+#      v5e, v5p and v6e; `any`: both) or libtpu's lock /tmp/libtpu_lockfile, by scanning
+#      /proc/*/fd (no lsof needed); a lock nobody holds is stale. A busy TPU stops the run (94),
+#      naming each holder's PID and command line. --kill-stale (never the default) sends the
+#      holders SIGTERM, waits up to the grace period, sends SIGKILL to those left, and removes
+#      the lock only when no holder remains;
+#   4. run PROGRAM in its own process group with TPU_RUN_DIR exported; its stdout and stderr go
+#      to FILE and to this call's stdout. With --timeout, the program gets SIGTERM when it has
+#      run that long and SIGKILL after the grace period (default 30 s); the status is then 124.
+#      Whatever it leaves in its process group when it ends gets the same treatment, so no
+#      process from this run keeps holding the TPU;
+#   5. `after_program`, whatever the program's status (the place for steps such as uploads);
+#   6. exit with the status below. 255 becomes 254: gcloud takes a remote 255 for its ssh
+#      failing and runs the whole command again, up to 10 times.
+#
+# DIR/run-status.txt records the worker's part, one KEY=VALUE per line, written atomically:
+#   record=tpulaunch-run-status 1, host, state, started and ended (Unix seconds), status,
+#   timeout (seconds, 0 for none), signal (TERM or KILL: what ended a timed-out or interrupted
+#   program), detail (why it never started). state is one of
+#   running (started, no end recorded yet), succeeded, failed, timed-out, interrupted (this
+#   call got SIGHUP, SIGINT or SIGTERM, e.g. the ssh connection dropped), busy, digest-mismatch
+#   (the last two: the program never started).
+#
+# Exit statuses (include/tpulaunch/exit_code.hpp lists them; keep the two in step):
+#   0 the program succeeded; 1-253 its own status; 94 TPU busy; 97 staged file differs from the
+#   reviewed digest; 98 the guard could not start (bad arguments, run folder not writable);
+#   124 timed out; 254 the program exited 255; 128+N this call was interrupted by signal N.
+#
+# Test seam, the only one: TPULAUNCH_GUARD_ROOT, when set, is prefixed to the device and lock
+# paths (the gcloud stand-in gives each worker a fake root). On a TPU VM it is unset.
+#
+# Processes of other users are not visible in /proc/*/fd without root, so their holds are not
+# seen here.
+
+set -u -o pipefail
+
+readonly status_busy=94
+readonly status_digest_mismatch=97
+readonly status_guard_failed=98
+readonly status_timed_out=124
+readonly status_mapped_255=254
+
+run_dir="" log="" sha256="" staged="" devices=any timeout=0 grace=30 kill_stale=0
+program_pid="" tee_pid="" watchdog_pid="" interrupted="" status=0 scratch="" host=""
+record=()
+
+say() { printf 'tpulaunch: %s: %s\n' "$host" "$*" >&2; }
+
+usage_error() {
+  say "run guard: $*"
+  exit "$status_guard_failed"
+}
+
+is_count() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
+
+parse_args() {
+  while (($# > 0)); do
+    case $1 in
+      --run-dir) run_dir=${2-} ;;
+      --log) log=${2-} ;;
+      --sha256) sha256=${2-} ;;
+      --staged) staged=${2-} ;;
+      --devices) devices=${2-} ;;
+      --timeout) timeout=${2-} ;;
+      --grace) grace=${2-} ;;
+      --kill-stale) kill_stale=1; shift; continue ;;
+      --) shift; break ;;
+      *) usage_error "unknown argument '$1'" ;;
+    esac
+    (($# >= 2)) || usage_error "$1 needs a value"
+    shift 2
+  done
+  program=("$@")
+  ((${#program[@]} > 0)) || usage_error "no program after --"
+  [[ -n $run_dir && -n $log ]] || usage_error "--run-dir and --log are required"
+  [[ $devices == accel || $devices == vfio || $devices == any ]] || usage_error "--devices must be accel, vfio or any"
+  if ! is_count "$timeout" || ! is_count "$grace"; then
+    usage_error "--timeout and --grace take whole seconds"
+  fi
+  [[ -z $sha256 || -n $staged ]] || usage_error "--sha256 needs --staged"
+}
+
+now() { printf '%(%s)T' -1; }
+
+# set_record KEY VALUE: sets (or replaces) one line of the record; write_record writes it.
+set_record() {
+  local i
+  for i in "${!record[@]}"; do
+    if [[ ${record[i]} == "$1="* ]]; then
+      record[i]="$1=$2"
+      return
+    fi
+  done
+  record+=("$1=$2")
+}
+
+write_record() {
+  local tmp="$run_dir/.run-status.txt.tmp"
+  if ! printf "%s\n" "${record[@]}" >"$tmp" || ! mv -f -- "$tmp" "$run_dir/run-status.txt"; then
+    say "could not write $run_dir/run-status.txt"
+  fi
+}
+
+# One line of printable text, at most 200 characters: a value from the system for the record.
+one_line() {
+  local text=${1//[^[:print:]]/?}
+  printf '%s' "${text:0:200}"
+}
+
+# --- the TPU's devices and lock ---------------------------------------------------------------
+
+root=${TPULAUNCH_GUARD_ROOT:-}
+lock_file="$root/tmp/libtpu_lockfile"
+
+# A path as a find -lname pattern: its own glob characters escaped.
+literal_pattern() {
+  local text=$1 out="" i c
+  for ((i = 0; i < ${#text}; i++)); do
+    c=${text:i:1}
+    case $c in
+      "*" | "?" | "[" | "]" | "\\") out+="\\$c" ;;
+      *) out+=$c ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+
+# holders: "PID TARGET" for each open file of another process that is a TPU device or the lock.
+holders() {
+  local base tests=()
+  base=$(literal_pattern "$root")
+  if [[ $devices == accel || $devices == any ]]; then
+    tests+=(-lname "$base/dev/accel*" -o)
+  fi
+  if [[ $devices == vfio || $devices == any ]]; then
+    tests+=(-lname "$base/dev/vfio/*" -o)
+  fi
+  tests+=(-lname "$(literal_pattern "$lock_file")")
+  find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 \( "${tests[@]}" \) -printf '%h %l\n' 2>/dev/null |
+    while read -r fd_dir target; do
+      fd_dir=${fd_dir#/proc/}
+      printf '%s %s\n' "${fd_dir%/fd}" "$target"
+    done | sort -n -u | while read -r pid target; do
+      if [[ $pid != "$$" ]]; then
+        printf '%s %s\n' "$pid" "$target"
+      fi
+    done
+}
+
+holder_pids() { holders | cut -d' ' -f1 | sort -n -u; }
+
+describe_holders() {
+  local pid command
+  while read -r pid; do
+    command=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+    printf 'pid %s (%s) ' "$pid" "$(one_line "${command% }")"
+  done < <(holder_pids)
+}
+
+# running PID: the process exists and is not a zombie (an ended process that init has not
+# reaped yet holds nothing).
+running() {
+  local stat
+  stat=$(<"/proc/$1/stat") 2>/dev/null || return 1
+  stat=${stat##*) }
+  [[ ${stat:0:1} != Z ]]
+}
+
+# group_running PGID: some process of that process group is running.
+group_running() {
+  local stat fields
+  kill -0 -- "-$1" 2>/dev/null || return 1
+  for stat in /proc/[0-9]*/stat; do
+    stat=$(<"$stat") 2>/dev/null || continue
+    read -r -a fields <<<"${stat##*) }"
+    if [[ ${fields[0]} != Z && ${fields[2]} == "$1" ]]; then
+      return 0
+    fi
+  done
+  return 1
+}
+
+# wait_gone SECONDS PID...: true when every PID has ended within SECONDS.
+wait_gone() {
+  local seconds=$1 tick pid alive
+  shift
+  for ((tick = 0; tick <= seconds * 10; tick++)); do
+    alive=0
+    for pid in "$@"; do
+      if running "$pid"; then
+        alive=1
+      fi
+    done
+    ((alive)) || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# kill_holders: SIGTERM, the grace period, then SIGKILL; true when no holder remains.
+kill_holders() {
+  local pids=() pid
+  mapfile -t pids < <(holder_pids)
+  ((${#pids[@]} > 0)) || return 0
+  say "--kill-stale: sending SIGTERM to $(describe_holders)"
+  kill -TERM "${pids[@]}" 2>/dev/null
+  if ! wait_gone "$grace" "${pids[@]}"; then
+    for pid in "${pids[@]}"; do
+      if running "$pid"; then
+        say "--kill-stale: pid $pid is still running after ${grace}s: SIGKILL"
+        kill -KILL "$pid" 2>/dev/null
+      fi
+    done
+    wait_gone 5 "${pids[@]}"
+  fi
+  [[ -z $(holder_pids) ]]
+}
+
+# check_tpu: true when the TPU is free (with --kill-stale, after freeing it).
+check_tpu() {
+  local busy
+  if ((kill_stale)) && [[ -n $(holder_pids) ]]; then
+    kill_holders
+  fi
+  busy=$(describe_holders)
+  if [[ -n $busy ]]; then
+    say "the TPU is busy: ${busy}hold its devices or $lock_file; rerun with --kill-stale to end them"
+    set_record detail "$(one_line "held by ${busy% }")"
+    return 1
+  fi
+  if [[ -e $lock_file ]]; then
+    if ((kill_stale)); then
+      say "--kill-stale: removing the stale lock $lock_file (no process holds it)"
+      rm -f -- "$lock_file"
+    else
+      say "stale lock $lock_file (no process holds it): libtpu would refuse to start; rerun with --kill-stale to remove it"
+      set_record detail "stale lock $lock_file"
+      return 1
+    fi
+  fi
+  return 0
+}
+
+# --- the program ------------------------------------------------------------------------------
+
+# shellcheck disable=SC2317 # called from the traps set in main
+on_signal() {
+  interrupted=$1
+  trap '' PIPE # the ssh channel may be gone: keep going, to record what happened
+  if [[ -n $program_pid ]]; then
+    kill -TERM -- "-$program_pid" 2>/dev/null
+  fi
+}
+
+# end_group: SIGTERM to whatever is left of the program's process group, then SIGKILL.
+end_group() {
+  local tick
+  group_running "$program_pid" || return 0
+  kill -TERM -- "-$program_pid" 2>/dev/null
+  for ((tick = 0; tick <= grace * 10; tick++)); do
+    group_running "$program_pid" || return 0
+    sleep 0.1
+  done
+  kill -KILL -- "-$program_pid" 2>/dev/null
+}
+
+# The watchdog: SIGTERM to the program's group at the deadline, SIGKILL after the grace period.
+# It notes what it sent in $scratch/timed-out for the record.
+watchdog() {
+  local sleeper
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  sleep "$timeout" &
+  sleeper=$!
+  wait "$sleeper"
+  echo TERM >"$scratch/timed-out"
+  kill -TERM -- "-$program_pid" 2>/dev/null
+  sleep "$grace" &
+  sleeper=$!
+  wait "$sleeper"
+  if group_running "$program_pid"; then
+    echo KILL >"$scratch/timed-out"
+    kill -KILL -- "-$program_pid" 2>/dev/null
+  fi
+}
+
+run_program() {
+  local fifo timed_out=""
+  # Outside the run folder: the fetch copies that folder, and a copy would block on a fifo.
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/tpulaunch-run.XXXXXX") || return "$status_guard_failed"
+  fifo="$scratch/output"
+  mkfifo -- "$fifo" || return "$status_guard_failed"
+  # tee -p keeps writing the log when the ssh channel goes away.
+  tee -p -- "$log" <"$fifo" &
+  tee_pid=$!
+  set_record started "$(now)"
+  set_record state running
+  write_record
+  TPU_RUN_DIR="$run_dir/artifacts" setsid "${program[@]}" >"$fifo" 2>&1 </dev/null &
+  program_pid=$!
+  if ((timeout > 0)); then
+    watchdog </dev/null >/dev/null 2>&1 &
+    watchdog_pid=$!
+  fi
+  # A trapped signal ends `wait` early; wait again until the program has really ended.
+  while :; do
+    status=0
+    wait "$program_pid" || status=$?
+    kill -0 "$program_pid" 2>/dev/null || break
+  done
+  if [[ -n $watchdog_pid ]]; then
+    kill "$watchdog_pid" 2>/dev/null
+    wait "$watchdog_pid" 2>/dev/null
+  fi
+  end_group
+  wait "$tee_pid" 2>/dev/null
+  set_record ended "$(now)"
+  if [[ -e $scratch/timed-out ]]; then
+    timed_out=$(<"$scratch/timed-out")
+    say "the program ran past --timeout ${timeout}s: ended with SIG$timed_out"
+    set_record state timed-out
+    set_record signal "$timed_out"
+    status=$status_timed_out
+  elif [[ -n $interrupted ]]; then
+    set_record state interrupted
+    set_record signal "$interrupted"
+  elif ((status == 0)); then
+    set_record state succeeded
+  else
+    set_record state failed
+  fi
+  rm -rf -- "$scratch"
+  set_record status "$status"
+  write_record
+}
+
+# after_program: runs once the program has ended, whatever its status ($status, and the record's
+# state). Steps that must follow every run (uploading results, say) go here.
+after_program() {
+  :
+}
+
+finish() {
+  if [[ -n $interrupted ]]; then
+    case $interrupted in
+      HUP) exit 129 ;;
+      INT) exit 130 ;;
+      *) exit 143 ;;
+    esac
+  fi
+  if ((status == 255)); then
+    exit "$status_mapped_255"
+  fi
+  exit "$status"
+}
+
+never_started() {
+  set_record state "$1"
+  set_record status "$2"
+  set_record ended "$(now)"
+  write_record
+  exit "$2"
+}
+
+main() {
+  host=$(hostname 2>/dev/null || echo unknown-host)
+  parse_args "$@"
+  trap 'on_signal HUP' HUP
+  trap 'on_signal INT' INT
+  trap 'on_signal TERM' TERM
+  mkdir -p -- "$run_dir/artifacts" || usage_error "cannot create $run_dir/artifacts"
+  record=("record=tpulaunch-run-status 1")
+  set_record host "$(one_line "$host")"
+  set_record timeout "$timeout"
+  if [[ -n $sha256 ]] && ! printf '%s  %s\n' "$sha256" "$staged" | sha256sum --check --status; then
+    say "staged script on $host does not match the reviewed sha256"
+    set_record detail "staged file differs from the reviewed sha256"
+    never_started digest-mismatch "$status_digest_mismatch"
+  fi
+  if ! check_tpu; then
+    never_started busy "$status_busy"
+  fi
+  run_program || usage_error "could not start the program"
+  after_program
+  finish
+}
+
+main "$@"

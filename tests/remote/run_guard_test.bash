@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Behaviour of src/remote/run_guard.bash, run the way the run step runs it (bash -c "<guard>" ...),
+# on this machine: a fake root (the guard's one test seam, TPULAUNCH_GUARD_ROOT) stands for the
+# worker's /dev and /tmp, and real processes hold its files. Prints "N passed, 0 failed".
+#
+# Programs are single-quoted on purpose: their $VARS expand in the program's shell.
+# shellcheck disable=SC2016
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GUARD_FILE="$HERE/../../src/remote/run_guard.bash"
+GUARD=$(<"$GUARD_FILE")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/run-guard-test.XXXXXX")
+holders=()
+cleanup() {
+  local pid
+  for pid in "${holders[@]}"; do
+    kill -KILL "$pid" 2>/dev/null
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() {
+  passed=$((passed + 1))
+  printf 'ok   %s\n' "$1"
+}
+bad() {
+  failed=$((failed + 1))
+  printf 'FAIL %s\n     %s\n' "$1" "${2-}"
+  sed 's/^/     | /' "$WORK/err"
+}
+
+# A fresh fake root with four vfio devices and four accel devices, and a fresh run folder.
+reset() {
+  rm -rf "$WORK/root" "$WORK/run"
+  mkdir -p "$WORK/root/dev/vfio" "$WORK/root/tmp"
+  for i in 0 1 2 3; do
+    : >"$WORK/root/dev/vfio/$i"
+    : >"$WORK/root/dev/accel$i"
+  done
+}
+
+# guard ARGS... -- PROGRAM...: runs the guard; sets rc, and out/err files.
+guard() {
+  rc=0
+  TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" \
+    --log "$WORK/run/log.txt" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+}
+
+# field KEY: the value of KEY in the run record.
+field() { sed -n "s/^$1=//p" "$WORK/run/run-status.txt" 2>/dev/null; }
+
+# hold [stubborn] FILE...: a process that keeps FILE... open, as a program from an earlier run
+# that never ended does; its pid is appended to holders. It is started from a subshell, so it is
+# not this shell's child (no job notices, and init reaps it once killed).
+hold() {
+  local ignore="" pid tries
+  if [[ $1 == stubborn ]]; then
+    ignore='trap "" TERM;'
+    shift
+  fi
+  pid=$(
+    bash -c "$ignore"'fd=3; for f in "$@"; do eval "exec $fd<\"\$f\""; fd=$((fd + 1)); done; exec -a stale-train.py sleep 120' \
+      holder "$@" </dev/null >/dev/null 2>&1 &
+    echo "$!"
+  )
+  holders+=("$pid")
+  # Wait until it has opened every file.
+  for ((tries = 0; tries < 100; tries++)); do
+    if (($(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) >= 3 + $#)); then
+      return
+    fi
+    sleep 0.05
+  done
+}
+
+# alive PID: running and not a zombie (this machine's init may reap late).
+alive() { [[ -e /proc/$1 ]] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'; }
+
+# --- a program that ends ----------------------------------------------------------------------
+reset
+guard -- bash -c 'echo "out $TPU_RUN_DIR"; echo err >&2'
+if ((rc == 0)) && [[ $(field state) == succeeded && $(field status) == 0 && -n $(field started) && -n $(field ended) ]] &&
+  grep -qxF "out $WORK/run/artifacts" "$WORK/run/log.txt" && grep -qxF err "$WORK/run/log.txt" &&
+  grep -qxF "out $WORK/run/artifacts" "$WORK/out" && [[ -d $WORK/run/artifacts ]] &&
+  [[ $(field record) == "tpulaunch-run-status 1" && $(field host) == "$(hostname)" ]]; then
+  ok "success: exit 0, record succeeded, TPU_RUN_DIR exported, log and stdout both get the output"
+else bad "success" "rc=$rc state=$(field state)"; fi
+
+reset
+guard -- bash -c 'exit 7'
+if ((rc == 7)) && [[ $(field state) == failed && $(field status) == 7 ]]; then ok "failure: the program's own status, recorded"
+else bad "failure" "rc=$rc state=$(field state)"; fi
+
+reset
+guard -- bash -c 'exit 255'
+if ((rc == 254)) && [[ $(field state) == failed && $(field status) == 255 ]]; then
+  ok "exit 255 becomes 254 (gcloud would retry a 255); the record keeps 255"
+else bad "exit 255" "rc=$rc status=$(field status)"; fi
+
+reset
+guard --bogus -- true
+if ((rc == 98)) && grep -qF "unknown argument '--bogus'" "$WORK/err"; then ok "bad arguments: 98"
+else bad "bad arguments" "rc=$rc"; fi
+
+# --- the staged file's digest -----------------------------------------------------------------
+reset
+printf 'print(1)\n' >"$WORK/staged.py"
+digest=$(sha256sum "$WORK/staged.py" | cut -d' ' -f1)
+guard --sha256 "$digest" --staged "$WORK/staged.py" -- bash -c 'echo ran'
+if ((rc == 0)) && grep -qxF ran "$WORK/out"; then ok "matching digest: the program runs"
+else bad "matching digest" "rc=$rc"; fi
+reset
+printf 'print(2)\n' >"$WORK/staged.py"
+guard --sha256 "$digest" --staged "$WORK/staged.py" -- bash -c 'echo ran'
+if ((rc == 97)) && [[ $(field state) == digest-mismatch && -z $(field started) ]] && ! grep -q ran "$WORK/out" &&
+  grep -qF "does not match the reviewed sha256" "$WORK/err"; then
+  ok "digest mismatch: 97, never started"
+else bad "digest mismatch" "rc=$rc state=$(field state)"; fi
+
+# --- --timeout --------------------------------------------------------------------------------
+reset
+guard --timeout 1 --grace 5 -- bash -c 'echo started; sleep 30; echo never'
+if ((rc == 124)) && [[ $(field state) == timed-out && $(field signal) == TERM && $(field status) == 124 ]] &&
+  grep -qxF started "$WORK/run/log.txt" && ! grep -q never "$WORK/run/log.txt" &&
+  grep -qF "ran past --timeout 1s" "$WORK/err"; then
+  ok "timeout: SIGTERM ends it, status 124, recorded as timed-out"
+else bad "timeout" "rc=$rc state=$(field state) signal=$(field signal)"; fi
+
+reset
+guard --timeout 1 --grace 1 -- bash -c 'trap "" TERM; echo stubborn; while :; do sleep 0.2; done'
+if ((rc == 124)) && [[ $(field state) == timed-out && $(field signal) == KILL ]]; then
+  ok "timeout: a program that ignores SIGTERM gets SIGKILL after the grace period"
+else bad "timeout with SIGKILL" "rc=$rc signal=$(field signal)"; fi
+
+reset
+guard -- bash -c 'sleep 60 & echo $! >"$TPU_RUN_DIR/child"; exit 0'
+child=$(<"$WORK/run/artifacts/child")
+if ((rc == 0)) && ! alive "$child"; then ok "what the program leaves in its process group is ended with it"
+else bad "leftover child" "rc=$rc child $child alive"; fi
+
+# The guard interrupted (the ssh connection dropped): the program is ended, the record says so.
+reset
+TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" --log "$WORK/run/log.txt" \
+  -- bash -c 'echo $$ >"$TPU_RUN_DIR/pid"; sleep 60' >"$WORK/out" 2>"$WORK/err" </dev/null &
+guard_pid=$!
+for ((i = 0; i < 100; i++)); do [[ -s $WORK/run/artifacts/pid ]] && break; sleep 0.05; done
+kill -HUP "$guard_pid"
+rc=0
+wait "$guard_pid" || rc=$?
+program=$(<"$WORK/run/artifacts/pid")
+if ((rc == 129)) && [[ $(field state) == interrupted && $(field signal) == HUP ]] && ! alive "$program"; then
+  ok "SIGHUP to the guard: the program is ended, state interrupted, exit 129"
+else bad "interrupted" "rc=$rc state=$(field state) program alive: $(alive "$program" && echo yes)"; fi
+
+# --- a busy TPU -------------------------------------------------------------------------------
+reset
+: >"$WORK/root/tmp/libtpu_lockfile"
+hold "$WORK/root/dev/vfio/0" "$WORK/root/tmp/libtpu_lockfile"
+holder=${holders[-1]}
+guard --devices vfio -- bash -c 'echo ran'
+if ((rc == 94)) && [[ $(field state) == busy && -z $(field started) ]] && ! grep -q ran "$WORK/out" &&
+  grep -qF "pid $holder (stale-train.py 120)" "$WORK/err" && [[ $(field detail) == *"pid $holder"* ]] &&
+  alive "$holder" && [[ -e $WORK/root/tmp/libtpu_lockfile ]]; then
+  ok "busy: 94, the holder named with its command line, nothing killed, nothing run"
+else bad "busy" "rc=$rc state=$(field state)"; fi
+
+guard --devices accel -- bash -c 'echo ran'
+if ((rc == 94)) && grep -qF "pid $holder" "$WORK/err"; then
+  ok "busy: a holder of the lock counts whatever the device kind"
+else bad "busy through the lock" "rc=$rc"; fi
+
+guard --devices vfio --kill-stale --grace 5 -- bash -c 'echo ran'
+if ((rc == 0)) && grep -qxF ran "$WORK/out" && ! alive "$holder" && [[ ! -e $WORK/root/tmp/libtpu_lockfile ]] &&
+  grep -qF "sending SIGTERM to pid $holder" "$WORK/err"; then
+  ok "--kill-stale: SIGTERM ends the holder, the lock is removed, the program runs"
+else bad "--kill-stale" "rc=$rc holder alive: $(alive "$holder" && echo yes)"; fi
+
+reset
+hold stubborn "$WORK/root/dev/accel2"
+holder=${holders[-1]}
+guard --devices accel --kill-stale --grace 1 -- bash -c 'echo ran'
+if ((rc == 0)) && ! alive "$holder" && grep -qF "pid $holder is still running after 1s: SIGKILL" "$WORK/err"; then
+  ok "--kill-stale: a holder that ignores SIGTERM gets SIGKILL after the grace period"
+else bad "--kill-stale SIGKILL" "rc=$rc"; fi
+
+reset
+hold "$WORK/root/dev/accel1"
+holder=${holders[-1]}
+guard --devices vfio -- bash -c 'echo ran'
+if ((rc == 0)) && alive "$holder"; then ok "--devices vfio does not count a holder of /dev/accel*"
+else bad "device kinds" "rc=$rc"; fi
+guard -- bash -c 'echo ran'
+if ((rc == 94)); then ok "--devices any (the default) counts both kinds"
+else bad "device kinds: any" "rc=$rc"; fi
+kill -KILL "$holder"
+
+reset
+: >"$WORK/root/tmp/libtpu_lockfile"
+guard -- bash -c 'echo ran'
+if ((rc == 94)) && [[ $(field detail) == "stale lock $WORK/root/tmp/libtpu_lockfile" ]] &&
+  [[ -e $WORK/root/tmp/libtpu_lockfile ]]; then
+  ok "a stale lock (nobody holds it): 94 without --kill-stale, the lock kept"
+else bad "stale lock" "rc=$rc detail=$(field detail)"; fi
+guard --kill-stale -- bash -c 'echo ran'
+if ((rc == 0)) && [[ ! -e $WORK/root/tmp/libtpu_lockfile ]] && grep -qF "removing the stale lock" "$WORK/err"; then
+  ok "a stale lock with --kill-stale: removed, the program runs"
+else bad "stale lock with --kill-stale" "rc=$rc"; fi
+
+printf '%d passed, %d failed\n' "$passed" "$failed"
+((failed == 0))
