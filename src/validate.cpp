@@ -1,6 +1,7 @@
 #include "tpulaunch/validate.hpp"
 
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -121,7 +122,28 @@ bool accepts_script_id(std::string_view v) { return accepts_id(v, 100); }
 bool accepts_run_id(std::string_view v) { return accepts_id(v, 64); }
 bool accepts_results_url(std::string_view v) { return parse_results_url(v).ok(); }
 
-const std::array<ValueRule, 8> k_value_rules{{
+// Runtime versions as Google names them (tpu-ubuntu2204-base, v2-alpha-tpuv5-lite,
+// tpu-vm-tf-2.16.1-pjrt): a lowercase letter first, then lowercase letters, digits, '.', '_'
+// and '-', at most 63, ending in a letter or digit, no "..".
+bool accepts_runtime_version(std::string_view v) {
+  if (v.empty() || v.size() > 63 || !is_lower(v.front()) || !(is_lower(v.back()) || is_digit(v.back()))) {
+    return false;
+  }
+  for (const char c : v) {
+    if (!is_lower(c) && !is_digit(c) && c != '-' && c != '.' && c != '_') {
+      return false;
+    }
+  }
+  return v.find("..") == std::string_view::npos;
+}
+
+// The longest duration any of these values may take: a month is far beyond a course's runs and
+// a queued resource's useful wait, and keeps every product of seconds far from overflow.
+constexpr std::int64_t k_max_duration_seconds = 30LL * 24 * 3600;
+
+bool accepts_duration(std::string_view v) { return duration_seconds(v).has_value(); }
+
+const std::array<ValueRule, 13> k_value_rules{{
     {ValueKind::tpu_name, "--tpu", "TPU name",
      "lowercase RFC 1035: a letter first, then letters, digits and hyphens, 1-63 characters, no trailing hyphen",
      accepts_tpu_name},
@@ -145,11 +167,68 @@ const std::array<ValueRule, 8> k_value_rules{{
      "\"google\"; the prefix: printable ASCII, at most 512 bytes, no wildcard (* ? [ ]), no '#', no empty, '.' or "
      "'..' part",
      accepts_results_url},
+    {ValueKind::queued_resource, "--queued-resource", "queued resource ID",
+     "lowercase RFC 1035, as a TPU name: a letter first, then letters, digits and hyphens, 1-63 characters, no "
+     "trailing hyphen",
+     accepts_tpu_name},
+    {ValueKind::runtime_version, "--runtime-version", "runtime version",
+     "a lowercase letter first, then lowercase letters, digits, '.', '_' and '-', at most 63 characters, ending in a "
+     "letter or digit, e.g. v2-alpha-tpuv5-lite",
+     accepts_runtime_version},
+    {ValueKind::timeout, "--timeout", "timeout",
+     "a duration: whole numbers with units d, h, m, s, largest first, each at most once (30m, 2h, 1d, 1h30m), "
+     "from 1s to 30d",
+     accepts_duration},
+    {ValueKind::grace, "--grace", "grace period", "a duration, as for --timeout (10s, 1m)", accepts_duration},
+    {ValueKind::valid_until, "--valid-until-duration", "queueing duration", "a duration, as for --timeout (6h, 1d)",
+     accepts_duration},
 }};
 
 } // namespace
 
-const std::array<ValueRule, 8>& value_rules() { return k_value_rules; }
+const std::array<ValueRule, 13>& value_rules() { return k_value_rules; }
+
+std::optional<std::int64_t> duration_seconds(std::string_view value) {
+  // Units in the order they must appear: "1h30m", never "30m1h" or "1h1h".
+  constexpr std::array<std::pair<char, std::int64_t>, 4> k_units{{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
+  std::size_t next_unit = 0;
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  if (value.empty()) {
+    return std::nullopt;
+  }
+  while (i < value.size()) {
+    const std::size_t start = i;
+    std::int64_t number = 0;
+    while (i < value.size() && is_digit(value[i])) {
+      number = number * 10 + (value[i] - '0');
+      if (number > k_max_duration_seconds) {
+        return std::nullopt;
+      }
+      ++i;
+    }
+    // A number without leading zeros, then its unit.
+    if (i == start || (value[start] == '0' && i - start > 1) || i == value.size()) {
+      return std::nullopt;
+    }
+    const char unit = value[i++];
+    while (next_unit < k_units.size() && k_units[next_unit].first != unit) {
+      ++next_unit;
+    }
+    if (next_unit == k_units.size()) {
+      return std::nullopt;
+    }
+    total += number * k_units[next_unit].second;
+    ++next_unit;
+    if (total > k_max_duration_seconds) {
+      return std::nullopt;
+    }
+  }
+  if (total < 1) {
+    return std::nullopt;
+  }
+  return total;
+}
 
 Status validate_value(ValueKind kind, std::string_view value) {
   for (const auto& rule : k_value_rules) {

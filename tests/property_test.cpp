@@ -161,7 +161,8 @@ private:
     constexpr std::string_view name = "abcdefghijklmnopqrstuvwxyz0123456789-";
     constexpr std::string_view id = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.";
     switch (kind) {
-    case ValueKind::tpu_name: {
+    case ValueKind::tpu_name:
+    case ValueKind::queued_resource: {
       const auto n = static_cast<std::size_t>(uniform(0, 63));
       return from(lower, 1) + from(name, n) + (n > 0 ? from(lower_digits, 1) : "");
     }
@@ -192,6 +193,13 @@ private:
       return "gs://" + from(lower, 1) + from(lower_digits, static_cast<std::size_t>(uniform(2, 20))) + from(lower_digits, 1) +
              (prefix.empty() ? "" : "/" + prefix);
     }
+    case ValueKind::runtime_version:
+      return from(lower, 1) + from("abcdefghijklmnopqrstuvwxyz0123456789._-", static_cast<std::size_t>(uniform(0, 62))) +
+             from(lower_digits, 1);
+    case ValueKind::timeout:
+    case ValueKind::grace:
+    case ValueKind::valid_until:
+      return std::to_string(uniform(1, 23)) + "h" + std::to_string(uniform(0, 59)) + "m";
     }
     return "x";
   }
@@ -846,6 +854,11 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
         v.options.results = value;
         v.options.form = PlanForm::full; // --course takes no --results
         break;
+      case ValueKind::queued_resource:
+      case ValueKind::runtime_version:
+      case ValueKind::timeout:
+      case ValueKind::grace:
+      case ValueKind::valid_until: break; // not among the kinds this loop draws (yet)
       }
       const Status valid = validate_value(kind, value);
       // An empty project means "no --project", an empty interpreter the default one, and an empty

@@ -55,6 +55,50 @@ TEST(Validate, ScriptAndRunIdsAreSingleSafeWords) {
   EXPECT_FALSE(ok(ValueKind::run_id, "a\nb"));
 }
 
+TEST(Validate, QueuedResourceIdsFollowTheTpuNameRule) {
+  EXPECT_TRUE(ok(ValueKind::queued_resource, "lab-pod-qr"));
+  EXPECT_FALSE(ok(ValueKind::queued_resource, "Lab-QR"));
+  EXPECT_FALSE(ok(ValueKind::queued_resource, "qr-"));
+  EXPECT_FALSE(ok(ValueKind::queued_resource, "qr/../x"));
+  EXPECT_FALSE(ok(ValueKind::queued_resource, std::string(64, 'q')));
+  EXPECT_FALSE(ok(ValueKind::queued_resource, ""));
+}
+
+TEST(Validate, RuntimeVersionsAreGoogleStyleNames) {
+  for (const char* good : {"tpu-ubuntu2204-base", "v2-alpha-tpuv5-lite", "v2-alpha-tpuv6e", "tpu-vm-tf-2.16.1-pjrt",
+                           "tpu_vm_v4_base"}) {
+    EXPECT_TRUE(ok(ValueKind::runtime_version, good)) << good;
+  }
+  for (const char* bad : {"", "V2-alpha", "2-alpha", "v2-alpha-", "v2.", "v2..1", "v2 alpha", "v2;reboot", "-v2",
+                          "v2/../x", "$(id)"}) {
+    EXPECT_FALSE(ok(ValueKind::runtime_version, bad)) << bad;
+  }
+  EXPECT_TRUE(ok(ValueKind::runtime_version, "v" + std::string(62, 'a')));
+  EXPECT_FALSE(ok(ValueKind::runtime_version, "v" + std::string(63, 'a')));
+}
+
+TEST(Validate, DurationsHaveUnitsLargestFirst) {
+  EXPECT_EQ(duration_seconds("30m"), 1800);
+  EXPECT_EQ(duration_seconds("2h"), 7200);
+  EXPECT_EQ(duration_seconds("1d"), 86400);
+  EXPECT_EQ(duration_seconds("1h30m"), 5400);
+  EXPECT_EQ(duration_seconds("1d2h3m4s"), 93784);
+  EXPECT_EQ(duration_seconds("90m"), 5400);
+  EXPECT_EQ(duration_seconds("1s"), 1);
+  EXPECT_EQ(duration_seconds("30d"), 30 * 86400);
+  for (const char* bad : {"", "0s", "0m0s", "2", "h", "2H", "1.5h", "-1h", "30m1h", "1h1h", "01h", "2 h", "2h ",
+                          "31d", "720h1s", "99999999999999999999s", "1w", "2h;", "PT2H"}) {
+    EXPECT_FALSE(duration_seconds(bad).has_value()) << bad;
+    EXPECT_FALSE(ok(ValueKind::timeout, bad)) << bad;
+  }
+  const auto status = validate_value(ValueKind::timeout, "2 hours");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ExitCode::usage);
+  EXPECT_NE(status.error().message.find("invalid timeout '2 hours' for --timeout"), std::string::npos);
+  EXPECT_TRUE(ok(ValueKind::grace, "10s"));
+  EXPECT_TRUE(ok(ValueKind::valid_until, "6h"));
+}
+
 TEST(Validate, MessageQuotesTheValueVisibly) {
   auto status = validate_value(ValueKind::tpu_name, "bad\nname");
   ASSERT_FALSE(status.ok());

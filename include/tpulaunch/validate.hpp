@@ -2,13 +2,29 @@
 // Validation of every value a user supplies that can reach a command line. The rules are a table
 // (`k_value_rules`), so docs and `--help` print the same text the checks enforce.
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "tpulaunch/error.hpp"
 
 namespace tpulaunch {
 
-enum class ValueKind { tpu_name, zone, project, script_id, run_id, env_name, interpreter, results_url };
+enum class ValueKind {
+  tpu_name,
+  zone,
+  project,
+  script_id,
+  run_id,
+  env_name,        // --env KEY=VALUE: the KEY
+  interpreter,     // --python
+  results_url,     // --results
+  queued_resource, // --queued-resource: the queued resource's ID
+  runtime_version, // --runtime-version: the TPU software version to create the node with
+  timeout,         // --timeout: how long the program may run on each worker
+  grace,           // --grace: from SIGTERM to SIGKILL
+  valid_until,     // --valid-until-duration: how long a queued resource may wait for capacity
+};
 
 struct ValueRule {
   ValueKind kind;
@@ -18,10 +34,14 @@ struct ValueRule {
   bool (*accepts)(std::string_view value);
 };
 
-const std::array<ValueRule, 8>& value_rules();
+const std::array<ValueRule, 13>& value_rules();
 
 // Ok when `value` satisfies the rule for `kind`; otherwise a usage Error that quotes the value
 // (escaped so that control characters stay visible) and states the rule.
 Status validate_value(ValueKind kind, std::string_view value);
+
+// The seconds in a duration that the duration rule accepts ("30m", "2h", "1d", "1h30m"), or
+// nullopt when `value` breaks the rule (see value_rules()).
+std::optional<std::int64_t> duration_seconds(std::string_view value);
 
 } // namespace tpulaunch
