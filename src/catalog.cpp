@@ -47,6 +47,24 @@ Result<Generation> parse_generation(const JsonDocument& doc, const std::string& 
   generation.name_counts_chips = counts == "chips";
   TPULAUNCH_TRY(const long long cores, object.integer("tensorcores_per_chip", 1, 8));
   generation.tensorcores_per_chip = static_cast<int>(cores);
+  // Optional, so catalogs written before these facts keep their meaning: the TPU VM API, and
+  // both device kinds checked.
+  TPULAUNCH_TRY(const std::string api, object.optional_string("api"));
+  if (api == "compute-engine-or-gke") {
+    generation.api = GenerationApi::compute_engine_or_gke;
+  } else if (!api.empty() && api != "tpu-vm") {
+    return object.error_at("api", fmt::format("\"api\" must be \"tpu-vm\" or \"compute-engine-or-gke\", not \"{}\"",
+                                              printable(api)));
+  }
+  TPULAUNCH_TRY(const std::string devices, object.optional_string("devices"));
+  if (devices == "accel") {
+    generation.devices = TpuDevices::accel;
+  } else if (devices == "vfio") {
+    generation.devices = TpuDevices::vfio;
+  } else if (!devices.empty()) {
+    return object.error_at("devices", fmt::format("\"devices\" must be \"accel\" or \"vfio\", not \"{}\"",
+                                                  printable(devices)));
+  }
   TPULAUNCH_TRY(generation.source, object.optional_string("source"));
   return generation;
 }
@@ -83,6 +101,8 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const nloh
   if (generation == nullptr) {
     return object.error_at("generation", fmt::format("unknown generation \"{}\"", printable(slice.generation)));
   }
+  slice.api = generation->api;
+  slice.devices = generation->devices;
   // The name is the contract with gcloud: its number counts chips or TensorCores, and a row whose
   // figures disagree with its own name would plan the wrong number of workers.
   const auto number = name_number(slice.name);
@@ -123,9 +143,27 @@ const Generation* Catalog::generation(std::string_view id) const {
   return nullptr;
 }
 
+// Why tpulaunch cannot plan for a generation outside the TPU VM API.
+Error unreachable_generation(std::string_view slice, std::string_view generation) {
+  return refusal(fmt::format("slice '{}' is {}, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach: "
+                             "it is provisioned through Compute Engine or GKE only, and tpulaunch plans tpu-vm pipelines",
+                             printable(slice), printable(generation)));
+}
+
 Result<const Slice*> Catalog::require(std::string_view name) const {
   if (const Slice* slice = find(name)) {
+    if (slice->api != GenerationApi::tpu_vm) {
+      return unreachable_generation(name, slice->generation);
+    }
     return slice;
+  }
+  const auto dash = name.rfind('-');
+  if (dash != std::string_view::npos) {
+    for (const auto& generation : m_generations) {
+      if (!generation.tpu_vm_api() && generation.id == name.substr(0, dash)) {
+        return unreachable_generation(name, generation.id);
+      }
+    }
   }
   std::vector<std::string> names;
   names.reserve(m_slices.size());
@@ -133,6 +171,19 @@ Result<const Slice*> Catalog::require(std::string_view name) const {
     names.push_back(slice.name);
   }
   return usage_error(fmt::format("unknown slice '{}'{}; 'tpulaunch slices' lists them", printable(name), did_you_mean(name, names)));
+}
+
+std::string_view to_string(GenerationApi api) {
+  return api == GenerationApi::tpu_vm ? "tpu-vm" : "compute-engine-or-gke";
+}
+
+std::string_view to_string(TpuDevices devices) {
+  switch (devices) {
+  case TpuDevices::accel: return "accel";
+  case TpuDevices::vfio: return "vfio";
+  case TpuDevices::any: return "any";
+  }
+  return "any";
 }
 
 Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {

@@ -160,6 +160,60 @@ TEST(Catalog, UnknownGenerationIsRefused) {
   EXPECT_NE(message.find("unknown generation \"v9\""), std::string::npos) << message;
 }
 
+TEST(Catalog, SaysWhichGenerationsTheTpuVmApiReaches) {
+  for (const char* id : {"v2", "v3", "v4"}) {
+    ASSERT_NE(embedded().generation(id), nullptr) << id;
+    EXPECT_TRUE(embedded().generation(id)->tpu_vm_api()) << id;
+    EXPECT_EQ(embedded().generation(id)->devices, TpuDevices::accel) << id;
+  }
+  for (const char* id : {"v5e", "v5p", "v6e"}) {
+    ASSERT_NE(embedded().generation(id), nullptr) << id;
+    EXPECT_TRUE(embedded().generation(id)->tpu_vm_api()) << id;
+    EXPECT_EQ(embedded().generation(id)->devices, TpuDevices::vfio) << id;
+  }
+  const Generation* ironwood = embedded().generation("tpu7x");
+  ASSERT_NE(ironwood, nullptr);
+  EXPECT_EQ(ironwood->api, GenerationApi::compute_engine_or_gke);
+  for (const auto& slice : embedded().slices()) {
+    EXPECT_EQ(slice.api, GenerationApi::tpu_vm) << slice.name;
+    EXPECT_EQ(slice.devices, embedded().generation(slice.generation)->devices) << slice.name;
+  }
+}
+
+TEST(Catalog, GenerationOutsideTheTpuVmApiIsRefusedWithTheReason) {
+  auto result = embedded().require("tpu7x-8");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::refused);
+  EXPECT_NE(result.error().message.find("slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API"), std::string::npos)
+      << result.error().message;
+  EXPECT_NE(result.error().message.find("Compute Engine or GKE only"), std::string::npos);
+  // A listed slice of such a generation is refused the same way.
+  const auto catalog = parse_catalog(
+      R"({"version": 1, "generations": {"tpu7x": {"name_counts": "tensorcores", "tensorcores_per_chip": 2,
+          "api": "compute-engine-or-gke"}}, "slices": [{"name": "tpu7x-8", "generation": "tpu7x", "hosts": 1,
+          "chips_per_host": 4, "devices_per_host": 8, "hbm_gib_per_chip": 192, "runtime_version": "x"}]})",
+      "test.json");
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  EXPECT_EQ(catalog->require("tpu7x-8").error().code, ExitCode::refused);
+}
+
+TEST(Catalog, ApiAndDevicesAreOptionalButCheckedWhenGiven) {
+  const auto plain = parse_catalog(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"),
+      "test.json");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->slices().front().api, GenerationApi::tpu_vm);
+  EXPECT_EQ(plain->slices().front().devices, TpuDevices::any);
+  auto message = error_of(R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1,
+      "api": "gke"}}, "slices": []})");
+  EXPECT_NE(message.find("\"api\" must be \"tpu-vm\" or \"compute-engine-or-gke\", not \"gke\""), std::string::npos)
+      << message;
+  EXPECT_EQ(message.rfind("test.json:2:", 0), 0U) << message;
+  message = error_of(R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1,
+      "devices": "/dev/vfio"}}, "slices": []})");
+  EXPECT_NE(message.find("\"devices\" must be \"accel\" or \"vfio\""), std::string::npos) << message;
+}
+
 TEST(Catalog, MissingFileIsAConfigError) {
   auto result = load_catalog_file("/nonexistent/slices.json");
   ASSERT_FALSE(result.ok());

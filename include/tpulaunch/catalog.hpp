@@ -12,11 +12,25 @@
 
 namespace tpulaunch {
 
+// Which API provisions a generation: the Cloud TPU VM API (`gcloud compute tpus tpu-vm`, what
+// tpulaunch plans for), or only Compute Engine or GKE (TPU7x and later).
+enum class GenerationApi { tpu_vm, compute_engine_or_gke };
+std::string_view to_string(GenerationApi api);
+
+// The TPU device files a worker of the generation exposes: /dev/accel* (v4 and older) or
+// /dev/vfio/* (v5e, v5p, v6e); `any` when the catalog does not say (then both are checked).
+enum class TpuDevices { any, accel, vfio };
+std::string_view to_string(TpuDevices devices);
+
 struct Generation {
   std::string id;                      // "v5e"
   bool name_counts_chips = false;      // v5e/v6e names count chips; v2/v3/v4/v5p count TensorCores
   int tensorcores_per_chip = 1;
+  GenerationApi api = GenerationApi::tpu_vm; // "api" in the catalog; absent: tpu-vm
+  TpuDevices devices = TpuDevices::any;      // "devices" in the catalog
   std::string source;                  // where the figures come from
+
+  [[nodiscard]] bool tpu_vm_api() const { return api == GenerationApi::tpu_vm; }
 };
 
 struct Slice {
@@ -28,6 +42,8 @@ struct Slice {
   int hbm_gib_per_chip = 0;
   std::string runtime_version; // for `gcloud compute tpus tpu-vm create --version=`
   std::string topology;        // e.g. "4x4"
+  GenerationApi api = GenerationApi::tpu_vm; // its generation's, copied when the catalog is parsed
+  TpuDevices devices = TpuDevices::any;      // likewise
 
   [[nodiscard]] int global_chips() const { return hosts * chips_per_host; }
   [[nodiscard]] long long total_hbm_gib() const { return static_cast<long long>(global_chips()) * hbm_gib_per_chip; }
@@ -49,7 +65,9 @@ public:
   // The slice named `name` (exact, lower case), or nullptr.
   [[nodiscard]] const Slice* find(std::string_view name) const;
   [[nodiscard]] const Generation* generation(std::string_view id) const;
-  // The slice named `name`, or a usage Error "unknown slice 'x' (did you mean 'y'?)".
+  // The slice named `name`, or a usage Error "unknown slice 'x' (did you mean 'y'?)". A slice of a
+  // generation the TPU VM API does not reach (listed, or named <generation id>-<n> for such a
+  // generation, as "tpu7x-8") is a refused Error that says so.
   [[nodiscard]] Result<const Slice*> require(std::string_view name) const;
 
 private:

@@ -43,6 +43,8 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
       j["state_gib"] = args.state_gib;
       j["state_fits"] = fits;
     }
+    j["api"] = to_string(s.api);
+    j["tpu_devices"] = to_string(s.devices);
     j["create_command"] = to_shell(create_line(s));
     output.out = j.dump(2) + "\n";
     return output;
@@ -67,6 +69,10 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
                        fits ? "fits" : "does NOT fit", s.total_hbm_gib());
   }
   out += fmt::format("  runtime version:            {}\n", s.runtime_version);
+  out += fmt::format("  API:                        TPU VM (gcloud compute tpus tpu-vm); TPU devices {}\n",
+                     s.devices == TpuDevices::accel  ? "/dev/accel*"
+                     : s.devices == TpuDevices::vfio ? "/dev/vfio/*"
+                                                     : "/dev/accel* or /dev/vfio/*");
   out += fmt::format("  create:  {}\n", to_shell(create_line(s)));
   return output;
 }

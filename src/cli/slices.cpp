@@ -54,6 +54,30 @@ std::string table(const std::vector<const Slice*>& slices) {
   return out;
 }
 
+// Which generations the TPU VM API reaches, and which it does not (Compute Engine or GKE only).
+std::string api_lines(const Catalog& catalog) {
+  std::string reached;
+  std::string not_reached;
+  for (const auto& generation : catalog.generations()) {
+    std::string& list = generation.tpu_vm_api() ? reached : not_reached;
+    list += (list.empty() ? "" : ", ") + generation.id;
+  }
+  std::string out = fmt::format("\nTPU VM API (gcloud compute tpus tpu-vm): {}\n", reached.empty() ? "-" : reached);
+  if (!not_reached.empty()) {
+    out += fmt::format("not reached by it (Compute Engine or GKE only; tpulaunch refuses them): {}\n", not_reached);
+  }
+  return out;
+}
+
+nlohmann::ordered_json generations_json(const Catalog& catalog) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& generation : catalog.generations()) {
+    list.push_back({{"id", generation.id}, {"api", to_string(generation.api)}, {"tpu_vm_api", generation.tpu_vm_api()},
+                    {"devices", to_string(generation.devices)}});
+  }
+  return list;
+}
+
 Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
   if (args.multi_host && args.single_host) {
     return usage_error("--multi-host and --single-host exclude each other");
@@ -71,11 +95,14 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
     for (const Slice* s : slices) {
       list.push_back(slice_json(*s));
     }
-    output.out = nlohmann::ordered_json{{"catalog", catalog.origin()}, {"slices", list}}.dump(2) + "\n";
+    output.out = nlohmann::ordered_json{{"catalog", catalog.origin()}, {"generations", generations_json(catalog)},
+                                        {"slices", list}}
+                     .dump(2) +
+                 "\n";
   } else if (args.format == "svg") {
     output.out = render_topology_svg(slices);
   } else {
-    output.out = table(slices);
+    output.out = table(slices) + api_lines(catalog);
   }
   return output;
 }

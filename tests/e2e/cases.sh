@@ -1221,6 +1221,30 @@ PY
   expect_stderr_contains "did you mean 'v5litepod-16'?"
 }
 
+case_slice__tpu7x_is_refused_with_the_reason() {
+  run slice tpu7x-8
+  expect_status 3
+  expect_stdout_empty
+  expect_one_error_line
+  expect_stderr_contains "slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach"
+  expect_stderr_contains "Compute Engine or GKE only"
+  run -C "$COURSE" plan collective-update --slice tpu7x-16 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stdout_empty
+  expect_stderr_contains "Compute Engine or GKE only"
+  run slices
+  expect_status 0
+  expect_stdout_contains $'\nTPU VM API (gcloud compute tpus tpu-vm): v2, v3, v4, v5e, v5p, v6e\n'
+  expect_stdout_contains "not reached by it (Compute Engine or GKE only; tpulaunch refuses them): tpu7x"
+  run slices --format json
+  python3 - "$out" <<'PY' || fail "slices json does not say which generations the TPU VM API reaches"
+import json, sys
+g = {x["id"]: x for x in json.loads(sys.argv[1])["generations"]}
+assert g["tpu7x"] == {"id": "tpu7x", "api": "compute-engine-or-gke", "tpu_vm_api": False, "devices": "any"}, g
+assert g["v4"]["devices"] == "accel" and g["v5e"]["devices"] == "vfio" and g["v6e"]["tpu_vm_api"] is True, g
+PY
+}
+
 case_slices__multi_and_single_host() {
   run slices --multi-host --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16
   expect_status 0
