@@ -145,7 +145,7 @@ const Generation* Catalog::generation(std::string_view id) const {
 
 // Why tpulaunch cannot plan for a generation outside the TPU VM API.
 Error unreachable_generation(std::string_view slice, std::string_view generation) {
-  return refusal(fmt::format("slice '{}' is {}, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach: "
+  return refused_error(fmt::format("slice '{}' is {}, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach: "
                              "it is provisioned through Compute Engine or GKE only, and tpulaunch plans tpu-vm pipelines",
                              printable(slice), printable(generation)));
 }
@@ -221,14 +221,15 @@ Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<
   generation_list.reserve(generations.size());
   for (const auto& row : generations) {
     generation_list.push_back(
-        Generation{std::string(row.id), row.name_counts_chips, row.tensorcores_per_chip, std::string(row.source)});
+        Generation{std::string(row.id), row.name_counts_chips, row.tensorcores_per_chip, row.api, row.devices,
+                   std::string(row.source)});
   }
   std::vector<Slice> slice_list;
   slice_list.reserve(slices.size());
   for (const auto& row : slices) {
     slice_list.push_back(Slice{std::string(row.name), std::string(row.generation), row.hosts, row.chips_per_host,
                                row.devices_per_host, row.hbm_gib_per_chip, std::string(row.runtime_version),
-                               std::string(row.topology)});
+                               std::string(row.topology), row.api, row.devices});
   }
   return Catalog(std::move(generation_list), std::move(slice_list), std::move(origin));
 }

@@ -15,6 +15,8 @@ struct GenerationRow {
   std::string_view id;
   bool name_counts_chips;
   int tensorcores_per_chip;
+  GenerationApi api;
+  TpuDevices devices;
   std::string_view source;
 };
 
@@ -27,6 +29,8 @@ struct SliceRow {
   int hbm_gib_per_chip;
   std::string_view runtime_version;
   std::string_view topology;
+  GenerationApi api;
+  TpuDevices devices;
 };
 
 // The Catalog holding `generations` and `slices` in the given order, named `origin`. The rows

@@ -10,6 +10,7 @@
 
 #include "tpulaunch/embedded/discover_py.hpp"
 #include "tpulaunch/results_url.hpp"
+#include "tpulaunch/embedded/run_guard_bash.hpp"
 #include "tpulaunch/run_folder.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -23,31 +24,11 @@ constexpr Code k_or_exit{" || exit 1"};
 constexpr Code k_pipe{" | "};
 constexpr Code k_merge_stderr{" 2>&1"};
 constexpr Code k_write_to{" >"};
-constexpr Code k_digest_fail{" || { echo \"tpulaunch: staged script on $(hostname) does not match the reviewed "
-                             "sha256\" >&2; exit 97; }"};
 constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
-// command -v PYTHON || { echo …PYTHON…; exit 96; }: the message names the host, the path and the fix.
-constexpr Code k_no_python_start{" >/dev/null || { echo \"tpulaunch: error: $(hostname) has no Python interpreter at\" "};
-constexpr Code k_no_python_end{"\"; run the plan with --bootstrap, or choose one with --python PATH\" >&2; exit 96; }"};
-static_assert(k_remote_no_python == 96 && k_remote_digest_mismatch == 97 && k_remote_mapped_255 == 254,
-              "keep the remote codes in step with the code above");
-constexpr Code k_keep_status{"; status=$?"};
-constexpr Code k_exit_status{"; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
-
-// --results: the end of the run step on each worker. The worker's index comes from the TPU VM
-// itself, the metadata server's agent-worker-number (what jax.distributed reads too), never from
-// the program, which may have failed before it knew; anything but digits is refused. The upload
-// runs whatever the program's status; when it fails, the worker says so and a run that had
-// succeeded ends with 95, so the run step is never reported clean without that worker's results.
-constexpr Code k_upload_worker_number{
-    "; w=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "
-    "http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number) && "
-    "case $w in '' | *[!0-9]*) false ;; esac && "};
-constexpr Code k_upload_worker_folder{"/worker-\"$w\"/"};
-constexpr Code k_upload_failed{
-    " || { echo \"tpulaunch: error: worker ${w:-?} ($(hostname)) could not upload its results to the results "
-    "bucket; they stay in its run folder\" >&2; if [ \"$status\" -eq 0 ]; then status=95; fi; }"};
-static_assert(k_remote_upload_failed == 95, "keep the upload's status in step with the code above");
+static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
+// The run guard travels base64-encoded, as the discovery program does, and is decoded into bash -c.
+constexpr Code k_decode_open{"\"$(printf %s "};
+constexpr Code k_decode_close{" | base64 --decode)\""};
 
 constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
 
@@ -121,6 +102,11 @@ void add_args(ShellLine& line, const Plan& plan) {
 // gcloud compute tpus tpu-vm <verb> ...
 ShellLine gcloud(std::string_view verb) {
   return ShellLine{"gcloud", "compute", "tpus", "tpu-vm", std::string(verb)};
+}
+
+// gcloud compute tpus queued-resources <verb> ...
+ShellLine gcloud_queued(std::string_view verb) {
+  return ShellLine{"gcloud", "compute", "tpus", "queued-resources", std::string(verb)};
 }
 
 Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
@@ -245,52 +231,52 @@ Step course_run_step(const Plan& plan) {
                   command);
 }
 
-// --results, on each worker after its program: `gcloud storage cp --recursive` of the run folder
-// to <results run URL>/worker-<i>/, so the bucket holds worker-<i>/<run-id>/..., the layout a
-// per-worker scp gives locally. The trailing '/' makes the folder land inside worker-<i>/ whether
-// or not that prefix exists yet (a retried upload lands in the same place).
-ShellLine results_upload(const Plan& plan) {
-  ShellLine upload;
-  upload.code(k_upload_worker_number);
-  upload.word("gcloud").word("storage").word("cp").word("--recursive").word(home_path(plan.remote_run_dir));
-  upload.word(Word(*plan.results_run_url).append(k_upload_worker_folder));
-  upload.code(k_upload_failed);
-  return upload;
-}
-
-// The run step of the full form. One ssh call does everything remote: create the run folder
-// first (so that every worker's fetch finds it, whatever happens next), put the staged script in
-// place and check it against the reviewed digest (refusing to run on a mismatch), stop at once
-// when the interpreter is missing, run with TPU_RUN_DIR exported and a per-host log, and keep a
-// 255 from looking like an ssh failure. `before_program` goes after the checks (the discovery
-// program is decoded there); `program` is the interpreter's arguments.
+// The run step of the full form. One ssh call does everything remote, through the run guard
+// (src/remote/run_guard.bash): create the run folder (so every worker's fetch finds it, whatever
+// happens next), put the staged script in place and check it against the reviewed digest, stop at
+// once when the interpreter is missing, look for processes that hold the TPU, run with
+// TPU_RUN_DIR exported, the --env values, a per-host log and --timeout, record the worker's
+// outcome in its run folder, upload it with --results, and keep a 255 from looking like an ssh
+// failure. `before_program` runs first, in the created run folder (the discovery program is
+// decoded there); `program` is the interpreter's arguments.
 Step full_run_step(const Plan& plan, const ShellLine& before_program, const std::vector<Word>& program,
                    std::string summary) {
   const std::string run = plan.remote_run_dir + "/";
-  const Word python = remote_python(plan);
+  const LifecycleOptions& life = plan.options.lifecycle;
   ShellLine command;
-  command.word("set").word("-o").word("pipefail").code(k_then);
-  command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
+  if (!before_program.elements().empty()) {
+    command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
+    command.line(before_program);
+  }
+  command.word("bash").word("-c").word(Word(k_decode_open).append(base64(embedded::run_guard_bash)).append(k_decode_close));
+  command.word("tpulaunch-run-guard").word("--run-dir").word(home_path(plan.remote_run_dir));
+  command.word("--log").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
   if (plan.program == PlanProgram::script) {
     const std::string py = plan.script + ".py";
-    command.word("mv").word("-f").word(home_path(py)).word(lab_path(py)).code(k_or_exit).code(k_then);
-    command.word("printf").word("%s  %s\\n").word(plan.sha256).word(lab_path(py));
-    command.code(k_pipe).word("sha256sum").word("--check").word("--status").code(k_digest_fail).code(k_then);
+    command.word("--stage-from").word(home_path(py)).word("--sha256").word(plan.sha256).word("--staged").word(lab_path(py));
   }
-  command.word("command").word("-v").word(python).code(k_no_python_start).word(Word(python.text()));
-  command.code(k_no_python_end).code(k_then);
-  command.line(before_program);
-  command.word(Word("TPU_RUN_DIR=").append(home_path(run + "artifacts"))).word("JAX_PLATFORMS=tpu");
-  add_env(command, plan);
-  command.word(python).words(program);
-  add_args(command, plan);
-  command.code(k_merge_stderr);
-  command.code(k_pipe).word("tee").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
-  command.code(k_keep_status);
+  command.word("--devices").word(std::string(to_string(plan.slice->devices)));
+  if (plan.timeout_seconds > 0) {
+    command.word("--timeout").word(std::to_string(plan.timeout_seconds));
+  }
+  if (plan.timeout_seconds > 0 || life.kill_stale) {
+    command.word("--grace").word(std::to_string(plan.grace_seconds));
+  }
+  if (life.kill_stale) {
+    command.word("--kill-stale");
+  }
   if (plan.results_run_url) {
-    command.line(results_upload(plan));
+    command.word("--upload").word(*plan.results_run_url);
   }
-  command.code(k_exit_status);
+  command.word("--env").word("JAX_PLATFORMS=tpu");
+  for (const EnvVar& var : plan.options.env) {
+    command.word("--env").word(Word(var.name + "=").append(var.value));
+  }
+  command.word("--python").word(remote_python(plan)).word("--").words(program);
+  add_args(command, plan);
+  if (plan.timeout_seconds > 0) {
+    summary += fmt::format(", for at most {}", life.timeout);
+  }
   return ssh_step(plan, StepKind::run, std::move(summary), command);
 }
 
@@ -342,15 +328,198 @@ Step verify_step(const Plan& plan) {
   return step;
 }
 
+// The command that deletes what holds quota: the queued resource with its node (--force), or
+// the node.
+ShellLine delete_line(const Plan& plan) {
+  ShellLine line;
+  if (plan.options.lifecycle.capacity == Capacity::queued) {
+    line = gcloud_queued("delete");
+    line.word(plan.queued_resource).word(flag("--zone", plan.options.zone)).word("--force").word("--quiet");
+  } else {
+    line = gcloud("delete");
+    line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word("--quiet");
+  }
+  add_project(line, plan);
+  return line;
+}
+
+std::string_view deleted_what(const Plan& plan) {
+  return plan.options.lifecycle.capacity == Capacity::queued ? "the queued resource and its TPU VM" : "the TPU VM";
+}
+
 Step teardown_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::teardown;
   step.where = StepWhere::remote;
-  step.summary = "delete the TPU VM, only after every worker's results are back and verified";
-  step.line = gcloud("delete");
-  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word("--quiet");
+  step.summary = fmt::format("delete {}, only after every worker's results are back and verified", deleted_what(plan));
+  step.line = delete_line(plan);
+  return step;
+}
+
+// --provisioning flags, as each command spells them.
+void add_provisioning(ShellLine& line, Provisioning provisioning) {
+  switch (provisioning) {
+  case Provisioning::standard: break;
+  case Provisioning::spot: line.word("--spot"); break;
+  case Provisioning::preemptible: line.word("--preemptible"); break;
+  case Provisioning::reserved: line.word("--reserved"); break;
+  case Provisioning::guaranteed: line.word("--guaranteed"); break;
+  }
+}
+
+// tpu-vm create ... --async: gcloud's own wait has no deadline, so the wait step polls instead.
+Step create_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::create;
+  step.where = StepWhere::remote;
+  step.summary = fmt::format("create the TPU VM ({}{}) and return at once; the wait step polls its state",
+                             plan.slice->name,
+                             plan.options.lifecycle.provisioning == Provisioning::standard
+                                 ? ""
+                                 : ", " + std::string(to_string(plan.options.lifecycle.provisioning)));
+  step.line = gcloud("create");
+  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone))
+      .word(flag("--accelerator-type", plan.slice->name)).word(flag("--version", plan.runtime_version));
+  add_provisioning(step.line, plan.options.lifecycle.provisioning);
+  step.line.word("--async");
   add_project(step.line, plan);
   return step;
+}
+
+Step queue_step(const Plan& plan) {
+  const LifecycleOptions& life = plan.options.lifecycle;
+  Step step;
+  step.kind = StepKind::queue;
+  step.where = StepWhere::remote;
+  step.summary = fmt::format("ask for {} as queued resource {}, node {}{}", plan.slice->name, plan.queued_resource,
+                             plan.options.tpu,
+                             life.valid_until.empty() ? "" : ", waiting at most " + life.valid_until + " for capacity");
+  step.line = gcloud_queued("create");
+  step.line.word(plan.queued_resource).word(flag("--node-id", plan.options.tpu)).word(flag("--zone", plan.options.zone))
+      .word(flag("--accelerator-type", plan.slice->name)).word(flag("--runtime-version", plan.runtime_version));
+  add_provisioning(step.line, life.provisioning);
+  if (!life.valid_until.empty()) {
+    step.line.word(flag("--valid-until-duration", life.valid_until));
+  }
+  add_project(step.line, plan);
+  return step;
+}
+
+Step release_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::release;
+  step.where = StepWhere::remote;
+  step.summary = fmt::format("how to delete {} (it holds quota): used if it never becomes usable{}", deleted_what(plan),
+                             plan.preemptible() ? ", and after a preemption with --teardown" : "");
+  step.line = delete_line(plan);
+  return step;
+}
+
+// Node states a new node never leaves for READY; queued-resource states that never lead to ACTIVE.
+const std::vector<std::string> k_node_dead_ends{"PREEMPTED", "TERMINATED", "STOPPED", "STOPPING", "DELETING", "HIDDEN"};
+const std::vector<std::string> k_queued_dead_ends{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"};
+
+Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  Step step;
+  step.kind = StepKind::wait;
+  step.where = StepWhere::remote;
+  step.poll = Poll{queued ? "ACTIVE" : "READY", queued ? k_queued_dead_ends : k_node_dead_ends, poll_seconds,
+                   deadline_seconds};
+  std::string stops;
+  for (const auto& state : step.poll->stop_on) {
+    stops += (stops.empty() ? "" : "/") + state;
+  }
+  step.summary = fmt::format("every {}s until {} is {}, for at most {}s; {}: delete it and stop (exit {})", poll_seconds,
+                             queued ? plan.queued_resource : plan.options.tpu, step.poll->until, deadline_seconds, stops,
+                             to_int(PipelineStatus::capacity_failed));
+  step.line = queued ? gcloud_queued("describe") : gcloud("describe");
+  step.line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
+      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
+  add_project(step.line, plan);
+  return step;
+}
+
+Step preemption_check_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::preemption_check;
+  step.where = StepWhere::remote;
+  step.summary = fmt::format("if a step fails on this {} TPU, ask for its state once: PREEMPTED or TERMINATED is "
+                             "reported as such (exit {})",
+                             to_string(plan.options.lifecycle.provisioning), to_int(PipelineStatus::preempted));
+  step.line = gcloud("describe");
+  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word(flag("--format", "value(state)"));
+  add_project(step.line, plan);
+  return step;
+}
+
+// A duration the value rules accepted, in seconds.
+Result<int> seconds_of(ValueKind kind, const std::string& value) {
+  TPULAUNCH_CHECK(validate_value(kind, value));
+  return static_cast<int>(*duration_seconds(value));
+}
+
+// Checks the lifecycle options against each other and fills the plan's derived values.
+Status resolve_lifecycle(Plan& plan) {
+  const LifecycleOptions& life = plan.options.lifecycle;
+  const bool creates = life.capacity != Capacity::existing;
+  auto needs = [](bool ok, std::string_view message) -> Status {
+    if (!ok) {
+      return usage_error(std::string(message));
+    }
+    return Ok{};
+  };
+  if (plan.options.form == PlanForm::course) {
+    TPULAUNCH_CHECK(needs(!creates && life.provisioning == Provisioning::standard && life.timeout.empty() &&
+                              !life.kill_stale,
+                          "--course emits the course's own commands only; --create, --queued, --spot, --timeout and "
+                          "--kill-stale need the full form"));
+  }
+  TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::preemptible || life.capacity != Capacity::queued,
+                        "--preemptible is a tpu-vm create flag; a queued resource takes --spot"));
+  TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::guaranteed || life.capacity == Capacity::queued,
+                        "--guaranteed is a queued-resources flag: it needs --queued"));
+  TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::reserved || creates,
+                        "--reserved asks for reserved capacity: it needs --create or --queued"));
+  TPULAUNCH_CHECK(needs(life.capacity == Capacity::queued || (life.queued_resource.empty() && life.valid_until.empty()),
+                        "--queued-resource and --valid-until-duration need --queued"));
+  TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && life.ready_timeout.empty() && life.poll.empty()),
+                        "--runtime-version, --ready-timeout and --poll need --create or --queued"));
+  plan.runtime_version = life.runtime_version.empty() ? plan.slice->runtime_version : life.runtime_version;
+  TPULAUNCH_CHECK(validate_value(ValueKind::runtime_version, plan.runtime_version));
+  if (life.capacity == Capacity::queued) {
+    plan.queued_resource = life.queued_resource.empty() ? plan.options.tpu + "-qr" : life.queued_resource;
+    TPULAUNCH_CHECK(validate_value(ValueKind::queued_resource, plan.queued_resource));
+    if (!life.valid_until.empty()) {
+      TPULAUNCH_CHECK(validate_value(ValueKind::valid_until, life.valid_until));
+    }
+  }
+  if (!life.timeout.empty()) {
+    TPULAUNCH_TRY(plan.timeout_seconds, seconds_of(ValueKind::timeout, life.timeout));
+  }
+  TPULAUNCH_TRY(plan.grace_seconds, seconds_of(ValueKind::grace, life.grace));
+  return Ok{};
+}
+
+// The steps before staging that get the TPU and say how to give it back.
+Status add_capacity_steps(Plan& plan) {
+  const LifecycleOptions& life = plan.options.lifecycle;
+  const bool queued = life.capacity == Capacity::queued;
+  if (life.capacity != Capacity::existing) {
+    TPULAUNCH_TRY(const int poll, seconds_of(ValueKind::poll, life.poll.empty() ? (queued ? "60s" : "15s") : life.poll));
+    TPULAUNCH_TRY(const int deadline, seconds_of(ValueKind::ready_timeout, life.ready_timeout.empty()
+                                                                               ? (queued ? "12h" : "30m")
+                                                                               : life.ready_timeout));
+    plan.steps.push_back(queued ? queue_step(plan) : create_step(plan));
+    plan.steps.push_back(release_step(plan));
+    plan.steps.push_back(wait_step(plan, poll, deadline));
+  } else if (plan.preemptible()) {
+    plan.steps.push_back(release_step(plan));
+  }
+  if (plan.preemptible()) {
+    plan.steps.push_back(preemption_check_step(plan));
+  }
+  return Ok{};
 }
 
 // The values every route takes: the interpreter and the --env names (a TPU route sets
@@ -425,6 +594,11 @@ std::string_view to_string(StepKind kind) {
   switch (kind) {
   case StepKind::prepare: return "prepare";
   case StepKind::preflight: return "preflight";
+  case StepKind::create: return "create";
+  case StepKind::queue: return "queue";
+  case StepKind::release: return "release";
+  case StepKind::wait: return "wait";
+  case StepKind::preemption_check: return "preemption-check";
   case StepKind::bootstrap: return "bootstrap";
   case StepKind::stage: return "stage";
   case StepKind::run: return "run";
@@ -434,6 +608,26 @@ std::string_view to_string(StepKind kind) {
   case StepKind::teardown: return "teardown";
   }
   return "run";
+}
+
+std::string_view to_string(Capacity capacity) {
+  switch (capacity) {
+  case Capacity::existing: return "existing";
+  case Capacity::create: return "create";
+  case Capacity::queued: return "queued";
+  }
+  return "existing";
+}
+
+std::string_view to_string(Provisioning provisioning) {
+  switch (provisioning) {
+  case Provisioning::standard: return "standard";
+  case Provisioning::spot: return "spot";
+  case Provisioning::preemptible: return "preemptible";
+  case Provisioning::reserved: return "reserved";
+  case Provisioning::guaranteed: return "guaranteed";
+  }
+  return "standard";
 }
 
 std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
@@ -468,6 +662,11 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   TPULAUNCH_CHECK(validate_script_options(options, route));
 
   if (route == RouteKind::cpu) {
+    const LifecycleOptions& life = options.lifecycle;
+    if (life.capacity != Capacity::existing || life.provisioning != Provisioning::standard || !life.timeout.empty() ||
+        life.kill_stale) {
+      return usage_error("the CPU route uses no TPU: --create, --queued, --spot, --timeout and --kill-stale need --slice");
+    }
     // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status
     // is the program's (pipefail), not tee's.
     plan.cpu_receipt = script.id + "-cpu.txt";
@@ -489,6 +688,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     return usage_error("a TPU route needs a slice");
   }
   TPULAUNCH_CHECK(validate_tpu_options(options));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", options.tpu, script.id, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   TPULAUNCH_CHECK(set_results(plan, script.id));
@@ -500,6 +700,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     if (plan.multi_host()) {
       plan.steps.push_back(preflight_step());
     }
+    TPULAUNCH_CHECK(add_capacity_steps(plan));
     if (options.bootstrap) {
       plan.steps.push_back(bootstrap_step(plan));
     }
@@ -508,8 +709,8 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   if (full) {
     plan.steps.push_back(full_run_step(plan, ShellLine(), {lab_path(script.id + ".py")},
                                        plan.multi_host()
-                                           ? "put the script in place, check its digest and run on every worker at once"
-                                           : "put the script in place, check its digest and run on the TPU VM"));
+                                           ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
+                                           : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM"));
   } else {
     plan.steps.push_back(course_run_step(plan));
   }
@@ -528,6 +729,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.options = options;
   plan.options.form = PlanForm::full;
   plan.verify = VerifyKind::discovery;
+  TPULAUNCH_CHECK(resolve_lifecycle(plan));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", options.tpu, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   TPULAUNCH_CHECK(set_results(plan, plan.script));
@@ -535,6 +737,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   if (plan.multi_host()) {
     plan.steps.push_back(preflight_step());
   }
+  TPULAUNCH_CHECK(add_capacity_steps(plan));
   if (options.bootstrap) {
     plan.steps.push_back(bootstrap_step(plan));
   }

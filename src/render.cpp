@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/fetch_bash.hpp"
+#include "tpulaunch/embedded/worker_report_bash.hpp"
 #include "tpulaunch/run_folder.hpp"
 
 namespace tpulaunch {
@@ -93,21 +94,118 @@ constexpr Code k_nested_quote_note{
 // `set -e` never stops the other workers' retrieval.
 constexpr Code k_fetch_library = Code{embedded::fetch_bash}.without_final_newline();
 constexpr Code k_fetch_wait_all{"fetch_wait_all"};
-constexpr Code k_fetch_report{"if ((${#fetch_failed[@]} > 0)); then\n"
+constexpr Code k_fetch_failed{"if ((${#fetch_failed[@]} > 0)); then\n"
                               "  echo \"tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS\" >&2\n"
-                              "fi\n"
-                              "if ((run_status != 0)); then\n"
-                              "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results "
-                              "that could be fetched are in $RUN_DIR\" >&2\n"
-                              "  exit \"$run_status\"\n"
                               "fi"};
+constexpr Code k_run_failed{"if ((run_status != 0)); then\n"
+                            "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results "
+                            "that could be fetched are in $RUN_DIR\" >&2\n"
+                            "  exit \"$run_status\"\n"
+                            "fi"};
+// The per-worker report (src/remote/worker_report.bash): never started, still running when
+// killed, failed with status S, succeeded; from each worker's run record.
+constexpr Code k_worker_report_library = Code{embedded::worker_report_bash}.without_final_newline();
+constexpr Code k_report_workers{"report_workers"};
+
+// --- capacity: create or queue, wait, release ------------------------------------------------------
+// release: how to delete what holds quota; RELEASE is the same command as text, for messages.
+constexpr Code k_release_open{"release_capacity() {\n  if ! "};
+constexpr Code k_release_close{"; then\n"
+                               "    echo \"tpulaunch: error: could not delete it; delete it by hand: $RELEASE\" >&2\n"
+                               "    return 1\n"
+                               "  fi\n"
+                               "  trap - EXIT # nothing is left running\n"
+                               "}"};
+constexpr Code k_capacity_state_open{"capacity_state() { "};
+constexpr Code k_function_close{"; }"};
+// wait_for_capacity WANT 'DEAD ENDS' POLL DEADLINE WHAT: polls capacity_state. The statuses are
+// PipelineStatus::capacity_failed (90) and capacity_deadline (91); render_test checks them.
+constexpr Code k_wait_function{
+    "wait_for_capacity() {\n"
+    "  local want=$1 dead_ends=\" $2 \" poll=$3 limit=$4 what=$5 state status deadline\n"
+    "  deadline=$((SECONDS + limit))\n"
+    "  while :; do\n"
+    "    status=0\n"
+    "    state=$(capacity_state) || status=$?\n"
+    "    if ((status != 0)); then\n"
+    "      echo \"tpulaunch: error: could not read the state of $what (gcloud exited $status); deleting it\" >&2\n"
+    "      release_capacity || true\n"
+    "      exit 1\n"
+    "    fi\n"
+    "    if [[ $state == \"$want\" ]]; then\n"
+    "      step \"wait: $what is $state\"\n"
+    "      return 0\n"
+    "    fi\n"
+    "    if [[ -n $state && $dead_ends == *\" $state \"* ]]; then\n"
+    "      echo \"tpulaunch: error: $what is $state, which never becomes $want; deleting it so that it stops holding "
+    "quota\" >&2\n"
+    "      release_capacity || true\n"
+    "      exit 90\n"
+    "    fi\n"
+    "    if ((SECONDS >= deadline)); then\n"
+    "      echo \"tpulaunch: error: $what is still ${state:-without a state} after ${limit}s (--ready-timeout); "
+    "deleting it\" >&2\n"
+    "      release_capacity || true\n"
+    "      exit 91\n"
+    "    fi\n"
+    "    step \"wait: $what is ${state:-without a state yet}; next look in ${poll}s\"\n"
+    "    sleep \"$poll\"\n"
+    "  done\n"
+    "}"};
+
+// --- preemption: one state query after a failed step on a spot or preemptible TPU -------------
+constexpr Code k_node_state_open{"node_state() { "};
+// The exit status is PipelineStatus::preempted (92); render_test checks it.
+constexpr Code k_preemption_functions{
+    "preempted=\"\"\n"
+    "preemption_checked=0\n"
+    "# check_preempted: ask gcloud for the TPU's state, once; PREEMPTED or TERMINATED is noted.\n"
+    "check_preempted() {\n"
+    "  local state\n"
+    "  if ((preemption_checked)); then\n"
+    "    return 0\n"
+    "  fi\n"
+    "  preemption_checked=1\n"
+    "  state=$(node_state) || return 0\n"
+    "  case $state in\n"
+    "    PREEMPTED | TERMINATED) preempted=$state ;;\n"
+    "  esac\n"
+    "}\n"
+    "# stop_if_preempted: when it was, say so (it is not a failure of the program) and exit 92; with\n"
+    "# --teardown, delete it first, as it still holds quota.\n"
+    "stop_if_preempted() {\n"
+    "  if [[ -z $preempted ]]; then\n"
+    "    return 0\n"
+    "  fi\n"
+    "  echo \"tpulaunch: error: $TPU was $preempted during the pipeline: it was preempted, this is not a failure of the "
+    "program; whatever could be fetched is in $RUN_DIR\" >&2\n"
+    "  if ((TEARDOWN)); then\n"
+    "    echo \"tpulaunch: deleting it (--teardown), as it still holds quota\" >&2\n"
+    "    release_capacity || true\n"
+    "  else\n"
+    "    echo \"tpulaunch: it still holds quota until it is deleted: $RELEASE\" >&2\n"
+    "  fi\n"
+    "  exit 92\n"
+    "}\n"
+    "# failed_step STATUS: a step failed; report a preemption if that is what it was, else stop.\n"
+    "failed_step() {\n"
+    "  check_preempted\n"
+    "  stop_if_preempted\n"
+    "  exit \"$1\"\n"
+    "}"};
+constexpr Code k_or_failed_step{" || failed_step $?"};
+constexpr Code k_check_preempted_if_run_failed{"if ((run_status != 0)); then\n  check_preempted\nfi"};
+constexpr Code k_check_preempted_if_failed{
+    "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
 constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
+
 // --results: after the one download, every worker whose run folder did not arrive is named (its
-// upload failed, and the worker said why in the run step's output); the run's own failure comes
-// first, as with fetch, and nothing after this (verify, teardown) runs unless all is well.
+// upload failed, and the worker said why in the run step's output); then, as after the fetches,
+// the per-worker report and the run's own failure, and nothing after this (verify, teardown) runs
+// unless all is well.
 constexpr Code k_collect_status_0{"collect_status=0"};
 constexpr Code k_or_collect_status{" || collect_status=$?"};
-constexpr Code k_collect_check{
+constexpr Code k_collect_missing{
     "missing=()\n"
     "for ((i = 0; i < WORKERS; i++)); do\n"
     "  if [[ ! -d \"$RUN_DIR/worker-$i/$RUN_ID\" ]]; then\n"
@@ -118,17 +216,11 @@ constexpr Code k_collect_check{
     "  echo \"tpulaunch: error: the download from $RESULTS failed with status $collect_status\" >&2\n"
     "fi\n"
     "if ((${#missing[@]} > 0)); then\n"
-    "  echo \"tpulaunch: error: no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS"
-    "\" >&2\n"
-    "fi\n"
-    "if ((run_status != 0)); then\n"
-    "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results that could be "
-    "fetched are in $RUN_DIR\" >&2\n"
-    "  exit \"$run_status\"\n"
-    "fi\n"
-    "if ((collect_status != 0 || ${#missing[@]} > 0)); then\n"
-    "  exit 1\n"
+    "  echo \"tpulaunch: error: no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS\" >&2\n"
     "fi"};
+constexpr Code k_check_preempted_if_collect_failed{
+    "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+constexpr Code k_collect_exit{"if ((collect_status != 0 || ${#missing[@]} > 0)); then\n  exit 1\nfi"};
 static_assert(k_worker_folder_prefix == "worker-", "the collect check spells the worker folders as run_folder.hpp does");
 
 // `NAME=` prefixes of the sh script's readonly values: named constants rather than Code{...}
@@ -143,6 +235,8 @@ constexpr Code k_set_parallel{"PARALLEL="};
 constexpr Code k_set_results{"RESULTS="};
 constexpr Code k_set_script{"SCRIPT="};
 constexpr Code k_set_tpulaunch_program{"TPULAUNCH_PROGRAM="};
+constexpr Code k_set_teardown{"TEARDOWN="};
+constexpr Code k_set_release{"RELEASE="};
 
 // readonly NAME=value
 ShellLine readonly_value(Code name_equals, std::string value) {
@@ -238,7 +332,8 @@ void emit_preflight(ShellScript& sh, const Plan& /*plan*/, std::span<const Step>
                       "workers; run: ssh-add ~/.ssh/google_compute_engine"));
 }
 
-// A step that runs once, in order, and stops the script (set -e) when it fails.
+// A step that runs once, in order, and stops the script (set -e) when it fails; on a spot or
+// preemptible TPU a failed remote step first asks whether the TPU was preempted.
 void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   if (plan.route == RouteKind::cpu) {
@@ -246,7 +341,38 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
     return;
   }
   sh.line(step_banner(step));
-  add_line(sh, step.line);
+  const bool on_the_tpu = step.kind == StepKind::bootstrap || step.kind == StepKind::stage;
+  add_line(sh, plan.preemptible() && on_the_tpu ? ShellLine(step.line).code(k_or_failed_step) : step.line);
+}
+
+void emit_release(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))});
+  sh.line(readonly_value(k_set_release, to_shell(step.line)));
+  add_line(sh, ShellLine().code(k_release_open).line(step.line).code(k_release_close));
+}
+
+void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  const Poll& poll = *step.poll;
+  sh.line(step_banner(step));
+  add_line(sh, ShellLine().code(k_capacity_state_open).line(step.line).code(k_function_close));
+  sh.code(k_wait_function);
+  std::string dead_ends;
+  for (const auto& state : poll.stop_on) {
+    dead_ends += (dead_ends.empty() ? "" : " ") + state;
+  }
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  add_line(sh, ShellLine{"wait_for_capacity", Word(poll.until), Word(dead_ends), Word(std::to_string(poll.every_seconds)),
+                    Word(std::to_string(poll.deadline_seconds)),
+                    Word(queued ? "queued resource " + plan.queued_resource : "TPU VM " + plan.options.tpu)});
+}
+
+void emit_preemption_check(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.comment(fmt::format("{}: {}", step.name(), step.summary));
+  add_line(sh, ShellLine().code(k_node_state_open).line(step.line).code(k_function_close));
+  sh.code(k_preemption_functions);
 }
 
 void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -259,6 +385,9 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   // A failed run must not stop retrieval: every worker's log is what explains the failure.
   sh.code(k_run_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_run_status));
+  if (plan.preemptible()) {
+    sh.code(k_check_preempted_if_run_failed);
+  }
 }
 
 void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -269,7 +398,14 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
     add_line(sh, ShellLine{"fetch_start", Word(step.workers->text())}.line(step.line));
   }
   sh.code(k_fetch_wait_all);
-  sh.code(k_fetch_report);
+  sh.code(k_fetch_failed);
+  if (plan.options.form == PlanForm::full) {
+    sh.code(k_worker_report_library).code(k_report_workers);
+  }
+  if (plan.preemptible()) {
+    sh.code(k_check_preempted_if_failed);
+  }
+  sh.code(k_run_failed);
   sh.code(k_fetch_exit);
 }
 
@@ -286,12 +422,19 @@ void emit_verify(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> st
   add_line(sh, std::move(line));
 }
 
-void emit_collect(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.line(step_banner(step));
   sh.code(k_collect_status_0);
-  sh.line(ShellLine(step.line).code(k_or_collect_status));
-  sh.code(k_collect_check);
+  add_line(sh, ShellLine(step.line).code(k_or_collect_status));
+  sh.code(k_collect_missing);
+  if (plan.options.form == PlanForm::full) {
+    sh.code(k_worker_report_library).code(k_report_workers);
+  }
+  if (plan.preemptible()) {
+    sh.code(k_check_preempted_if_collect_failed);
+  }
+  sh.code(k_run_failed).code(k_collect_exit);
 }
 
 ShEmitter sh_emitter(StepKind kind) {
@@ -301,7 +444,12 @@ ShEmitter sh_emitter(StepKind kind) {
   case StepKind::fetch: return emit_fetch;
   case StepKind::verify: return emit_verify;
   case StepKind::collect: return emit_collect;
+  case StepKind::release: return emit_release;
+  case StepKind::wait: return emit_wait;
+  case StepKind::preemption_check: return emit_preemption_check;
   case StepKind::prepare:
+  case StepKind::create:
+  case StepKind::queue:
   case StepKind::bootstrap:
   case StepKind::stage:
   case StepKind::teardown: return emit_plain;
@@ -335,6 +483,9 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
     sh.line(readonly_value(k_set_results, *plan.results_run_url));
   } else {
     sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
+  }
+  if (plan.preemptible()) {
+    sh.line(readonly_value(k_set_teardown, plan.options.teardown ? "1" : "0"));
   }
   sh.blank().code(k_step_function).blank();
   if (const Step* verify = find_step(plan, StepKind::verify)) {
@@ -410,6 +561,21 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
     j["local_run_dir"] = plan.local_run_dir;
     j["results"] = plan.results_run_url ? nlohmann::ordered_json(*plan.results_run_url) : nlohmann::ordered_json(nullptr);
     j["verify"] = to_string(plan.verify);
+    const LifecycleOptions& life = plan.options.lifecycle;
+    nlohmann::ordered_json lifecycle;
+    lifecycle["capacity"] = to_string(life.capacity);
+    lifecycle["provisioning"] = to_string(life.provisioning);
+    lifecycle["runtime_version"] =
+        life.capacity == Capacity::existing ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.runtime_version);
+    lifecycle["queued_resource"] = or_null(plan.queued_resource);
+    lifecycle["valid_until"] = or_null(life.valid_until);
+    lifecycle["timeout_seconds"] =
+        plan.timeout_seconds > 0 ? nlohmann::ordered_json(plan.timeout_seconds) : nlohmann::ordered_json(nullptr);
+    lifecycle["grace_seconds"] = plan.grace_seconds;
+    lifecycle["kill_stale"] = life.kill_stale;
+    lifecycle["tpu_devices"] = to_string(plan.slice->devices);
+    lifecycle["preemption_check"] = plan.preemptible();
+    j["lifecycle"] = std::move(lifecycle);
   } else {
     j["receipt"] = plan.cpu_receipt;
   }
@@ -435,6 +601,10 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
     s["summary"] = step.summary;
     s["argv"] = step.line.argv();
     s["command"] = to_shell(step.line);
+    if (step.poll) {
+      s["poll"] = {{"until", step.poll->until}, {"stop_on", step.poll->stop_on},
+                   {"every_seconds", step.poll->every_seconds}, {"deadline_seconds", step.poll->deadline_seconds}};
+    }
     steps.push_back(std::move(s));
     if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);

@@ -143,7 +143,7 @@ constexpr std::int64_t k_max_duration_seconds = 30LL * 24 * 3600;
 
 bool accepts_duration(std::string_view v) { return duration_seconds(v).has_value(); }
 
-const std::array<ValueRule, 13> k_value_rules{{
+const std::array<ValueRule, 15> k_value_rules{{
     {ValueKind::tpu_name, "--tpu", "TPU name",
      "lowercase RFC 1035: a letter first, then letters, digits and hyphens, 1-63 characters, no trailing hyphen",
      accepts_tpu_name},
@@ -182,11 +182,14 @@ const std::array<ValueRule, 13> k_value_rules{{
     {ValueKind::grace, "--grace", "grace period", "a duration, as for --timeout (10s, 1m)", accepts_duration},
     {ValueKind::valid_until, "--valid-until-duration", "queueing duration", "a duration, as for --timeout (6h, 1d)",
      accepts_duration},
+    {ValueKind::ready_timeout, "--ready-timeout", "wait for capacity", "a duration, as for --timeout (30m, 12h)",
+     accepts_duration},
+    {ValueKind::poll, "--poll", "poll interval", "a duration, as for --timeout (15s, 1m)", accepts_duration},
 }};
 
 } // namespace
 
-const std::array<ValueRule, 13>& value_rules() { return k_value_rules; }
+const std::array<ValueRule, 15>& value_rules() { return k_value_rules; }
 
 std::optional<std::int64_t> duration_seconds(std::string_view value) {
   // Units in the order they must appear: "1h30m", never "30m1h" or "1h1h".

@@ -69,5 +69,13 @@ TEST(Docs, ReadmeAndCliReferenceListEveryExitCode) {
   }
 }
 
+TEST(Docs, CliReferenceListsEveryPipelineStatus) {
+  const std::string doc = read_doc("docs/cli.md");
+  for (const auto& info : k_pipeline_statuses) {
+    EXPECT_NE(doc.find(fmt::format("| {} | {} | {} |", to_int(info.status), info.where, info.meaning)), std::string::npos)
+        << to_int(info.status);
+  }
+}
+
 } // namespace
 } // namespace tpulaunch

@@ -1,7 +1,9 @@
 #include "tpulaunch/plan.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -111,28 +113,24 @@ TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
             "~/jax-tpu-lab/lesson-tpu.txt'");
 }
 
-TEST_F(PlanTest, RunStepChecksTheDigestAndMaps255InTheSameCall) {
+TEST_F(PlanTest, RunStepIsTheRunGuardInOneCall) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const auto& run = p.steps[3];
   ASSERT_EQ(run.kind, StepKind::run);
   const std::string command = run.line.argv().back();
-  ASSERT_EQ(command.rfind("--command=", 0), 0U);
-  EXPECT_NE(command.find(std::string(64, 'a') + " ~/jax-tpu-lab/lesson.py | sha256sum --check --status"), std::string::npos);
-  EXPECT_NE(command.find("exit 97"), std::string::npos);
-  EXPECT_NE(command.find("TPU_RUN_DIR=~/jax-tpu-lab/runs/r1/artifacts"), std::string::npos);
-  EXPECT_NE(command.find("lesson-tpu-\"$(hostname)\".txt"), std::string::npos);
-  EXPECT_NE(command.find("-eq 255 ]; then status=254"), std::string::npos);
-  // The run folder comes first (every fetch finds it), then the staged file is moved into place
-  // and checked, then the interpreter, all before the program, in the one remote command.
-  EXPECT_LT(command.find("mkdir -p ~/jax-tpu-lab/runs/r1/artifacts || exit 1; "),
-            command.find("mv -f ~/lesson.py ~/jax-tpu-lab/lesson.py || exit 1; "));
-  EXPECT_LT(command.find("mv -f"), command.find("sha256sum"));
-  EXPECT_LT(command.find("sha256sum"), command.find("command -v ~/jax-tpu-lab/.venv/bin/python >/dev/null || "));
-  EXPECT_NE(command.find("has no Python interpreter at\" '~/jax-tpu-lab/.venv/bin/python'\"; run the plan with "
-                         "--bootstrap, or choose one with --python PATH\" >&2; exit 96; }"),
-            std::string::npos)
-      << command;
-  EXPECT_LT(command.find("command -v"), command.find("JAX_PLATFORMS=tpu ~/jax-tpu-lab/.venv/bin/python ~/jax-tpu-lab/lesson.py"));
+  ASSERT_EQ(command.rfind("--command=bash -c \"$(printf %s ", 0), 0U) << command.substr(0, 80);
+  const std::string guard_name = " | base64 --decode)\" tpulaunch-run-guard ";
+  const auto guard_args = command.find(guard_name);
+  ASSERT_NE(guard_args, std::string::npos);
+  EXPECT_EQ(command.substr(guard_args + guard_name.size()),
+            "--run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/lesson-tpu-\"$(hostname)\".txt --stage-from "
+            "~/lesson.py --sha256 " +
+                std::string(64, 'a') +
+                " --staged ~/jax-tpu-lab/lesson.py --devices vfio --env JAX_PLATFORMS=tpu --python "
+                "~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/lesson.py");
+  // No --timeout, --grace or --kill-stale unless asked for.
+  EXPECT_EQ(command.find("--timeout"), std::string::npos);
+  EXPECT_EQ(command.find("--kill-stale"), std::string::npos);
 }
 
 TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
@@ -149,9 +147,8 @@ TEST_F(PlanTest, PythonEnvAndArgsReachTheRunThroughTheQuotingFunction) {
   m_options.args = {"--steps", "10 20", "$(id)"};
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   const std::string command = p.steps[2].line.argv().back();
-  EXPECT_NE(command.find("command -v ~/'my env/bin/python' >/dev/null || "), std::string::npos) << command;
-  EXPECT_NE(command.find("JAX_PLATFORMS=tpu SEED='it'\\''s $HOME' EMPTY='' ~/'my env/bin/python' ~/jax-tpu-lab/lesson.py "
-                         "--steps '10 20' '$(id)' 2>&1 | tee"),
+  EXPECT_NE(command.find("--env JAX_PLATFORMS=tpu --env SEED='it'\\''s $HOME' --env EMPTY='' --python ~/'my env/bin/python' "
+                         "-- ~/jax-tpu-lab/lesson.py --steps '10 20' '$(id)'"),
             std::string::npos)
       << command;
   m_options.env = {{"JAX_PLATFORMS", "cpu"}};
@@ -182,6 +179,148 @@ TEST_F(PlanTest, VerifyGetsTheCatalogAndMatrixThePlanUsed) {
   EXPECT_EQ(to_shell(p.steps.back().line),
             "/opt/tpulaunch/bin/tpulaunch verify ./tpu-runs/pod/lesson/r1 --slice=v5litepod-8 --kind=training "
             "--matrix=/course/execution-matrix.json --catalog='/course/my catalog.json'");
+}
+
+TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
+  std::ifstream in(std::string(TPULAUNCH_SOURCE_DIR) + "/src/remote/run_guard.bash");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string guard = text.str();
+  for (const auto& [name, status] : {std::pair{"status_busy", PipelineStatus::tpu_busy},
+                                     std::pair{"status_upload_failed", PipelineStatus::upload_failed},
+                                     std::pair{"status_no_python", PipelineStatus::no_python},
+                                     std::pair{"status_digest_mismatch", PipelineStatus::digest_mismatch},
+                                     std::pair{"status_guard_failed", PipelineStatus::guard_failed},
+                                     std::pair{"status_timed_out", PipelineStatus::timed_out},
+                                     std::pair{"status_mapped_255", PipelineStatus::mapped_255}}) {
+    EXPECT_NE(guard.find(fmt::format("readonly {}={}\n", name, to_int(status))), std::string::npos) << name;
+  }
+  // The only test seam, and the paths it moves.
+  EXPECT_NE(guard.find("root=${TPULAUNCH_GUARD_ROOT:-}"), std::string::npos);
+  EXPECT_NE(guard.find("lock_file=\"$root/tmp/libtpu_lockfile\""), std::string::npos);
+}
+
+TEST_F(PlanTest, DefaultPlanHasNoLifecycleSteps) {
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "stage", "run", "fetch", "fetch", "fetch", "fetch", "verify"}));
+  EXPECT_FALSE(p.preemptible());
+}
+
+TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
+  m_options.lifecycle.capacity = Capacity::create;
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  m_options.teardown = true;
+  m_options.project = "my-project-1";
+  const Plan p = plan("v4-32", RouteKind::multi_host);
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "create", "release", "wait", "preemption-check", "stage",
+                                                "run", "fetch", "fetch", "fetch", "fetch", "verify", "teardown"}));
+  EXPECT_EQ(p.steps[2].line.argv(),
+            (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "create", "pod", "--zone=us-central1-a",
+                                      "--accelerator-type=v4-32", "--version=tpu-ubuntu2204-base", "--spot", "--async",
+                                      "--project=my-project-1"}));
+  EXPECT_EQ(p.steps[3].line.argv(),
+            (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "delete", "pod", "--zone=us-central1-a",
+                                      "--quiet", "--project=my-project-1"}));
+  const Step& wait = p.steps[4];
+  EXPECT_EQ(to_shell(wait.line),
+            "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(state)' --project=my-project-1");
+  ASSERT_TRUE(wait.poll.has_value());
+  EXPECT_EQ(wait.poll->until, "READY");
+  EXPECT_EQ(wait.poll->every_seconds, 15);
+  EXPECT_EQ(wait.poll->deadline_seconds, 1800);
+  EXPECT_NE(std::find(wait.poll->stop_on.begin(), wait.poll->stop_on.end(), "PREEMPTED"), wait.poll->stop_on.end());
+  EXPECT_EQ(to_shell(p.steps[5].line),
+            "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(state)' --project=my-project-1");
+  EXPECT_EQ(p.steps.back().line.argv(), p.steps[3].line.argv());
+  // v4 exposes /dev/accel*.
+  EXPECT_NE(p.steps[7].line.argv().back().find(" --devices accel "), std::string::npos);
+}
+
+TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  m_options.lifecycle.valid_until = "6h";
+  m_options.lifecycle.poll = "30s";
+  m_options.lifecycle.ready_timeout = "2h";
+  m_options.lifecycle.timeout = "2h";
+  m_options.teardown = true;
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "queue", "release", "wait", "preemption-check", "stage",
+                                                "run", "fetch", "fetch", "fetch", "fetch", "verify", "teardown"}));
+  EXPECT_EQ(p.queued_resource, "pod-qr");
+  EXPECT_EQ(p.steps[2].line.argv(),
+            (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "create", "pod-qr", "--node-id=pod",
+                                      "--zone=us-central1-a", "--accelerator-type=v5litepod-16",
+                                      "--runtime-version=v2-alpha-tpuv5-lite", "--spot", "--valid-until-duration=6h"}));
+  const std::vector<std::string> release{"gcloud", "compute", "tpus", "queued-resources", "delete", "pod-qr",
+                                         "--zone=us-central1-a", "--force", "--quiet"};
+  EXPECT_EQ(p.steps[3].line.argv(), release);
+  EXPECT_EQ(p.steps.back().line.argv(), release);
+  EXPECT_EQ(p.steps[4].line.argv(),
+            (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "describe", "pod-qr",
+                                      "--zone=us-central1-a", "--format=value(state.state)"}));
+  EXPECT_EQ(p.steps[4].poll->until, "ACTIVE");
+  EXPECT_EQ(p.steps[4].poll->stop_on, (std::vector<std::string>{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"}));
+  EXPECT_EQ(p.steps[4].poll->every_seconds, 30);
+  EXPECT_EQ(p.steps[4].poll->deadline_seconds, 7200);
+  EXPECT_EQ(p.timeout_seconds, 7200);
+  const std::string run = p.steps[7].line.argv().back();
+  EXPECT_NE(run.find(" --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu "), std::string::npos);
+}
+
+TEST_F(PlanTest, KillStaleAndAnExistingSpotTpu) {
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  m_options.lifecycle.kill_stale = true;
+  m_options.lifecycle.grace = "10s";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  // An existing spot TPU: no create or wait, but the release and the one state query.
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "release", "preemption-check", "stage", "run", "fetch",
+                                                "fetch", "fetch", "fetch", "verify"}));
+  EXPECT_NE(p.steps[5].line.argv().back().find(" --devices vfio --grace 10 --kill-stale --env "), std::string::npos);
+}
+
+TEST_F(PlanTest, LifecycleValuesAndCombinationsAreChecked) {
+  auto error_of = [&](auto change) {
+    PlanOptions saved = m_options;
+    change(m_options.lifecycle);
+    auto result = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+    m_options = saved;
+    return result.ok() ? std::string("accepted") : result.error().message;
+  };
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.timeout = "2 hours"; }).find("invalid timeout '2 hours' for --timeout"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.grace = "0s"; }).find("for --grace"), std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) {
+              l.capacity = Capacity::create;
+              l.runtime_version = "v2;reboot";
+            }).find("invalid runtime version 'v2;reboot'"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) {
+              l.capacity = Capacity::queued;
+              l.queued_resource = "Bad_QR";
+            }).find("invalid queued resource ID 'Bad_QR'"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) {
+              l.capacity = Capacity::queued;
+              l.poll = "often";
+            }).find("for --poll"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) {
+              l.capacity = Capacity::queued;
+              l.provisioning = Provisioning::preemptible;
+            }).find("--preemptible is a tpu-vm create flag"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.provisioning = Provisioning::guaranteed; }).find("needs --queued"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.provisioning = Provisioning::reserved; }).find("needs --create or --queued"),
+            std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.valid_until = "6h"; }).find("need --queued"), std::string::npos);
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.runtime_version = "v2-alpha"; }).find("need --create or --queued"),
+            std::string::npos);
+  // A queued resource ID of 64 characters: the TPU name is 61, so <tpu>-qr is too long.
+  m_options.tpu = "p" + std::string(60, 'o');
+  EXPECT_NE(error_of([](LifecycleOptions& l) { l.capacity = Capacity::queued; }).find("invalid queued resource ID"),
+            std::string::npos);
 }
 
 TEST_F(PlanTest, ProjectIsEmittedOnlyWhenGiven) {
@@ -251,7 +390,9 @@ TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
       // The program travels base64-encoded, decoded into the run folder and run from there.
       EXPECT_NE(command.find(" | base64 --decode >~/jax-tpu-lab/runs/r1/discover.py || exit 1; "), std::string::npos)
           << command;
-      EXPECT_NE(command.find(".venv/bin/python ~/jax-tpu-lab/runs/r1/discover.py 2>&1"), std::string::npos) << command;
+      EXPECT_NE(command.find(" --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/runs/r1/discover.py"),
+                std::string::npos)
+          << command;
       const auto start = command.find("printf %s ") + 10;
       const std::string encoded = command.substr(start, command.find(" | base64") - start);
       EXPECT_EQ(encoded.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
@@ -316,30 +457,14 @@ TEST_F(PlanTest, ResultsUploadEndsTheRunCallWhateverTheProgramsStatus) {
   m_options.results = "gs://lab-results";
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const std::string command = step(p, StepKind::run).line.argv().back();
-  const std::string upload = "gcloud storage cp --recursive ~/jax-tpu-lab/runs/r1 gs://lab-results/pod/lesson/r1/worker-\"$w\"/";
-  ASSERT_NE(command.find(upload), std::string::npos) << command;
-  // The worker's index is the VM's own (the metadata server), checked to be digits.
-  const std::string metadata = "w=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "
-                               "http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number) && "
-                               "case $w in '' | *[!0-9]*) false ;; esac && ";
-  EXPECT_NE(command.find(metadata + upload), std::string::npos) << command;
-  // After the program's pipeline, whatever its status (status=$? first), before the 255 mapping
-  // and the exit; a failed upload makes a clean run 95 and keeps a failed run's status.
-  const auto tee = command.find("| tee ");
-  const auto kept = command.find("; status=$?; w=$(curl");
-  const auto failed = command.find("could not upload its results");
-  const auto mapped = command.find("if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\"");
-  for (const auto at : {tee, kept, failed, mapped}) {
-    ASSERT_NE(at, std::string::npos) << command;
-  }
-  EXPECT_LT(tee, kept);
-  EXPECT_LT(kept, failed);
-  EXPECT_LT(failed, mapped);
-  EXPECT_NE(command.find("if [ \"$status\" -eq 0 ]; then status=95; fi"), std::string::npos) << command;
+  // The run guard uploads after the program, whatever its status (tests/remote/run_guard_test.bash
+  // checks what it does); the plan hands it the run's own prefix.
+  EXPECT_NE(command.find(" --upload gs://lab-results/pod/lesson/r1 "), std::string::npos) << command;
   EXPECT_EQ(k_remote_upload_failed, 95);
   // Without --results the run call uploads nothing.
   m_options.results.clear();
-  EXPECT_EQ(step(plan("v5litepod-16", RouteKind::multi_host), StepKind::run).line.argv().back().find("storage"), std::string::npos);
+  EXPECT_EQ(step(plan("v5litepod-16", RouteKind::multi_host), StepKind::run).line.argv().back().find("--upload"),
+            std::string::npos);
 }
 
 TEST_F(PlanTest, ResultsUrlIsQuotedAsOneWordAtBothShellLevels) {
@@ -350,8 +475,7 @@ TEST_F(PlanTest, ResultsUrlIsQuotedAsOneWordAtBothShellLevels) {
             "gcloud storage cp --recursive 'gs://lab-results/it'\\''s a $(prefix)/pod/lesson/r1' ./tpu-runs/pod/lesson/");
   // In the remote command the value is one literal; the worker folder after it is the code part.
   const std::string command = step(p, StepKind::run).line.argv().back();
-  EXPECT_NE(command.find("'gs://lab-results/it'\\''s a $(prefix)/pod/lesson/r1'/worker-\"$w\"/"), std::string::npos)
-      << command;
+  EXPECT_NE(command.find("--upload 'gs://lab-results/it'\\''s a $(prefix)/pod/lesson/r1' "), std::string::npos) << command;
 }
 
 TEST_F(PlanTest, ResultsForDiscoveryMirrorItsLocalFolder) {
@@ -383,6 +507,9 @@ TEST(Plan, StepKindsHaveTheirNames) {
   EXPECT_EQ(to_string(StepKind::preflight), "preflight");
   EXPECT_EQ(to_string(StepKind::teardown), "teardown");
   EXPECT_EQ(to_string(StepKind::collect), "collect");
+  EXPECT_EQ(to_string(StepKind::preemption_check), "preemption-check");
+  EXPECT_EQ(to_string(StepKind::queue), "queue");
+  EXPECT_EQ(concurrent_group(StepKind::wait), "");
   EXPECT_EQ(concurrent_group(StepKind::fetch), "fetch");
   EXPECT_EQ(concurrent_group(StepKind::collect), "");
   EXPECT_EQ(concurrent_group(StepKind::run), "");

@@ -41,6 +41,7 @@
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/plan.hpp"
+#include "tpulaunch/sha256.hpp"
 #include "tpulaunch/shell.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -199,6 +200,8 @@ private:
     case ValueKind::timeout:
     case ValueKind::grace:
     case ValueKind::valid_until:
+    case ValueKind::ready_timeout:
+    case ValueKind::poll:
       return std::to_string(uniform(1, 23)) + "h" + std::to_string(uniform(0, 59)) + "m";
     }
     return "x";
@@ -407,7 +410,7 @@ done
 // parses it as a script), in a subshell with recorders for the programs it calls. The fake
 // python (a file, since the command calls it by path) records itself; sha256sum and tee also
 // record what reached their stdin, which checks the printf format and the 2>&1 redirection.
-constexpr std::string_view k_remote_driver = R"(set -u
+constexpr std::string_view k_remote_driver = R"sh(set -u
 rec() { builtin printf '%s\0' "$#" "$@" >>"$LOG"; }
 set() { rec set "$@"; builtin set "$@"; }
 mkdir() { rec mkdir "$@"; command mkdir "$@"; }
@@ -415,14 +418,30 @@ mv() { rec mv "$@"; }
 # `command -v X` finds only an executable path (the fake venv python): no function of this driver
 # and no program of this machine may pass for a worker's interpreter.
 command() { if [[ $1 == -v ]]; then [[ $2 == */* && -x $2 ]]; return; fi; builtin command "$@"; }
-base64() { local out; out=$(command base64 "$@"; builtin printf x); out=${out%x}; rec base64 "$@" "<decoded>$out"; builtin printf '%s' "$out"; }
+base64() {
+  local out; out=$(command base64 "$@"; builtin printf x); out=${out%x}
+  if ((${#out} > 4096)); then
+    rec base64 "$@" "<sha256>$(builtin printf '%s' "$out" | command sha256sum | command cut -d' ' -f1)"
+  else
+    rec base64 "$@" "<decoded>$out"
+  fi
+  builtin printf '%s' "$out"
+}
 python3() { rec python3 "$@"; }
 echo() { rec echo "$@"; }
 hostname() { builtin printf '%s\n' t1v-n-fake-w-3; }
 tee() { local input=''; IFS= read -r -d '' input || true; rec tee "$@" "<stdin>$input"; }
 sha256sum() { local input=''; IFS= read -r -d '' input || true; rec sha256sum "$@" "<stdin>$input"; return "$FAKE_SHA_STATUS"; }
-curl() { rec curl "$@"; builtin printf '%s' 3; }
-gcloud() { rec gcloud "$@"; return "$FAKE_UPLOAD_STATUS"; }
+# The run guard (src/remote/run_guard.bash) is bash -c "<guard>" ARGS...: recorded with its
+# arguments as the remote shell passed them (its own behaviour is tests/remote/run_guard_test.bash).
+# The guard's text is recorded by its SHA-256 (it is long, and every case would carry it).
+bash() {
+  if [[ ${1-} == -c ]]; then
+    rec bash -c "<sha256>$(builtin printf '%s' "$2" | command sha256sum | command cut -d' ' -f1)" "${@:3}"
+    return "$FAKE_PY_STATUS"
+  fi
+  builtin command bash "$@"
+}
 export FAKE_SHA_STATUS=0 FAKE_PY_STATUS=0 FAKE_UPLOAD_STATUS=0
 mapfile -d '' -t commands <"$1"
 mapfile -d '' -t modes <"$2"
@@ -436,7 +455,7 @@ for i in "${!commands[@]}"; do
   ( eval "${commands[i]}" ) || status=$?
   builtin printf '2\0STATUS\0%s\0' "$status" >>"$LOG"
 done
-)";
+)sh";
 
 // Failures collected over many values, reported with a few examples and a count.
 class Failures {
@@ -597,13 +616,18 @@ private:
 constexpr std::string_view k_command_flag = "--command=";
 // What the remote `base64 --decode` wrote: the discovery program must arrive byte for byte as
 // src/remote/discover.py holds it.
+std::string source_file(const char* path) {
+  std::ifstream in(fs::path(TPULAUNCH_SOURCE_DIR) / path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
 const std::string& discovery_program() {
-  static const std::string k_program = [] {
-    std::ifstream in(fs::path(TPULAUNCH_SOURCE_DIR) / "src/remote/discover.py", std::ios::binary);
-    std::ostringstream content;
-    content << in.rdbuf();
-    return content.str();
-  }();
+  static const std::string k_program = source_file("src/remote/discover.py");
+  return k_program;
+}
+const std::string& run_guard_program() {
+  static const std::string k_program = source_file("src/remote/run_guard.bash");
   return k_program;
 }
 
@@ -640,53 +664,48 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
     return e;
   }
   const std::string run = home + plan.remote_run_dir + "/";
-  e.records.push_back({"set", "-o", "pipefail"});
-  // The run folder comes first, so that every worker's fetch finds it whatever happens next.
-  e.records.push_back({"mkdir", "-p", run + "artifacts"});
-  if (!discovery) {
-    // Staged into the home folder (which always exists), moved into place by the run call.
-    e.records.push_back({"mv", "-f", home + plan.script + ".py", lab + plan.script + ".py"});
-    e.records.push_back({"sha256sum", "--check", "--status", "<stdin>" + plan.sha256 + "  " + lab + plan.script + ".py\n"});
-    if (mode.sha_status != 0) {
-      e.records.push_back(
-          {"echo", fmt::format("tpulaunch: staged script on {} does not match the reviewed sha256", k_fake_host)});
-      e.status = k_remote_digest_mismatch;
-      return e;
-    }
-  }
-  // An interpreter other than the fake venv python is not on the worker: the run stops with one
-  // line naming the host, the interpreter as given, and the fix.
-  const std::string& chosen = plan.options.python;
-  if (!chosen.empty() && chosen != "~/jax-tpu-lab/.venv/bin/python") {
-    e.records.push_back({"echo", fmt::format("tpulaunch: error: {} has no Python interpreter at", k_fake_host),
-                         chosen + "; run the plan with --bootstrap, or choose one with --python PATH"});
-    e.status = k_remote_no_python;
-    return e;
-  }
-  Record py{python, "TPU_RUN_DIR=" + run + "artifacts", "JAX_PLATFORMS=tpu"};
   if (discovery) {
+    // The run folder first, then the discovery program decoded into it.
+    e.records.push_back({"mkdir", "-p", run + "artifacts"});
     e.records.push_back({"base64", "--decode", "<decoded>" + discovery_program()});
-    py.push_back(run + "discover.py");
-  } else {
-    py.push_back(lab + plan.script + ".py");
   }
-  e.records.push_back(std::move(py));
-  e.records.push_back({"tee", fmt::format("{}{}-tpu-{}.txt", run, plan.script, k_fake_host), "<stdin>out\nerr\n"});
-  int status = mode.py_status;
-  if (plan.results_run_url) {
-    // The fake metadata server says worker 3; the upload runs whatever the program's status.
-    e.records.push_back({"curl", "-sSf", "-m", "10", "-H", "Metadata-Flavor: Google",
-                         "http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number"});
-    e.records.push_back({"gcloud", "storage", "cp", "--recursive", home + plan.remote_run_dir,
-                         *plan.results_run_url + "/worker-3/"});
-    if (mode.upload_status != 0) {
-      e.records.push_back({"echo", fmt::format("tpulaunch: error: worker 3 ({}) could not upload its results to the "
-                                               "results bucket; they stay in its run folder",
-                                               k_fake_host)});
-      status = status == 0 ? k_remote_upload_failed : status;
+  // The run guard arrives byte for byte, and every value reaches it as one argument.
+  e.records.push_back({"base64", "--decode", "<sha256>" + sha256_hex(run_guard_program())});
+  // "$(...)" drops the file's final newline.
+  const std::string guard_text = run_guard_program().substr(0, run_guard_program().find_last_not_of('\n') + 1);
+  Record guard{"bash", "-c", "<sha256>" + sha256_hex(guard_text), "tpulaunch-run-guard", "--run-dir", home + plan.remote_run_dir,
+               "--log", fmt::format("{}{}-tpu-{}.txt", run, plan.script, k_fake_host)};
+  const std::string staged = lab + plan.script + ".py";
+  if (!discovery) {
+    for (const std::string& word : {std::string("--stage-from"), home + plan.script + ".py", std::string("--sha256"),
+                                    plan.sha256, std::string("--staged"), staged}) {
+      guard.push_back(word);
     }
   }
-  e.status = status == 255 ? k_remote_mapped_255 : status;
+  guard.push_back("--devices");
+  guard.push_back(std::string(to_string(plan.slice->devices)));
+  if (plan.results_run_url) {
+    guard.push_back("--upload");
+    guard.push_back(*plan.results_run_url);
+  }
+  guard.push_back("--env");
+  guard.push_back("JAX_PLATFORMS=tpu");
+  for (const EnvVar& var : plan.options.env) {
+    guard.push_back("--env");
+    guard.push_back(var.name + "=" + var.value);
+  }
+  const std::string& chosen = plan.options.python;
+  guard.push_back("--python");
+  guard.push_back(chosen.empty()             ? lab + ".venv/bin/python"
+                  : chosen.starts_with("~/") ? home + chosen.substr(2)
+                                             : chosen);
+  guard.push_back("--");
+  guard.push_back(discovery ? run + "discover.py" : staged);
+  for (const std::string& arg : plan.options.args) {
+    guard.push_back(arg);
+  }
+  e.records.push_back(std::move(guard));
+  e.status = mode.py_status;
   return e;
 }
 
@@ -858,7 +877,9 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
       case ValueKind::runtime_version:
       case ValueKind::timeout:
       case ValueKind::grace:
-      case ValueKind::valid_until: break; // not among the kinds this loop draws (yet)
+      case ValueKind::valid_until:
+      case ValueKind::ready_timeout:
+      case ValueKind::poll: break; // not among the kinds this loop draws (yet)
       }
       const Status valid = validate_value(kind, value);
       // An empty project means "no --project", an empty interpreter the default one, and an empty

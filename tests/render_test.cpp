@@ -132,6 +132,69 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
             std::string::npos);
 }
 
+TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  m_options.teardown = true;
+  const std::string sh = render_sh(plan("v5litepod-16", RouteKind::multi_host));
+  const auto queue = sh.find("\ngcloud compute tpus queued-resources create pod-qr --node-id=pod ");
+  const auto release = sh.find("\nrelease_capacity() {\n  if ! gcloud compute tpus queued-resources delete pod-qr "
+                               "--zone=us-central1-a --force --quiet; then\n");
+  const auto wait = sh.find("\nwait_for_capacity ACTIVE 'FAILED SUSPENDED SUSPENDING DELETING' 60 43200 "
+                            "'queued resource pod-qr'\n");
+  const auto check = sh.find("\nnode_state() { gcloud compute tpus tpu-vm describe pod --zone=us-central1-a "
+                             "--format='value(state)'; }\n");
+  const auto stage = sh.find("tpu-vm scp public/exercises/lesson.py pod: --zone=us-central1-a "
+                             "--worker=all || failed_step $?\n");
+  const auto run = sh.find(" || run_status=$?\nif ((run_status != 0)); then\n  check_preempted\nfi\n");
+  const auto report = sh.find("\nreport_workers\nif ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n"
+                              "  check_preempted\n  stop_if_preempted\nfi\n");
+  const auto teardown = sh.rfind("\ngcloud compute tpus queued-resources delete pod-qr --zone=us-central1-a --force --quiet\n");
+  for (const auto at : {queue, release, wait, check, stage, run, report, teardown}) {
+    ASSERT_NE(at, std::string::npos) << sh;
+  }
+  EXPECT_LT(queue, release);
+  EXPECT_LT(release, wait);
+  EXPECT_LT(wait, check);
+  EXPECT_LT(check, stage);
+  EXPECT_LT(stage, run);
+  EXPECT_LT(run, report);
+  EXPECT_LT(report, teardown);
+  EXPECT_NE(sh.find("readonly TEARDOWN=1\n"), std::string::npos);
+  // The script's own stops use the documented statuses.
+  EXPECT_NE(sh.find(fmt::format("\n      exit {}\n", to_int(PipelineStatus::capacity_failed))), std::string::npos);
+  EXPECT_NE(sh.find(fmt::format("\n      exit {}\n", to_int(PipelineStatus::capacity_deadline))), std::string::npos);
+  EXPECT_NE(sh.find(fmt::format("\n  exit {}\n}}", to_int(PipelineStatus::preempted))), std::string::npos);
+}
+
+TEST_F(RenderTest, DefaultScriptHasNoCapacityOrPreemptionCode) {
+  const std::string sh = render_sh(plan("v5litepod-16", RouteKind::multi_host));
+  EXPECT_EQ(sh.find("wait_for_capacity"), std::string::npos);
+  EXPECT_EQ(sh.find("check_preempted"), std::string::npos);
+  EXPECT_EQ(sh.find("release_capacity"), std::string::npos);
+  EXPECT_NE(sh.find("\nreport_workers\n"), std::string::npos);
+}
+
+TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
+  m_options.lifecycle.capacity = Capacity::create;
+  m_options.lifecycle.timeout = "30m";
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
+  EXPECT_EQ(j["lifecycle"]["capacity"], "create");
+  EXPECT_EQ(j["lifecycle"]["timeout_seconds"], 1800);
+  EXPECT_EQ(j["lifecycle"]["runtime_version"], "v2-alpha-tpuv5-lite");
+  EXPECT_EQ(j["lifecycle"]["tpu_devices"], "vfio");
+  EXPECT_EQ(j["lifecycle"]["preemption_check"], false);
+  bool saw_wait = false;
+  for (const auto& step : j["steps"]) {
+    if (step["name"] == "wait") {
+      saw_wait = true;
+      EXPECT_EQ(step["poll"]["until"], "READY");
+      EXPECT_EQ(step["poll"]["every_seconds"], 15);
+    }
+  }
+  EXPECT_TRUE(saw_wait);
+}
+
 TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   const std::string text = render_text(p);

@@ -36,21 +36,39 @@ std::string cpp_literal(std::string_view text) {
   return out + "\"";
 }
 
+std::string_view api_enumerator(tpulaunch::GenerationApi api) {
+  switch (api) {
+  case tpulaunch::GenerationApi::tpu_vm: return "GenerationApi::tpu_vm";
+  case tpulaunch::GenerationApi::compute_engine_or_gke: return "GenerationApi::compute_engine_or_gke";
+  }
+  return "GenerationApi::tpu_vm";
+}
+
+std::string_view devices_enumerator(tpulaunch::TpuDevices devices) {
+  switch (devices) {
+  case tpulaunch::TpuDevices::any: return "TpuDevices::any";
+  case tpulaunch::TpuDevices::accel: return "TpuDevices::accel";
+  case tpulaunch::TpuDevices::vfio: return "TpuDevices::vfio";
+  }
+  return "TpuDevices::any";
+}
+
 std::string table_source(const Catalog& catalog, std::string_view input) {
   std::string out = fmt::format("// Generated from {} by tools/catalog_table.cpp. Do not edit: change the catalog.\n",
                                 input);
   out += "#include <array>\n\n#include \"catalog_rows.hpp\"\n\nnamespace tpulaunch {\nnamespace {\n\n";
   out += fmt::format("constexpr std::array<GenerationRow, {}> k_generations{{{{\n", catalog.generations().size());
   for (const auto& g : catalog.generations()) {
-    out += fmt::format("    {{{}, {}, {}, {}}},\n", cpp_literal(g.id), g.name_counts_chips ? "true" : "false",
-                       g.tensorcores_per_chip, cpp_literal(g.source));
+    out += fmt::format("    {{{}, {}, {}, {}, {}, {}}},\n", cpp_literal(g.id), g.name_counts_chips ? "true" : "false",
+                       g.tensorcores_per_chip, api_enumerator(g.api), devices_enumerator(g.devices), cpp_literal(g.source));
   }
   out += "}};\n\n";
   out += fmt::format("constexpr std::array<SliceRow, {}> k_slices{{{{\n", catalog.slices().size());
   for (const auto& s : catalog.slices()) {
-    out += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}}},\n", cpp_literal(s.name), cpp_literal(s.generation),
+    out += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", cpp_literal(s.name), cpp_literal(s.generation),
                        s.hosts, s.chips_per_host, s.devices_per_host, s.hbm_gib_per_chip,
-                       cpp_literal(s.runtime_version), cpp_literal(s.topology));
+                       cpp_literal(s.runtime_version), cpp_literal(s.topology), api_enumerator(s.api),
+                       devices_enumerator(s.devices));
   }
   out += "}};\n\n} // namespace\n\n";
   out += "Result<Catalog> load_embedded_catalog() {\n"

@@ -34,4 +34,54 @@ inline constexpr std::array<ExitCodeInfo, 6> k_exit_codes{{
 
 constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
 
+// The statuses of a generated pipeline (plan --format sh), besides 0, 1 and the program's own:
+// the remote run guard's (src/remote/run_guard.bash, per worker; gcloud passes on the first
+// non-zero in worker order) and the script's own stops. The guard's numbers are constants in
+// that file too; tests/plan_test.cpp keeps the two in step.
+enum class PipelineStatus : int {
+  capacity_failed = 90,   // the queued resource (or created node) ended FAILED/SUSPENDED/…: deleted
+  capacity_deadline = 91, // not READY / ACTIVE within --ready-timeout: what was created is deleted
+  preempted = 92,         // the spot/preemptible TPU was PREEMPTED or TERMINATED during the pipeline
+  tpu_busy = 94,          // remote: a process holds the TPU devices or libtpu's lock; nothing ran
+  upload_failed = 95,     // remote, --results: the program succeeded, its upload did not
+  no_python = 96,         // remote: the interpreter is not on the worker (a fresh VM); nothing ran
+  digest_mismatch = 97,   // remote: the staged script differs from the reviewed digest; nothing ran
+  guard_failed = 98,      // remote: the run guard could not start (its arguments, the run folder)
+  timed_out = 124,        // remote: the program ran past --timeout: SIGTERM, then SIGKILL after --grace
+  mapped_255 = 254,       // remote: the program exited 255, which gcloud would take for ssh failing
+};
+
+struct PipelineStatusInfo {
+  PipelineStatus status;
+  std::string_view where; // "remote" (per worker, the run guard) or "script"
+  std::string_view meaning;
+};
+
+// The documented table, in numeric order; docs/cli.md lists it and docs_test checks that.
+inline constexpr std::array<PipelineStatusInfo, 10> k_pipeline_statuses{{
+    {PipelineStatus::capacity_failed, "script",
+     "the queued resource or created node ended FAILED, SUSPENDED or another state it does not leave; it was deleted"},
+    {PipelineStatus::capacity_deadline, "script",
+     "the TPU was not READY (or the queued resource ACTIVE) within --ready-timeout; what the script created was deleted"},
+    {PipelineStatus::preempted, "script",
+     "the spot or preemptible TPU was PREEMPTED or TERMINATED during the pipeline (not a failure of the program)"},
+    {PipelineStatus::tpu_busy, "remote",
+     "a process holds the TPU devices or libtpu's lock file on that worker; the program never started there"},
+    {PipelineStatus::upload_failed, "remote",
+     "with --results: the program succeeded on that worker, but its upload to the bucket did not"},
+    {PipelineStatus::no_python, "remote",
+     "the interpreter is not on that worker (a fresh TPU VM: add --bootstrap, or choose one with --python PATH); the "
+     "program never started there"},
+    {PipelineStatus::digest_mismatch, "remote",
+     "the staged script differs from the reviewed SHA-256; the program never started there"},
+    {PipelineStatus::guard_failed, "remote",
+     "the run guard could not start (its arguments, the run folder, or a staged script that is not there)"},
+    {PipelineStatus::timed_out, "remote",
+     "the program ran past --timeout: it got SIGTERM, then SIGKILL after --grace; every worker's results are still fetched"},
+    {PipelineStatus::mapped_255, "remote",
+     "the program exited 255, which gcloud would take for ssh failing and run again"},
+}};
+
+constexpr int to_int(PipelineStatus status) { return static_cast<int>(status); }
+
 } // namespace tpulaunch

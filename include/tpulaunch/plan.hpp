@@ -27,6 +27,31 @@ struct EnvVar {
   std::string value;
 };
 
+// Where the TPU comes from: one that exists already (the default), `tpu-vm create` (--create), or
+// a queued resource (--queued).
+enum class Capacity { existing, create, queued };
+std::string_view to_string(Capacity capacity);
+
+// How the TPU is provisioned. spot and preemptible TPUs may be preempted; for an existing TPU
+// --spot/--preemptible says that it is one, so a failed step asks for its state.
+enum class Provisioning { standard, spot, preemptible, reserved, guaranteed };
+std::string_view to_string(Provisioning provisioning);
+
+// The options of the TPU's life around the run; all off by default (the three round trips).
+// Durations are strings as the user wrote them, validated by build_plan (validate.hpp).
+struct LifecycleOptions {
+  Capacity capacity = Capacity::existing;
+  Provisioning provisioning = Provisioning::standard;
+  std::string runtime_version; // --runtime-version; empty: the catalog's
+  std::string queued_resource; // --queued-resource; empty: <tpu>-qr
+  std::string valid_until;     // --valid-until-duration (queued only); empty: none
+  std::string ready_timeout;   // --ready-timeout; empty: 30m for --create, 12h for --queued
+  std::string poll;            // --poll; empty: 15s for --create, 60s for --queued
+  std::string timeout;         // --timeout; empty: the program may run as long as it likes
+  std::string grace = "30s";   // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale
+  bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
+};
+
 struct PlanOptions {
   std::string tpu;     // validated TPU name (required for TPU routes)
   std::string zone;    // validated zone (required for TPU routes)
@@ -49,13 +74,33 @@ struct PlanOptions {
   std::vector<EnvVar> env;       // set for the script on every route, in order
   std::vector<std::string> args; // the script's arguments, after its path
   std::string results; // --results gs://BUCKET[/PREFIX], validated by the planner; "": per-worker fetch
+  LifecycleOptions lifecycle;
 };
 
 // What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
 // text and JSON forms show.
-// `collect` is the one local download of every worker's folder from the results bucket
-// (--results), which replaces the per-worker `fetch` steps.
-enum class StepKind { prepare, preflight, bootstrap, stage, run, fetch, collect, verify, teardown };
+// prepare changes to the plan's folder and creates the download folders; create/queue get the
+// TPU; release defines how to delete what holds quota (used when capacity fails, on preemption
+// with --teardown); wait polls until the TPU is usable; preemption_check defines the one state
+// query a failed step on a spot or preemptible TPU makes; `collect` is the one local download
+// of every worker's folder from the results bucket (--results), which replaces the per-worker
+// `fetch` steps.
+enum class StepKind {
+  prepare,
+  preflight,
+  create,
+  queue,
+  release,
+  wait,
+  preemption_check,
+  bootstrap,
+  stage,
+  run,
+  fetch,
+  collect,
+  verify,
+  teardown
+};
 std::string_view to_string(StepKind kind);
 // The concurrency group of a kind ("fetch": each worker's download may run beside the others),
 // or empty when steps of that kind run one after another.
@@ -79,12 +124,21 @@ private:
   int m_index;
 };
 
+// How a wait step polls: the state it waits for, the states it gives up on, how often, how long.
+struct Poll {
+  std::string until;                // READY or ACTIVE
+  std::vector<std::string> stop_on; // states that never lead there
+  int every_seconds = 60;
+  int deadline_seconds = 0;
+};
+
 struct Step {
   StepKind kind = StepKind::run;
   StepWhere where = StepWhere::local;
   std::optional<Workers> workers; // the workers it reaches; nullopt for a step that names none
   std::string summary;            // one line for a person
   ShellLine line;                 // the command (argv data; code only in remote command strings)
+  std::optional<Poll> poll;       // wait steps: the line is the describe call to repeat
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };
@@ -108,9 +162,18 @@ struct Plan {
   // With --results: where each worker uploads (gs://BUCKET/PREFIX/<tpu>/<id>/<run-id>, then
   // worker-<i>/ below it), mirroring local_run_dir; nullopt: every worker is fetched with scp.
   std::optional<std::string> results_run_url;
+  std::string runtime_version;  // for create/queue: --runtime-version or the catalog's
+  std::string queued_resource;  // the queued resource's ID (--queued only)
+  int timeout_seconds = 0;      // 0: no --timeout
+  int grace_seconds = 30;
   std::vector<Step> steps;
 
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
+  // A TPU Google may preempt: a failed step then asks for its state once.
+  [[nodiscard]] bool preemptible() const {
+    return options.lifecycle.provisioning == Provisioning::spot ||
+           options.lifecycle.provisioning == Provisioning::preemptible;
+  }
   [[nodiscard]] int workers() const { return slice == nullptr ? 0 : slice->hosts; }
 };
 
@@ -122,11 +185,12 @@ std::string run_folder_parent(const Plan& plan);
 // discovery program.
 std::string_view class_name(const Plan& plan);
 
-// Remote exit statuses the run step may report, besides the program's own.
-inline constexpr int k_remote_no_python = 96;       // the interpreter is not on the worker (no retry, no run)
-inline constexpr int k_remote_digest_mismatch = 97; // staged file differs from the reviewed digest
-inline constexpr int k_remote_mapped_255 = 254;     // the program exited 255, which gcloud would retry
-inline constexpr int k_remote_upload_failed = 95;   // --results: the program succeeded, its upload did not
+// Remote exit statuses the run step may report, besides the program's own (k_pipeline_statuses
+// in exit_code.hpp has them all).
+inline constexpr int k_remote_digest_mismatch = to_int(PipelineStatus::digest_mismatch);
+inline constexpr int k_remote_mapped_255 = to_int(PipelineStatus::mapped_255);
+inline constexpr int k_remote_no_python = to_int(PipelineStatus::no_python);
+inline constexpr int k_remote_upload_failed = to_int(PipelineStatus::upload_failed);
 
 // Builds the plan for an allowed decision. Validates tpu/zone/project/run_id for TPU routes, and
 // the interpreter and --env names on every route (usage Error naming the value).

@@ -24,6 +24,8 @@ enum class ValueKind {
   timeout,         // --timeout: how long the program may run on each worker
   grace,           // --grace: from SIGTERM to SIGKILL
   valid_until,     // --valid-until-duration: how long a queued resource may wait for capacity
+  ready_timeout,   // --ready-timeout: how long the script waits for READY / ACTIVE
+  poll,            // --poll: how often it asks
 };
 
 struct ValueRule {
@@ -34,7 +36,7 @@ struct ValueRule {
   bool (*accepts)(std::string_view value);
 };
 
-const std::array<ValueRule, 13>& value_rules();
+const std::array<ValueRule, 15>& value_rules();
 
 // Ok when `value` satisfies the rule for `kind`; otherwise a usage Error that quotes the value
 // (escaped so that control characters stay visible) and states the rule.

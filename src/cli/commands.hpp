@@ -54,17 +54,25 @@ struct TpuArgs {
   int parallel = 8;
   bool bootstrap = false;
   bool teardown = false;
+  // The TPU's life around the run (LifecycleOptions).
+  bool create = false;
+  bool queued = false;
+  bool spot = false;
+  bool preemptible = false;
+  bool reserved = false;
+  bool guaranteed = false;
+  LifecycleOptions lifecycle;
   std::string results; // --results gs://BUCKET[/PREFIX]
   // The options that mean something only when a TPU is used (--tpu, --bootstrap, --teardown,
-  // --parallel, --results), to refuse them on the CPU route when given.
+  // --parallel, --results and the TPU's life options), to refuse them on the CPU route.
   std::vector<const CLI::Option*> tpu_only;
 };
 void add_tpu_options(CLI::App& app, TpuArgs& args);
-// The PlanOptions these make, with the context every generated script carries: the folder the
-// plan was made in, the matrix (when `with_matrix`) and catalog as absolute paths, and this
-// binary as the program verify runs.
+// The PlanOptions these make (or a usage Error for flags that exclude each other), with the
+// context every generated script carries: the folder the plan was made in, the matrix (when
+// `with_matrix`) and catalog as absolute paths, and this binary as the program verify runs.
 enum class WithMatrix { no, yes };
-PlanOptions plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix);
+Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix);
 // The absolute path of the running tpulaunch ("tpulaunch" when it cannot be found).
 std::string own_path();
 

@@ -73,6 +73,29 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
       app.add_option("--results", args.results,
                      "gs://BUCKET[/PREFIX]: each worker uploads its run folder there at the end of the run, and one "
                      "download brings every worker's back (3 local gcloud calls for any slice)"));
+  // The TPU's life around the run: none of it happens unless asked for.
+  args.tpu_only.push_back(app.add_flag("--create", args.create, "create the TPU VM first (tpu-vm create --async), then wait until it is READY"));
+  args.tpu_only.push_back(app.add_flag("--queued", args.queued,
+               "ask for the TPU as a queued resource first, then wait until it is ACTIVE (FAILED/SUSPENDED: delete it, exit 90)"));
+  args.tpu_only.push_back(app.add_flag("--spot", args.spot, "a spot TPU (with --create/--queued: ask for one; alone: the TPU is one, so a failed "
+                                    "step asks whether it was preempted)"));
+  args.tpu_only.push_back(app.add_flag("--preemptible", args.preemptible, "a preemptible TPU (tpu-vm create only), as --spot"));
+  args.tpu_only.push_back(app.add_flag("--reserved", args.reserved, "use reserved capacity (with --create or --queued)"));
+  args.tpu_only.push_back(app.add_flag("--guaranteed", args.guaranteed, "a guaranteed queued resource (with --queued)"));
+  args.tpu_only.push_back(app.add_option("--runtime-version", args.lifecycle.runtime_version,
+                 "the TPU software version to create with (default: the catalog's for the slice)"));
+  args.tpu_only.push_back(app.add_option("--queued-resource", args.lifecycle.queued_resource, "the queued resource's ID (default: <tpu>-qr)"));
+  args.tpu_only.push_back(app.add_option("--valid-until-duration", args.lifecycle.valid_until,
+                 "how long the queued resource may wait for capacity, e.g. 6h (gcloud's own flag)"));
+  args.tpu_only.push_back(app.add_option("--ready-timeout", args.lifecycle.ready_timeout,
+                 "how long to wait for READY/ACTIVE (default 30m with --create, 12h with --queued; then exit 91)"));
+  args.tpu_only.push_back(app.add_option("--poll", args.lifecycle.poll, "how often to ask for the state (default 15s with --create, 60s with --queued)"));
+  args.tpu_only.push_back(app.add_option("--timeout", args.lifecycle.timeout,
+                 "bound the program on every worker, e.g. 2h: SIGTERM, then SIGKILL after --grace; status 124"));
+  args.tpu_only.push_back(app.add_option("--grace", args.lifecycle.grace, "from SIGTERM to SIGKILL, for --timeout and --kill-stale")
+      ->default_str("30s"));
+  args.tpu_only.push_back(app.add_flag("--kill-stale", args.lifecycle.kill_stale,
+               "end the processes that hold the TPU devices or libtpu's lock (SIGTERM, wait, SIGKILL) instead of refusing"));
 }
 
 std::string own_path() {
@@ -81,9 +104,24 @@ std::string own_path() {
   return ec || path.empty() ? std::string("tpulaunch") : path.string();
 }
 
-PlanOptions plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix) {
+Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix) {
   namespace fs = std::filesystem;
+  if (args.create && args.queued) {
+    return usage_error("--create and --queued exclude each other: create the TPU VM, or queue for it");
+  }
+  if (static_cast<int>(args.spot) + static_cast<int>(args.preemptible) + static_cast<int>(args.reserved) +
+          static_cast<int>(args.guaranteed) >
+      1) {
+    return usage_error("--spot, --preemptible, --reserved and --guaranteed exclude each other");
+  }
   PlanOptions options;
+  options.lifecycle = args.lifecycle;
+  options.lifecycle.capacity = args.create ? Capacity::create : args.queued ? Capacity::queued : Capacity::existing;
+  options.lifecycle.provisioning = args.spot          ? Provisioning::spot
+                                   : args.preemptible ? Provisioning::preemptible
+                                   : args.reserved    ? Provisioning::reserved
+                                   : args.guaranteed  ? Provisioning::guaranteed
+                                                      : Provisioning::standard;
   options.tpu = args.tpu;
   if (const char* name = std::getenv("TPU_NAME"); options.tpu.empty() && name != nullptr) {
     options.tpu = name;

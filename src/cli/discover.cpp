@@ -16,7 +16,8 @@ struct DiscoverArgs {
 Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const Slice* slice, catalog.require(args.slice));
-  TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, plan_options(args.tpu, globals, WithMatrix::no)));
+  TPULAUNCH_TRY(const PlanOptions options, plan_options(args.tpu, globals, WithMatrix::no));
+  TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, options));
   Output output;
   if (args.format == "json") {
     auto j = plan_json(plan);

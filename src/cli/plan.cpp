@@ -84,7 +84,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   if (slice == nullptr) {
     TPULAUNCH_CHECK(refuse_tpu_only_options(args));
   }
-  PlanOptions options = plan_options(args.tpu, globals, WithMatrix::yes);
+  TPULAUNCH_TRY(PlanOptions options, plan_options(args.tpu, globals, WithMatrix::yes));
   options.form = args.course ? PlanForm::course : PlanForm::full;
   if (!args.verify.empty()) {
     options.verify = parse_verify_kind(args.verify);

@@ -1,37 +1,48 @@
 # tpulaunch run guard: what the run step's one ssh call runs on every TPU VM worker.
 #
-#   bash -c "<this file>" tpulaunch-run-guard --run-dir DIR --log FILE [--sha256 HEX --staged FILE]
-#        [--devices accel|vfio|any] [--timeout SECONDS] [--grace SECONDS] [--kill-stale] -- PROGRAM [ARG]...
+#   bash -c "<this file>" tpulaunch-run-guard --run-dir DIR --log FILE [--stage-from SRC]
+#        [--sha256 HEX --staged FILE] [--devices accel|vfio|any] [--timeout SECONDS] [--grace SECONDS]
+#        [--kill-stale] [--upload URL] [--env KEY=VALUE]... --python PYTHON -- SCRIPT [ARG]...
 #
 # In order, on this worker:
-#   1. create DIR and DIR/artifacts (TPU_RUN_DIR for the program);
-#   2. with --sha256: check that FILE (the staged script) has that SHA-256, else stop (97);
-#   3. look for processes holding the TPU devices (/dev/accel* on v4 and older, /dev/vfio/* on
+#   1. create DIR and DIR/artifacts (TPU_RUN_DIR for the program), so that every worker's fetch
+#      finds its run folder whatever happens next;
+#   2. with --stage-from: move SRC (where the copy landed: the home folder, which a fresh TPU VM
+#      has) to FILE, else stop (98); with --sha256: check that FILE has that SHA-256, else stop (97);
+#   3. check that PYTHON can be run here, else stop (96) with one line naming the host, the path
+#      and the fix (a fresh TPU VM has python3 only: --bootstrap, or --python PATH);
+#   4. look for processes holding the TPU devices (/dev/accel* on v4 and older, /dev/vfio/* on
 #      v5e, v5p and v6e; `any`: both) or libtpu's lock /tmp/libtpu_lockfile, by scanning
 #      /proc/*/fd (no lsof needed); a lock nobody holds is stale. A busy TPU stops the run (94),
 #      naming each holder's PID and command line. --kill-stale (never the default) sends the
 #      holders SIGTERM, waits up to the grace period, sends SIGKILL to those left, and removes
 #      the lock only when no holder remains;
-#   4. run PROGRAM in its own process group with TPU_RUN_DIR exported; its stdout and stderr go
+#   5. run PYTHON SCRIPT ARG... in its own process group with TPU_RUN_DIR and each --env exported
+#      (through env(1): KEY is a shell name the planner checked, VALUE anything); its stdout and stderr go
 #      to FILE and to this call's stdout. With --timeout, the program gets SIGTERM when it has
 #      run that long and SIGKILL after the grace period (default 30 s); the status is then 124.
 #      Whatever it leaves in its process group when it ends gets the same treatment, so no
 #      process from this run keeps holding the TPU;
-#   5. `after_program`, whatever the program's status (the place for steps such as uploads);
-#   6. exit with the status below. 255 becomes 254: gcloud takes a remote 255 for its ssh
+#   6. `after_program`, whatever the program's status: with --upload, read this worker's index
+#      from the metadata server (the VM's own number, never the program's) and copy DIR to
+#      URL/worker-<index>/ with `gcloud storage cp --recursive`; a failed upload is named, and a
+#      program that had succeeded then ends with 95;
+#   7. exit with the status below. 255 becomes 254: gcloud takes a remote 255 for its ssh
 #      failing and runs the whole command again, up to 10 times.
 #
 # DIR/run-status.txt records the worker's part, one KEY=VALUE per line, written atomically:
 #   record=tpulaunch-run-status 1, host, state, started and ended (Unix seconds), status,
 #   timeout (seconds, 0 for none), signal (TERM or KILL: what ended a timed-out or interrupted
-#   program), detail (why it never started). state is one of
+#   program), detail (why it never started), summary (the worker's outcome in one sentence, which
+#   the end of the generated script and `tpulaunch verify` print as they are). state is one of
 #   running (started, no end recorded yet), succeeded, failed, timed-out, interrupted (this
 #   call got SIGHUP, SIGINT or SIGTERM, e.g. the ssh connection dropped), busy, digest-mismatch
-#   (the last two: the program never started).
+#   no-python, stage-missing (the last four: the program never started).
 #
 # Exit statuses (include/tpulaunch/exit_code.hpp lists them; keep the two in step):
-#   0 the program succeeded; 1-253 its own status; 94 TPU busy; 97 staged file differs from the
-#   reviewed digest; 98 the guard could not start (bad arguments, run folder not writable);
+#   0 the program succeeded; 1-253 its own status; 94 TPU busy; 95 its upload failed (--upload,
+#   the program succeeded); 96 no interpreter; 97 staged file differs from the reviewed digest;
+#   98 the guard could not start (bad arguments, run folder not writable, staged file missing);
 #   124 timed out; 254 the program exited 255; 128+N this call was interrupted by signal N.
 #
 # Test seam, the only one: TPULAUNCH_GUARD_ROOT, when set, is prefixed to the device and lock
@@ -43,12 +54,15 @@
 set -u -o pipefail
 
 readonly status_busy=94
+readonly status_upload_failed=95
+readonly status_no_python=96
 readonly status_digest_mismatch=97
 readonly status_guard_failed=98
 readonly status_timed_out=124
 readonly status_mapped_255=254
 
-run_dir="" log="" sha256="" staged="" devices=any timeout=0 grace=30 kill_stale=0
+run_dir="" log="" stage_from="" sha256="" staged="" devices=any timeout=0 grace=30 kill_stale=0 upload=""
+python="" envs=()
 program_pid="" tee_pid="" watchdog_pid="" interrupted="" status=0 scratch="" host=""
 record=()
 
@@ -66,12 +80,16 @@ parse_args() {
     case $1 in
       --run-dir) run_dir=${2-} ;;
       --log) log=${2-} ;;
+      --stage-from) stage_from=${2-} ;;
       --sha256) sha256=${2-} ;;
       --staged) staged=${2-} ;;
       --devices) devices=${2-} ;;
       --timeout) timeout=${2-} ;;
       --grace) grace=${2-} ;;
       --kill-stale) kill_stale=1; shift; continue ;;
+      --upload) upload=${2-} ;;
+      --env) envs+=("${2-}") ;;
+      --python) python=${2-} ;;
       --) shift; break ;;
       *) usage_error "unknown argument '$1'" ;;
     esac
@@ -80,12 +98,17 @@ parse_args() {
   done
   program=("$@")
   ((${#program[@]} > 0)) || usage_error "no program after --"
-  [[ -n $run_dir && -n $log ]] || usage_error "--run-dir and --log are required"
+  [[ -n $run_dir && -n $log && -n $python ]] || usage_error "--run-dir, --log and --python are required"
   [[ $devices == accel || $devices == vfio || $devices == any ]] || usage_error "--devices must be accel, vfio or any"
   if ! is_count "$timeout" || ! is_count "$grace"; then
     usage_error "--timeout and --grace take whole seconds"
   fi
   [[ -z $sha256 || -n $staged ]] || usage_error "--sha256 needs --staged"
+  [[ -z $stage_from || -n $staged ]] || usage_error "--stage-from needs --staged"
+  local env
+  for env in "${envs[@]}"; do
+    [[ $env =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || usage_error "--env takes NAME=VALUE"
+  done
 }
 
 now() { printf '%(%s)T' -1; }
@@ -100,6 +123,16 @@ set_record() {
     fi
   done
   record+=("$1=$2")
+}
+
+# field_of KEY: the value of KEY in the record being built.
+field_of() {
+  local line
+  for line in "${record[@]}"; do
+    if [[ $line == "$1="* ]]; then
+      printf '%s' "${line#*=}"
+    fi
+  done
 }
 
 write_record() {
@@ -302,8 +335,9 @@ run_program() {
   tee_pid=$!
   set_record started "$(now)"
   set_record state running
+  set_record summary "still running when the run ended: no end was recorded (the worker or its connection was lost)"
   write_record
-  TPU_RUN_DIR="$run_dir/artifacts" setsid "${program[@]}" >"$fifo" 2>&1 </dev/null &
+  TPU_RUN_DIR="$run_dir/artifacts" setsid env "${envs[@]}" "$python" "${program[@]}" >"$fifo" 2>&1 </dev/null &
   program_pid=$!
   if ((timeout > 0)); then
     watchdog </dev/null >/dev/null 2>&1 &
@@ -327,24 +361,43 @@ run_program() {
     say "the program ran past --timeout ${timeout}s: ended with SIG$timed_out"
     set_record state timed-out
     set_record signal "$timed_out"
+    set_record summary "still running when killed: it ran past --timeout ${timeout}s and ended with SIG$timed_out"
     status=$status_timed_out
   elif [[ -n $interrupted ]]; then
     set_record state interrupted
     set_record signal "$interrupted"
+    set_record summary "still running when killed: the run call got SIG$interrupted (the connection was lost?)"
   elif ((status == 0)); then
     set_record state succeeded
+    set_record summary succeeded
   else
     set_record state failed
+    set_record summary "failed with status $status"
   fi
   rm -rf -- "$scratch"
   set_record status "$status"
   write_record
 }
 
+# The metadata server's answer to "which worker of the slice is this VM".
+readonly worker_number_url=http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number
+
 # after_program: runs once the program has ended, whatever its status ($status, and the record's
-# state). Steps that must follow every run (uploading results, say) go here.
+# state). With --upload, this worker's run folder goes to URL/worker-<index>/; the trailing '/'
+# makes it land inside that prefix whether or not it exists yet, so a retried upload lands in the
+# same place.
 after_program() {
-  :
+  local worker
+  [[ -n $upload ]] || return 0
+  if worker=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "$worker_number_url") && [[ $worker =~ ^[0-9]+$ ]] &&
+    gcloud storage cp --recursive "$run_dir" "$upload/worker-$worker/"; then
+    return 0
+  fi
+  printf 'tpulaunch: error: worker %s (%s) could not upload its results to the results bucket; they stay in its run folder\n' \
+    "${worker:-?}" "$host" >&2
+  if ((status == 0)); then
+    status=$status_upload_failed
+  fi
 }
 
 finish() {
@@ -361,11 +414,15 @@ finish() {
   exit "$status"
 }
 
+# never_started STATE STATUS WHY
 never_started() {
   set_record state "$1"
   set_record status "$2"
+  set_record summary "$(one_line "never started: $3")"
   set_record ended "$(now)"
   write_record
+  status=$2
+  after_program # the record comes back with --results too
   exit "$2"
 }
 
@@ -379,13 +436,22 @@ main() {
   record=("record=tpulaunch-run-status 1")
   set_record host "$(one_line "$host")"
   set_record timeout "$timeout"
+  if [[ -n $stage_from ]] && ! mv -f -- "$stage_from" "$staged"; then
+    say "the staged script $stage_from is not on $host"
+    never_started stage-missing "$status_guard_failed" "the staged script $stage_from is missing"
+  fi
   if [[ -n $sha256 ]] && ! printf '%s  %s\n' "$sha256" "$staged" | sha256sum --check --status; then
     say "staged script on $host does not match the reviewed sha256"
     set_record detail "staged file differs from the reviewed sha256"
-    never_started digest-mismatch "$status_digest_mismatch"
+    never_started digest-mismatch "$status_digest_mismatch" "the staged script differs from the reviewed sha256"
+  fi
+  if ! command -v -- "$python" >/dev/null; then
+    printf 'tpulaunch: error: %s has no Python interpreter at %s; run the plan with --bootstrap, or choose one with --python PATH\n' \
+      "$host" "$python" >&2
+    never_started no-python "$status_no_python" "there is no Python interpreter at $python"
   fi
   if ! check_tpu; then
-    never_started busy "$status_busy"
+    never_started busy "$status_busy" "the TPU is busy: $(field_of detail)"
   fi
   run_program || usage_error "could not start the program"
   after_program

@@ -1308,3 +1308,4 @@ if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
 fi
 "$1"
 finish
+

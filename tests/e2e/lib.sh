@@ -135,7 +135,18 @@ standin_course() {
   printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
   "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null
   GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create lab-pod --zone=us-west4-a --workers="$2" \
-    --project=lab-project-1 >/dev/null
+    --project=lab-project-1 "${@:3}" >/dev/null
+  printf '%s\n' "$dir"
+}
+
+# bare_course NAME: standin_course without a TPU (for plans that create one or queue for it).
+bare_course() {
+  local dir
+  dir=$(workdir "$1")
+  mkdir -p "$dir/public/exercises" "$dir/state"
+  cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/standin-lesson.py"
+  printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null
   printf '%s\n' "$dir"
 }
 

@@ -218,7 +218,7 @@ SPECS = {
         [Flag("--zone"), Flag("--async", value=False, dest="async_")],
         [Positional("tpu", None, "TPU")],
         usage="(TPU : --zone=ZONE) [optional flags]"),
-    # tpu-vm create (GA, §3.1): --version is required; --accelerator-type defaults to v2-8,
+    # tpu-vm create (GA, §10.1): --version is required; --accelerator-type defaults to v2-8,
     # so a caller that forgets it gets a v2-8 (the hard case, on purpose).
     (TPU_VM, "create"): CommandSpec(
         "create",
@@ -242,7 +242,7 @@ SPECS = {
         [Flag("--zone")],
         [Positional("tpu", None, "TPU")],
         usage="(TPU : --zone=ZONE) [optional flags]"),
-    # queued-resources create (GA, §3.3, §10.2): --runtime-version (not --version);
+    # queued-resources create (GA, §10.2): --runtime-version (not --version);
     # exactly one of --node-id | --node-count; exactly one of --accelerator-type | --type+--topology.
     (QUEUED, "create"): CommandSpec(
         "create",
@@ -683,7 +683,7 @@ class Node:
 
     @property
     def preemptible(self):
-        """Spot and preemptible nodes are the ones Google may preempt (§3.1)."""
+        """Spot and preemptible nodes are the ones Google may preempt (§10.1)."""
         return bool(self.config.get("spot") or self.config.get("preemptible"))
 
     @property
@@ -699,11 +699,11 @@ class Node:
 # Node and queued-resource records, state progressions, the fake TPU devices.
 # --------------------------------------------------------------------------
 
-# Node states (§10.1); a describe of a node that is being created sees them in order.
+# Node states (§10.3); a describe of a node that is being created sees them in order.
 NODE_STATES = ["CREATING", "READY", "RESTARTING", "REIMAGING", "DELETING", "REPAIRING",
                "STOPPED", "STOPPING", "STARTING", "PREEMPTED", "TERMINATED", "HIDING",
                "HIDDEN", "UNHIDING", "UNKNOWN"]
-# Queued resource state.state values (§10.1).
+# Queued resource state.state values (§10.2).
 QR_STATES = ["CREATING", "ACCEPTED", "PROVISIONING", "FAILED", "DELETING", "ACTIVE",
              "SUSPENDING", "SUSPENDED", "WAITING_FOR_RESOURCES"]
 
@@ -758,7 +758,7 @@ def load_config(prog, path):
 
 
 def workers_for(accelerator_type):
-    """VMs of an accelerator type by the rule of §4.2, or None for a type the TPU VM
+    """VMs of an accelerator type by the rule of §4, or None for a type the TPU VM
     API does not offer (TPU7x and later are GKE / Compute Engine only, §10.5)."""
     match = re.match(r"^(v2|v3|v4|v5litepod|v5p|v6e)-([1-9][0-9]*)$", accelerator_type)
     if not match:
@@ -856,7 +856,7 @@ def resource_zone_project(prog, ns, resource):
 
 
 def confirm(prog, what):
-    """The declarative DELETE prompt (§3.2, §9), unless --quiet or prompts are disabled."""
+    """The declarative DELETE prompt (§3, §7), unless --quiet or prompts are disabled."""
     with _print_lock:
         sys.stderr.write("You are about to delete {}\n\nDo you want to continue (Y/n)?  ".format(what))
         sys.stderr.flush()
@@ -922,7 +922,7 @@ def print_formatted(prog, fmt, record, default_yaml=True):
 
 
 # --------------------------------------------------------------------------
-# tpu-vm create / describe (§3.1, §10)
+# tpu-vm create / describe (§10.1, §10.3)
 # --------------------------------------------------------------------------
 
 def node_record(node_root, name, config):
@@ -949,7 +949,7 @@ def cmd_create(ns):
     reject_not_emulated(spec, ns)
     zone, project = resource_zone_project(prog, ns, "tpu")
     check_credentials(prog)
-    # --accelerator-type is lower-cased and defaults to v2-8 (§3.1).
+    # --accelerator-type is lower-cased and defaults to v2-8 (§10.1).
     accelerator = (ns.accelerator_type or "v2-8").lower()
     workers = workers_for(accelerator)
     if workers is None:
@@ -1002,7 +1002,7 @@ def cmd_describe(ns):
 
 
 # --------------------------------------------------------------------------
-# queued-resources create / describe / delete (§3.3, §10.1, §10.2)
+# queued-resources create / describe / delete (§10.2)
 # --------------------------------------------------------------------------
 
 _DURATION_RE = re.compile(r"^(?:[0-9]+[dhms])+$|^[0-9]+$")
@@ -1105,7 +1105,7 @@ def cmd_qr_describe(ns):
         config = load_config(prog, folder / "config.json")
         state = advance(config)
         if state == "ACTIVE" and not config.get("nodeCreated"):
-            # The queued resource's node exists once it is ACTIVE (§3.3), with its spot
+            # The queued resource's node exists once it is ACTIVE (§10.2), with its spot
             # scheduling, and is then managed with the tpu-vm commands.
             create_node(config["nodeId"], {
                 "zone": zone, "project": project, "workers": config["workers"],
@@ -1131,7 +1131,7 @@ def cmd_qr_delete(ns):
     has_node = node_root.exists()
     if has_node and not ns.force:
         # A queued resource whose node still exists is deleted with --force (which also
-        # deletes the node, §10.1) or after the node.
+        # deletes the node, §10.2) or after the node.
         fail(prog, "FAILED_PRECONDITION: {} queued resource {!r} still has node {!r}; pass "
                    "--force to delete both".format(STANDIN_TAG, ns.queued_resource, config["nodeId"]))
     status("Delete request issued for: [{}]".format(ns.queued_resource))
@@ -1641,7 +1641,7 @@ def cmd_ssh(ns):
 class Preemption:
     """GCLOUD_STANDIN_PREEMPT_AFTER=SECONDS: that long into an ssh call that runs a command
     on a spot or preemptible node, Google preempts the node: its state becomes PREEMPTED
-    (§10.1), every worker's processes end at once (SIGKILL: the VMs are gone), and ssh
+    (§10.3), every worker's processes end at once (SIGKILL: the VMs are gone), and ssh
     sees the connection close (255, so gcloud retries, and the retries cannot connect)."""
 
     def __init__(self, prog, node):
@@ -2325,7 +2325,7 @@ def cmd_delete(ns):
     reject_not_emulated(spec, ns)
     zone, project = resource_zone_project(prog, ns, "tpu")
     if not quiet(ns):
-        # console_io.PromptContinue(throw_if_unattended=True, cancel_on_no=True) (§3.2, §9).
+        # console_io.PromptContinue(throw_if_unattended=True, cancel_on_no=True) (§3, §7).
         confirm(prog, "tpu [{}]".format(ns.tpu))
     node = get_node(prog, ns.tpu, zone, project)
     status("Delete request issued for: [{}]".format(node.name))

@@ -550,7 +550,7 @@ if [ "$(cat "$WORK/check")" = "calls ok" ]; then
 else
   bad "calls.jsonl marks the calls made on a worker (tpu, worker)" "$(cat "$WORK/check")"
 fi
-# ---------------------------------------------------------------- create / describe (§3.1, §10.1)
+# ---------------------------------------------------------------- create / describe (§10.1, §10.3)
 QR=(compute tpus queued-resources)
 g "${TPU[@]}" create new1 "${ZP[@]}" --accelerator-type=v5litepod-16
 expect "create: --version is required" 2 "argument --version: Must be specified."
@@ -593,7 +593,7 @@ expect "describe: other formats are not emulated" 2 "is valid gcloud grammar but
 g "${TPU[@]}" ssh new1 "${ZP[@]}" --command=true --format=json
 expect "--format stays not emulated outside describe" 2 "--format is valid gcloud grammar but is not emulated"
 
-# ---------------------------------------------------------------- queued-resources (§3.3, §10.1)
+# ---------------------------------------------------------------- queued-resources (§10.2)
 QRF=(--node-id=qnode --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite)
 g "${QR[@]}" create qr1 "${ZP[@]}" --accelerator-type=v5litepod-16 --runtime-version=v
 expect "QR create: needs --node-id (or --node-count)" 2 \
@@ -675,7 +675,7 @@ else bad "GCLOUD_STANDIN_TPU_HOLDER: a real process holds worker 1's devices and
 GCLOUD_STANDIN_TPU_STALE_LOCK=3 g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=3 --command='ls "$TPULAUNCH_GUARD_ROOT/tmp"'
 expect "GCLOUD_STANDIN_TPU_STALE_LOCK: a lock file that nobody holds" 0 "" "libtpu_lockfile"
 
-# ---------------------------------------------------------------- states, delete (§1.3, §3.2, §9)
+# ---------------------------------------------------------------- states, delete (§1.3, §3, §7)
 # ---------------------------------------------------------------- states, delete (§1.3, §3, §7)
 g standin set-state solo STOPPED
 g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any --command=true

@@ -82,8 +82,9 @@ alive() { [[ -e /proc/$1 ]] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | gr
 
 # --- a program that ends ----------------------------------------------------------------------
 reset
-guard -- bash -c 'echo "out $TPU_RUN_DIR"; echo err >&2'
+guard --python bash -- -c 'echo "out $TPU_RUN_DIR"; echo err >&2'
 if ((rc == 0)) && [[ $(field state) == succeeded && $(field status) == 0 && -n $(field started) && -n $(field ended) ]] &&
+  [[ $(field summary) == succeeded ]] &&
   grep -qxF "out $WORK/run/artifacts" "$WORK/run/log.txt" && grep -qxF err "$WORK/run/log.txt" &&
   grep -qxF "out $WORK/run/artifacts" "$WORK/out" && [[ -d $WORK/run/artifacts ]] &&
   [[ $(field record) == "tpulaunch-run-status 1" && $(field host) == "$(hostname)" ]]; then
@@ -91,12 +92,12 @@ if ((rc == 0)) && [[ $(field state) == succeeded && $(field status) == 0 && -n $
 else bad "success" "rc=$rc state=$(field state)"; fi
 
 reset
-guard -- bash -c 'exit 7'
-if ((rc == 7)) && [[ $(field state) == failed && $(field status) == 7 ]]; then ok "failure: the program's own status, recorded"
+guard --python bash -- -c 'exit 7'
+if ((rc == 7)) && [[ $(field state) == failed && $(field status) == 7 && $(field summary) == "failed with status 7" ]]; then ok "failure: the program's own status, recorded"
 else bad "failure" "rc=$rc state=$(field state)"; fi
 
 reset
-guard -- bash -c 'exit 255'
+guard --python bash -- -c 'exit 255'
 if ((rc == 254)) && [[ $(field state) == failed && $(field status) == 255 ]]; then
   ok "exit 255 becomes 254 (gcloud would retry a 255); the record keeps 255"
 else bad "exit 255" "rc=$rc status=$(field status)"; fi
@@ -110,12 +111,12 @@ else bad "bad arguments" "rc=$rc"; fi
 reset
 printf 'print(1)\n' >"$WORK/staged.py"
 digest=$(sha256sum "$WORK/staged.py" | cut -d' ' -f1)
-guard --sha256 "$digest" --staged "$WORK/staged.py" -- bash -c 'echo ran'
+guard --sha256 "$digest" --staged "$WORK/staged.py" --python bash -- -c 'echo ran'
 if ((rc == 0)) && grep -qxF ran "$WORK/out"; then ok "matching digest: the program runs"
 else bad "matching digest" "rc=$rc"; fi
 reset
 printf 'print(2)\n' >"$WORK/staged.py"
-guard --sha256 "$digest" --staged "$WORK/staged.py" -- bash -c 'echo ran'
+guard --sha256 "$digest" --staged "$WORK/staged.py" --python bash -- -c 'echo ran'
 if ((rc == 97)) && [[ $(field state) == digest-mismatch && -z $(field started) ]] && ! grep -q ran "$WORK/out" &&
   grep -qF "does not match the reviewed sha256" "$WORK/err"; then
   ok "digest mismatch: 97, never started"
@@ -123,21 +124,22 @@ else bad "digest mismatch" "rc=$rc state=$(field state)"; fi
 
 # --- --timeout --------------------------------------------------------------------------------
 reset
-guard --timeout 1 --grace 5 -- bash -c 'echo started; sleep 30; echo never'
+guard --timeout 1 --grace 5 --python bash -- -c 'echo started; sleep 30; echo never'
 if ((rc == 124)) && [[ $(field state) == timed-out && $(field signal) == TERM && $(field status) == 124 ]] &&
+  [[ $(field summary) == "still running when killed: it ran past --timeout 1s and ended with SIGTERM" ]] &&
   grep -qxF started "$WORK/run/log.txt" && ! grep -q never "$WORK/run/log.txt" &&
   grep -qF "ran past --timeout 1s" "$WORK/err"; then
   ok "timeout: SIGTERM ends it, status 124, recorded as timed-out"
 else bad "timeout" "rc=$rc state=$(field state) signal=$(field signal)"; fi
 
 reset
-guard --timeout 1 --grace 1 -- bash -c 'trap "" TERM; echo stubborn; while :; do sleep 0.2; done'
+guard --timeout 1 --grace 1 --python bash -- -c 'trap "" TERM; echo stubborn; while :; do sleep 0.2; done'
 if ((rc == 124)) && [[ $(field state) == timed-out && $(field signal) == KILL ]]; then
   ok "timeout: a program that ignores SIGTERM gets SIGKILL after the grace period"
 else bad "timeout with SIGKILL" "rc=$rc signal=$(field signal)"; fi
 
 reset
-guard -- bash -c 'sleep 60 & echo $! >"$TPU_RUN_DIR/child"; exit 0'
+guard --python bash -- -c 'sleep 60 & echo $! >"$TPU_RUN_DIR/child"; exit 0'
 child=$(<"$WORK/run/artifacts/child")
 if ((rc == 0)) && ! alive "$child"; then ok "what the program leaves in its process group is ended with it"
 else bad "leftover child" "rc=$rc child $child alive"; fi
@@ -145,7 +147,7 @@ else bad "leftover child" "rc=$rc child $child alive"; fi
 # The guard interrupted (the ssh connection dropped): the program is ended, the record says so.
 reset
 TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" --log "$WORK/run/log.txt" \
-  -- bash -c 'echo $$ >"$TPU_RUN_DIR/pid"; sleep 60' >"$WORK/out" 2>"$WORK/err" </dev/null &
+  --python bash -- -c 'echo $$ >"$TPU_RUN_DIR/pid"; sleep 60' >"$WORK/out" 2>"$WORK/err" </dev/null &
 guard_pid=$!
 for ((i = 0; i < 100; i++)); do [[ -s $WORK/run/artifacts/pid ]] && break; sleep 0.05; done
 kill -HUP "$guard_pid"
@@ -161,19 +163,20 @@ reset
 : >"$WORK/root/tmp/libtpu_lockfile"
 hold "$WORK/root/dev/vfio/0" "$WORK/root/tmp/libtpu_lockfile"
 holder=${holders[-1]}
-guard --devices vfio -- bash -c 'echo ran'
+guard --devices vfio --python bash -- -c 'echo ran'
 if ((rc == 94)) && [[ $(field state) == busy && -z $(field started) ]] && ! grep -q ran "$WORK/out" &&
   grep -qF "pid $holder (stale-train.py 120)" "$WORK/err" && [[ $(field detail) == *"pid $holder"* ]] &&
+  [[ $(field summary) == "never started: the TPU is busy: held by pid $holder (stale-train.py 120)" ]] &&
   alive "$holder" && [[ -e $WORK/root/tmp/libtpu_lockfile ]]; then
   ok "busy: 94, the holder named with its command line, nothing killed, nothing run"
 else bad "busy" "rc=$rc state=$(field state)"; fi
 
-guard --devices accel -- bash -c 'echo ran'
+guard --devices accel --python bash -- -c 'echo ran'
 if ((rc == 94)) && grep -qF "pid $holder" "$WORK/err"; then
   ok "busy: a holder of the lock counts whatever the device kind"
 else bad "busy through the lock" "rc=$rc"; fi
 
-guard --devices vfio --kill-stale --grace 5 -- bash -c 'echo ran'
+guard --devices vfio --kill-stale --grace 5 --python bash -- -c 'echo ran'
 if ((rc == 0)) && grep -qxF ran "$WORK/out" && ! alive "$holder" && [[ ! -e $WORK/root/tmp/libtpu_lockfile ]] &&
   grep -qF "sending SIGTERM to pid $holder" "$WORK/err"; then
   ok "--kill-stale: SIGTERM ends the holder, the lock is removed, the program runs"
@@ -182,7 +185,7 @@ else bad "--kill-stale" "rc=$rc holder alive: $(alive "$holder" && echo yes)"; f
 reset
 hold stubborn "$WORK/root/dev/accel2"
 holder=${holders[-1]}
-guard --devices accel --kill-stale --grace 1 -- bash -c 'echo ran'
+guard --devices accel --kill-stale --grace 1 --python bash -- -c 'echo ran'
 if ((rc == 0)) && ! alive "$holder" && grep -qF "pid $holder is still running after 1s: SIGKILL" "$WORK/err"; then
   ok "--kill-stale: a holder that ignores SIGTERM gets SIGKILL after the grace period"
 else bad "--kill-stale SIGKILL" "rc=$rc"; fi
@@ -190,25 +193,75 @@ else bad "--kill-stale SIGKILL" "rc=$rc"; fi
 reset
 hold "$WORK/root/dev/accel1"
 holder=${holders[-1]}
-guard --devices vfio -- bash -c 'echo ran'
+guard --devices vfio --python bash -- -c 'echo ran'
 if ((rc == 0)) && alive "$holder"; then ok "--devices vfio does not count a holder of /dev/accel*"
 else bad "device kinds" "rc=$rc"; fi
-guard -- bash -c 'echo ran'
+guard --python bash -- -c 'echo ran'
 if ((rc == 94)); then ok "--devices any (the default) counts both kinds"
 else bad "device kinds: any" "rc=$rc"; fi
 kill -KILL "$holder"
 
 reset
 : >"$WORK/root/tmp/libtpu_lockfile"
-guard -- bash -c 'echo ran'
+guard --python bash -- -c 'echo ran'
 if ((rc == 94)) && [[ $(field detail) == "stale lock $WORK/root/tmp/libtpu_lockfile" ]] &&
   [[ -e $WORK/root/tmp/libtpu_lockfile ]]; then
   ok "a stale lock (nobody holds it): 94 without --kill-stale, the lock kept"
 else bad "stale lock" "rc=$rc detail=$(field detail)"; fi
-guard --kill-stale -- bash -c 'echo ran'
+guard --kill-stale --python bash -- -c 'echo ran'
 if ((rc == 0)) && [[ ! -e $WORK/root/tmp/libtpu_lockfile ]] && grep -qF "removing the stale lock" "$WORK/err"; then
   ok "a stale lock with --kill-stale: removed, the program runs"
 else bad "stale lock with --kill-stale" "rc=$rc"; fi
+
+# A fresh TPU VM: no interpreter at the path. Nothing runs, 96, one line naming host, path and fix.
+reset
+guard --python "$WORK/no venv/bin/python" -- x.py
+if ((rc == 96)) && [[ $(field state) == no-python ]] &&
+  grep -qF "has no Python interpreter at $WORK/no venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH" "$WORK/err"; then
+  ok "no interpreter: 96, state no-python, the host, the path and the fix named"
+else bad "no interpreter" "rc=$rc state=$(field state)"; fi
+
+# --env values reach the program as they are; a bad name is the guard's usage error.
+reset
+guard --env 'A=x y' --env 'B=$HOME `id`' --env 'C=' --python bash -- -c 'printf "%s|%s|%s" "$A" "$B" "${C-unset}" >"$TPU_RUN_DIR/env"'
+if ((rc == 0)) && [[ $(<"$WORK/run/artifacts/env") == 'x y|$HOME `id`|' ]]; then ok "--env: values reach the program intact"
+else bad "--env" "rc=$rc env=$(cat "$WORK/run/artifacts/env" 2>/dev/null)"; fi
+guard --env '1X=y' --python bash -- -c 'echo ran'
+if ((rc == 98)); then ok "--env with a bad name: 98"; else bad "--env bad name" "rc=$rc"; fi
+
+# --stage-from: the copy in the home folder is moved into place, then checked.
+reset
+printf 'print(1)\n' >"$WORK/home.py"
+digest=$(sha256sum "$WORK/home.py" | cut -d' ' -f1)
+guard --stage-from "$WORK/home.py" --sha256 "$digest" --staged "$WORK/run/staged.py" --python bash -- -c 'echo ran'
+if ((rc == 0)) && [[ -f $WORK/run/staged.py && ! -e $WORK/home.py ]]; then ok "--stage-from: moved into place, then checked"
+else bad "--stage-from" "rc=$rc"; fi
+guard --stage-from "$WORK/home.py" --sha256 "$digest" --staged "$WORK/run/staged.py" --python bash -- -c 'echo ran'
+if ((rc == 98)) && [[ $(field state) == stage-missing ]]; then ok "--stage-from with nothing staged: 98, stage-missing"
+else bad "--stage-from missing" "rc=$rc state=$(field state)"; fi
+
+# --upload: the worker's index from the metadata server, then gcloud storage cp of the run folder,
+# whatever the program's status; a failed upload turns a success into 95 and is named.
+reset
+mkdir -p "$WORK/bin"
+printf '#!/bin/sh\n[ "$*" = "-sSf -m 10 -H Metadata-Flavor: Google http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number" ] || exit 22\necho 3\n' >"$WORK/bin/curl"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s/gcloud-args"\nexit "${FAKE_GCLOUD_EXIT:-0}"\n' "$WORK" >"$WORK/bin/gcloud"
+chmod +x "$WORK/bin/curl" "$WORK/bin/gcloud"
+PATH="$WORK/bin:$PATH" guard --upload 'gs://b/it s' --python bash -- -c 'echo ran'
+if ((rc == 0)) && [[ $(tr '\n' ' ' <"$WORK/gcloud-args") == "storage cp --recursive $WORK/run gs://b/it s/worker-3/ " ]]; then
+  ok "--upload: gcloud storage cp --recursive RUN_DIR URL/worker-<index>/"
+else bad "--upload" "rc=$rc args=$(tr '\n' ' ' <"$WORK/gcloud-args" 2>/dev/null)"; fi
+FAKE_GCLOUD_EXIT=1 PATH="$WORK/bin:$PATH" guard --upload gs://b --python bash -- -c 'echo ran'
+if ((rc == 95)) && grep -qF "worker 3 (" "$WORK/err" && grep -qF "could not upload its results" "$WORK/err"; then
+  ok "--upload failing after a success: 95, the worker named"
+else bad "--upload failing" "rc=$rc"; fi
+FAKE_GCLOUD_EXIT=1 PATH="$WORK/bin:$PATH" guard --upload gs://b --python bash -- -c 'exit 7'
+if ((rc == 7)); then ok "--upload failing after a failure: the program's status stays"
+else bad "--upload failing after a failure" "rc=$rc"; fi
+rm -f "$WORK/gcloud-args"
+PATH="$WORK/bin:$PATH" guard --upload gs://b --python "$WORK/none" -- x.py
+if ((rc == 96)) && [[ -f $WORK/gcloud-args ]]; then ok "--upload: a worker that never started still uploads its record"
+else bad "--upload after never starting" "rc=$rc"; fi
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 ((failed == 0))
