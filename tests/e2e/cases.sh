@@ -360,20 +360,24 @@ case_pipeline__fetch_failure_still_fetches_the_others() {
   ! tpu_deleted "$dir" || fail "the TPU was deleted although a fetch failed"
 }
 
-# fetch_order DIR: for each download in the stand-in's call log, "WORKER T_START T_END", so a test
-# can compare when one worker's fetch started with when another's ended.
-fetch_order() {
+# fetch_events DIR: the stand-in's downloads in the order they began and ended
+# (events.jsonl, one line per event as it happened), "start W" or "end W" for worker W.
+fetch_events() {
   python3 -c 'import json, sys
 for line in open(sys.argv[1]):
-    c = json.loads(line)
-    if c["argv"][3] == "scp" and "--recurse" in c["argv"]:
-        w = [a for a in c["argv"] if a.startswith("--worker=")][0].split("=")[1]
-        print(w, c["t_start"], c["t_end"])' "$1/state/calls.jsonl"
+    e = json.loads(line)
+    if e["argv"][3] == "scp" and "--recurse" in e["argv"]:
+        w = [a for a in e["argv"] if a.startswith("--worker=")][0].split("=")[1]
+        print(e["event"], w)' "$1/state/events.jsonl"
 }
 
-# started_before_end DIR A B: true when worker A's fetch started before worker B's fetch ended.
+# started_before_end DIR A B: true when worker A's fetch began before worker B's fetch ended,
+# read from the order of the events, not from clock times.
 started_before_end() {
-  fetch_order "$1" | awk -v a="$2" -v b="$3" '$1 == a { s = $2 } $1 == b { e = $3 } END { exit !(s != "" && e != "" && s < e) }'
+  fetch_events "$1" | awk -v a="$2" -v b="$3" '
+    $1 == "start" && $2 == a && s == "" { s = NR }
+    $1 == "end" && $2 == b { e = NR }
+    END { exit !(s != "" && e != "" && s < e) }'
 }
 
 case_pipeline__slow_worker_holds_one_fetch_slot() {
@@ -381,9 +385,10 @@ case_pipeline__slow_worker_holds_one_fetch_slot() {
   dir=$(standin_course pipeline-slow 4)
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --parallel 2 --format sh
   printf '%s\n' "$out" >"$dir/run.sh"
-  # Worker 0's download takes 3 s more; workers 1 and 3 fail. With two slots, the other workers'
-  # downloads go through the free slot while worker 0's is still running.
-  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
+  # Worker 0's download ends only after the three others have ended; workers 1 and 3 fail. With
+  # two slots, the other workers' downloads go through the free slot while worker 0's is running
+  # (a scheduler that waited for worker 0 would start them only after the stand-in gives up, 30 s).
+  GCLOUD_STANDIN_SCP_HOLD_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
   for i in 0 2; do
@@ -391,7 +396,7 @@ case_pipeline__slow_worker_holds_one_fetch_slot() {
       fail "worker $i was not fetched"
   done
   started_before_end "$dir" 2 0 && started_before_end "$dir" 3 0 ||
-    fail "workers 2 and 3 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
+    fail "workers 2 and 3 waited for slow worker 0: $(fetch_events "$dir" | tr '\n' ';')"
 }
 
 case_pipeline__downloads_ending_together_each_keep_their_status() {
@@ -399,15 +404,16 @@ case_pipeline__downloads_ending_together_each_keep_their_status() {
   dir=$(standin_course pipeline-together 8)
   run -C "$dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --bootstrap --parallel 3 --format sh
   printf '%s\n' "$out" >"$dir/run.sh"
-  # Worker 0 is slow; four failures end in pairs while it runs and while new downloads start.
-  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=1,2,4,5 run_pipeline "$dir" run.sh
+  # Worker 0's download ends only after the seven others have; four failures end in pairs while it
+  # runs and while new downloads start.
+  GCLOUD_STANDIN_SCP_HOLD_WORKERS=0:7 GCLOUD_STANDIN_SCP_FAIL_WORKERS=1,2,4,5 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 2 4 5 of 8"
   for i in 0 3 6 7; do
     [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
       fail "worker $i was not fetched"
   done
-  started_before_end "$dir" 7 0 || fail "worker 7 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
+  started_before_end "$dir" 7 0 || fail "worker 7 waited for slow worker 0: $(fetch_events "$dir" | tr '\n' ';')"
 }
 
 case_pipeline__older_bash_waits_for_the_oldest_fetch() {
@@ -833,15 +839,21 @@ PY
   expect_one_error_line
 }
 
-case_docs__readme_lists_every_exit_code() {
+# The exit codes the built binary's --help prints, row for row, are the tables in README.md and
+# docs/cli.md: same rows, same order, none missing on either side. (docs_test checks the code's table
+# against the docs; this checks what a user of the binary reads, and that no doc keeps a stale row.)
+case_docs__help_exit_codes_match_readme() {
   run --help
-  local line code name
-  while read -r line; do
-    code=$(awk '{print $1}' <<<"$line")
-    name=$(awk '{print $2}' <<<"$line")
-    grep -q "^| $code | $name |" "$SOURCE_DIR/README.md" || fail "README's exit-code table lacks $code $name"
-    grep -q "^| $code | $name |" "$SOURCE_DIR/docs/cli.md" || fail "docs/cli.md's exit-code table lacks $code $name"
-  done < <(sed -n '/^Exit codes:/,$p' <<<"$out" | tail -n +2 | grep -E '^  [0-9]+')
+  expect_status 0
+  local help doc path
+  help=$(sed -n '/^Exit codes:/,$p' <<<"$out" | grep -E '^  [0-9]+' |
+    sed -E 's/^  ([0-9]+) +([a-z]+) +(.*)$/| \1 | \2 | \3 |/')
+  [[ $(wc -l <<<"$help") -ge 5 ]] || fail "--help lists fewer than five exit codes: $help"
+  for path in README.md docs/cli.md; do
+    doc=$(grep -E '^\| [0-9]+ \| [a-z]+ \|' "$SOURCE_DIR/$path")
+    diff -u <(printf '%s\n' "$doc") <(printf '%s\n' "$help") >&2 ||
+      fail "the exit codes of --help differ from the table in $path"
+  done
 }
 
 case_standin__selftest() {
