@@ -860,6 +860,69 @@ case_standin__selftest() {
   bash "$STANDIN/selftest.sh" >&2 || fail "the gcloud stand-in's self-test failed"
 }
 
+# --- verbose: -v logs each decision to stderr through spdlog; stdout is unchanged ----------------
+
+# verbose_run NAME ARGS...: runs tpulaunch ARGS and tpulaunch -v ARGS; their stdout must be byte
+# for byte the same and their exit codes equal. Leaves `err` = the -v run's stderr and `quiet_err`
+# = the plain run's stderr.
+verbose_run() {
+  local name=$1 dir plain_status=0
+  shift
+  dir=$(workdir "verbose-$name")
+  "$TPULAUNCH" "$@" >"$dir/plain.out" 2>"$dir/plain.err" </dev/null || plain_status=$?
+  status=0
+  "$TPULAUNCH" -v "$@" >"$dir/verbose.out" 2>"$dir/verbose.err" </dev/null || status=$?
+  [[ "$status" == "$plain_status" ]] || fail "-v changed the exit code: $plain_status, with -v $status"
+  [[ -s "$dir/plain.out" || "$plain_status" != 0 ]] || fail "the plain run printed nothing on stdout"
+  cmp "$dir/plain.out" "$dir/verbose.out" >&2 || fail "-v changed stdout"
+  err=$(cat "$dir/verbose.err")
+  quiet_err=$(cat "$dir/plain.err")
+}
+
+case_verbose__plan_logs_its_decisions() {
+  verbose_run plan -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 0
+  [[ -z "$quiet_err" ]] || fail "without -v, plan wrote to stderr: $quiet_err"
+  expect_stderr_contains "tpulaunch: debug: catalog: the built-in table, <embedded catalog/slices.json> ("
+  expect_stderr_contains "tpulaunch: debug: matrix: execution-matrix.json (4 scripts)"
+  expect_stderr_contains "tpulaunch: debug: read matrix 'execution-matrix.json' ("
+  expect_stderr_contains "tpulaunch: debug: read script 'public/exercises/collective-update.py' ("
+  expect_stderr_contains "tpulaunch: debug: classified public/exercises/collective-update.py: "
+  local rule
+  for rule in review-required cpu-only-stays-on-cpu tpu-class-needs-slice multi-host-needs-qualified \
+    source-selects-cpu source-lacks-initialize; do
+    expect_stderr_contains "tpulaunch: debug: route 'collective-update' on v5litepod-16: rule $rule: passes"
+  done
+  expect_stderr_contains "tpulaunch: debug: route 'collective-update' on v5litepod-16: multi-host"
+  # A refused route names the rule that refused it, and the rules after it are not checked.
+  verbose_run plan-refused -C "$COURSE" plan tpu-hello --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stderr_contains "tpulaunch: debug: route 'tpu-hello' on v5litepod-16: rule multi-host-needs-qualified: refuses"
+  [[ "$err" != *"rule source-selects-cpu"* ]] || fail "a rule after the refusing one was checked: $err"
+  # --catalog FILE: the file is named as the catalog's source.
+  verbose_run plan-catalog -C "$COURSE" --catalog "$SOURCE_DIR/catalog/slices.json" plan distributed-02
+  expect_status 0
+  expect_stderr_contains "tpulaunch: debug: catalog: the file $SOURCE_DIR/catalog/slices.json ("
+  expect_stderr_contains "tpulaunch: debug: route 'distributed-02' on the CPU: cpu"
+}
+
+case_verbose__check_logs_each_file() {
+  verbose_run check -C "$COURSE" check
+  expect_status 0
+  expect_stderr_contains "tpulaunch: debug: matrix: execution-matrix.json (4 scripts)"
+  local script
+  for script in distributed-02 tpu-hello collective-update; do
+    expect_stderr_contains "tpulaunch: debug: read script 'public/exercises/$script.py' ("
+    expect_stderr_contains "tpulaunch: debug: classified public/exercises/$script.py: "
+  done
+  # Without -v, check writes nothing extra: every stderr line of the plain run is in the -v run's.
+  local line
+  while IFS= read -r line; do
+    [[ -z "$line" ]] || grep -qxF -- "$line" <<<"$err" || fail "the -v run lacks the plain stderr line: $line"
+  done <<<"$quiet_err"
+  [[ "$quiet_err" != *"debug:"* ]] || fail "without -v, check logged: $quiet_err"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<command>__<name>" >&2
   exit 2
