@@ -371,6 +371,16 @@ for line in open(sys.argv[1]):
         print(e["event"], w)' "$1/state/events.jsonl"
 }
 
+# expect_fetched DIR WORKER...: each worker's receipt came back into its own folder.
+expect_fetched() {
+  local dir=$1 i
+  shift
+  for i in "$@"; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched"
+  done
+}
+
 # started_before_end DIR A B: true when worker A's fetch began before worker B's fetch ended,
 # read from the order of the events, not from clock times.
 started_before_end() {
@@ -391,10 +401,7 @@ case_pipeline__slow_worker_holds_one_fetch_slot() {
   GCLOUD_STANDIN_SCP_HOLD_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
-  for i in 0 2; do
-    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
-      fail "worker $i was not fetched"
-  done
+  expect_fetched "$dir" 0 2
   started_before_end "$dir" 2 0 && started_before_end "$dir" 3 0 ||
     fail "workers 2 and 3 waited for slow worker 0: $(fetch_events "$dir" | tr '\n' ';')"
 }
@@ -409,10 +416,7 @@ case_pipeline__downloads_ending_together_each_keep_their_status() {
   GCLOUD_STANDIN_SCP_HOLD_WORKERS=0:7 GCLOUD_STANDIN_SCP_FAIL_WORKERS=1,2,4,5 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 2 4 5 of 8"
-  for i in 0 3 6 7; do
-    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
-      fail "worker $i was not fetched"
-  done
+  expect_fetched "$dir" 0 3 6 7
   started_before_end "$dir" 7 0 || fail "worker 7 waited for slow worker 0: $(fetch_events "$dir" | tr '\n' ';')"
 }
 
@@ -426,10 +430,7 @@ case_pipeline__older_bash_waits_for_the_oldest_fetch() {
   GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:1 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
-  for i in 0 2; do
-    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
-      fail "worker $i was not fetched"
-  done
+  expect_fetched "$dir" 0 2
   ! started_before_end "$dir" 2 0 || fail "oldest-first: worker 2 started before worker 0 ended"
 }
 
