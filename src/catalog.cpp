@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "catalog_rows.hpp"
 #include "tpulaunch/json_reader.hpp"
@@ -179,12 +180,15 @@ Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<
                                row.devices_per_host, row.hbm_gib_per_chip, std::string(row.runtime_version),
                                std::string(row.topology)});
   }
+  spdlog::debug("catalog: the built-in table, {} ({} slices)", origin, slice_list.size());
   return Catalog(std::move(generation_list), std::move(slice_list), std::move(origin));
 }
 
 Result<Catalog> load_catalog_file(const std::string& path) {
   TPULAUNCH_TRY(const std::string text, read_text_file(path, "catalog"));
-  return parse_catalog(text, path);
+  TPULAUNCH_TRY(Catalog catalog, parse_catalog(text, path));
+  spdlog::debug("catalog: the file {} ({} slices)", printable(path), catalog.slices().size());
+  return catalog;
 }
 
 } // namespace tpulaunch

@@ -29,6 +29,7 @@ FileScan scan_file(const Matrix& matrix, const std::string& id) {
   FileScan scan{resolve_script(matrix, id), std::nullopt};
   if (scan.status && scan.status->reviewed()) {
     scan.classification = classify_source(scan.status->source);
+    log_classification(scan.status->path, *scan.classification);
   }
   if (scan.status) {
     std::string().swap(scan.status->source);

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/sha256.hpp"
@@ -172,7 +173,9 @@ Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
 
 Result<Matrix> load_matrix_file(const std::string& path) {
   TPULAUNCH_TRY(const std::string text, read_text_file(path, "matrix"));
-  return parse_matrix(text, path);
+  TPULAUNCH_TRY(Matrix matrix, parse_matrix(text, path));
+  spdlog::debug("matrix: {} ({} scripts)", printable(path), matrix.scripts.size());
+  return matrix;
 }
 
 std::string serialize_matrix(const Matrix& matrix) {

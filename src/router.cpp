@@ -3,6 +3,7 @@
 #include <array>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace tpulaunch {
 namespace {
@@ -130,16 +131,20 @@ std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence,
 }
 
 Decision decide(const RouteRequest& request) {
+  const std::string_view target = request.slice == nullptr ? std::string_view("the CPU") : request.slice->name;
   for (const auto& rule : k_rules) {
     if (auto refusal = rule.check(request)) {
+      spdlog::debug("route '{}' on {}: rule {}: refuses", request.script->id, target, rule.id);
       return Decision{std::nullopt, std::move(refusal)};
     }
-  }
-  if (request.slice == nullptr) {
-    return Decision{RouteKind::cpu, std::nullopt};
+    spdlog::debug("route '{}' on {}: rule {}: passes", request.script->id, target, rule.id);
   }
   // multi-host-qualified on a 1-host slice runs as single-host: no --worker=all.
-  return Decision{request.slice->multi_host() ? RouteKind::multi_host : RouteKind::single_host, std::nullopt};
+  const RouteKind route = request.slice == nullptr       ? RouteKind::cpu
+                          : request.slice->multi_host() ? RouteKind::multi_host
+                                                        : RouteKind::single_host;
+  spdlog::debug("route '{}' on {}: {}", request.script->id, target, to_string(route));
+  return Decision{route, std::nullopt};
 }
 
 Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice) {
@@ -147,6 +152,7 @@ Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Sl
   Routing routing{std::move(status), std::nullopt, {}};
   if (!routing.status.source.empty() || routing.status.reviewed()) {
     routing.source = classify_source(routing.status.source);
+    log_classification(routing.status.path, *routing.source);
   }
   routing.decision = decide(RouteRequest{&routing.status, slice, routing.source ? &*routing.source : nullptr});
   return routing;

@@ -46,6 +46,7 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
     TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
     TPULAUNCH_CHECK(check_utf8_text(source, path, "script"));
     files.push_back(Classified{path, sha256_hex(source), classify_source(source)});
+    log_classification(path, files.back().result);
   }
   Output output;
   if (args.format == "json") {
