@@ -8,7 +8,7 @@
 
 #include "catalog_rows.hpp"
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/spelling.hpp"
+#include "tpulaunch/slice_names.hpp"
 #include "tpulaunch/text_file.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -35,7 +35,7 @@ std::optional<long long> name_number(std::string_view name) {
   return value;
 }
 
-Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const nlohmann::json& value) {
+Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const JsonValue& value) {
   const std::string pointer = "/generations/" + json_pointer_token(id);
   TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("generation '{}'", printable(id))));
   const JsonObject object(doc, value, pointer, fmt::format("generation '{}'", printable(id)));
@@ -52,7 +52,7 @@ Result<Generation> parse_generation(const JsonDocument& doc, const std::string& 
   return generation;
 }
 
-Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const nlohmann::json& value,
+Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const JsonValue& value,
                           const std::vector<Generation>& generations) {
   const std::string pointer = fmt::format("/slices/{}", index);
   TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("slice #{}", index)));
@@ -124,17 +124,7 @@ const Generation* Catalog::generation(std::string_view id) const {
   return nullptr;
 }
 
-Result<const Slice*> Catalog::require(std::string_view name) const {
-  if (const Slice* slice = find(name)) {
-    return slice;
-  }
-  std::vector<std::string> names;
-  names.reserve(m_slices.size());
-  for (const auto& slice : m_slices) {
-    names.push_back(slice.name);
-  }
-  return usage_error(fmt::format("unknown slice '{}'{}; 'tpulaunch slices' lists them", printable(name), did_you_mean(name, names)));
-}
+Result<const Slice*> Catalog::require(std::string_view name) const { return find_slice(*this, name); }
 
 Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
   TPULAUNCH_TRY(const JsonDocument doc, parse_json(json, origin));
@@ -142,8 +132,8 @@ Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
   const JsonObject root(doc, doc.value, "", "catalog");
   TPULAUNCH_TRY(const long long version, root.integer("version", 1, 1));
   (void)version;
-  TPULAUNCH_TRY(const nlohmann::json* generations_json, root.member("generations", nlohmann::json::value_t::object));
-  TPULAUNCH_TRY(const nlohmann::json* slices_json, root.member("slices", nlohmann::json::value_t::array));
+  TPULAUNCH_TRY(const JsonValue* generations_json, root.member("generations", JsonValue::value_t::object));
+  TPULAUNCH_TRY(const JsonValue* slices_json, root.member("slices", JsonValue::value_t::array));
 
   std::vector<Generation> generations;
   for (const auto& [id, value] : generations_json->items()) {

@@ -49,7 +49,8 @@ public:
   // The slice named `name` (exact, lower case), or nullptr.
   [[nodiscard]] const Slice* find(std::string_view name) const;
   [[nodiscard]] const Generation* generation(std::string_view id) const;
-  // The slice named `name`, or a usage Error "unknown slice 'x' (did you mean 'y'?)".
+  // The slice named `name` in any letter case or by a generation alias (slice_names.hpp), or a
+  // usage Error "unknown slice 'x' (did you mean 'y'?)".
   [[nodiscard]] Result<const Slice*> require(std::string_view name) const;
 
 private:

@@ -15,17 +15,15 @@ struct SlicesArgs {
   std::vector<std::string> only; // --only a,b,c: split by CLI11 (->delimiter)
 };
 
-std::vector<const Slice*> select(const Catalog& catalog, const SlicesArgs& args, std::vector<std::string>& unknown) {
+// The slices to show: --only's names in their order (any case or alias; the first unknown one is
+// a usage error with a suggestion), else the whole catalog; then the host filters.
+Result<std::vector<const Slice*>> select(const Catalog& catalog, const SlicesArgs& args) {
   std::vector<const Slice*> out;
-  if (!args.only.empty()) {
-    for (const auto& name : args.only) {
-      if (const Slice* s = catalog.find(name)) {
-        out.push_back(s);
-      } else {
-        unknown.push_back(name);
-      }
-    }
-  } else {
+  for (const auto& name : args.only) {
+    TPULAUNCH_TRY(const Slice* slice, catalog.require(name));
+    out.push_back(slice);
+  }
+  if (args.only.empty()) {
     for (const auto& s : catalog.slices()) {
       out.push_back(&s);
     }
@@ -52,12 +50,7 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
     return usage_error("--multi-host and --single-host exclude each other");
   }
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
-  std::vector<std::string> unknown;
-  const auto slices = select(catalog, args, unknown);
-  if (!unknown.empty()) {
-    TPULAUNCH_TRY(const Slice* ignored, catalog.require(unknown.front()));
-    (void)ignored;
-  }
+  TPULAUNCH_TRY(const auto slices, select(catalog, args));
   Output output;
   if (args.format == "json") {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();

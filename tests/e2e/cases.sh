@@ -1054,7 +1054,7 @@ case_review__refuses_cpu_evidence_without_override() {
   run -C "$dir" review distributed-02 --class single-host-compatible --by mallory
   expect_status 3
   expect_stdout_empty
-  expect_one_error_line
+  expect_one_refusal_line
   expect_stderr_contains "selects CPU devices (line 10 (xla-force-host-devices), line 16 (devices-cpu))"
   [[ "$(sha256sum "$dir/execution-matrix.json")" == "$before" ]] || fail "a refused review changed the matrix"
   run -C "$dir" review distributed-02 --class single-host-compatible --by alice --override "the CPU mesh is only built under --simulate"
@@ -1112,7 +1112,7 @@ case_check__example_course_is_clean() {
   run -C "$COURSE" check
   expect_status 0
   expect_stdout_contains "warning: [unreviewed] 'sharding-sketch' has no matrix entry"
-  expect_stdout_contains "check: 5 scripts, 4 entries: 0 error(s), 1 warning(s)"
+  expect_stdout_contains "check: 5 scripts, 4 entries: 0 errors, 1 warning"
   run -C "$COURSE" check --strict
   expect_status 3
   run -C "$COURSE" check --route distributed-02@cpu --route tpu-hello@v5litepod-8 --route collective-update@v5litepod-16 \
@@ -1123,6 +1123,7 @@ case_check__example_course_is_clean() {
 case_check__exit_codes_and_github_annotations() {
   local dir
   dir=$(course_copy check-gate)
+  mkdir "$dir/.git" # annotation paths are relative to the repository root: here, the course
   echo "# edited" >>"$dir/public/exercises/tpu-hello.py"
   run -C "$dir" check --format github --route distributed-02@v5litepod-8
   expect_status 3
