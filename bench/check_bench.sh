@@ -133,6 +133,11 @@ if [[ -x "$CHECK_PROFILE" && -d "$WORK/course-$largest" ]]; then
   "$CHECK_PROFILE" "$WORK/course-$largest" 3
 fi
 
+if [[ ! -x "$CHECK_PROFILE" || ! -x "$CLASSIFIER_BENCH" ]]; then
+  echo
+  echo "check_bench: no $CHECK_PROFILE or $CLASSIFIER_BENCH: the bench/ programs build only on request" \
+    "(cmake --preset ci -DTPULAUNCH_BENCHMARKS=ON && cmake --build --preset ci)" >&2
+fi
 if [[ -x "$CLASSIFIER_BENCH" ]]; then
   echo
   echo "classifier micro-benchmark ($CLASSIFIER_BENCH, best of 5, in-process):"

@@ -85,10 +85,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto ours = tpulaunch::parse_json(text, "fuzz.json");
 
-  json theirs;
+  // Parsed in file order, as the reader keeps objects (JsonValue is ordered_json): the same value
+  // means the same members in the same order.
+  tpulaunch::JsonValue theirs;
   bool theirs_ok = true;
   try {
-    theirs = json::parse(text.begin(), text.end());
+    theirs = tpulaunch::JsonValue::parse(text.begin(), text.end());
   } catch (const json::exception&) {
     theirs_ok = false;
   }

@@ -1,5 +1,6 @@
 // libFuzzer target: the execution matrix parser, and the canonical text `review` writes: what
-// parses must serialize, parse again, and serialize to the same text.
+// parses must serialize, parse again to the same content (every unknown field kept, in its
+// order: parse -> serialise -> parse is the identity), and serialize to the same text.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -18,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string canonical = tpulaunch::serialize_matrix(*matrix);
   auto again = tpulaunch::parse_matrix(canonical, "course/execution-matrix.json");
   TPULAUNCH_FUZZ_CHECK(again.ok());
+  TPULAUNCH_FUZZ_CHECK(tpulaunch::same_content(*matrix, *again));
   TPULAUNCH_FUZZ_CHECK(tpulaunch::serialize_matrix(*again) == canonical);
   TPULAUNCH_FUZZ_CHECK(again->scripts.size() == matrix->scripts.size());
   for (const auto& [id, entry] : matrix->scripts) {

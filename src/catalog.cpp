@@ -4,10 +4,11 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "catalog_rows.hpp"
 #include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/spelling.hpp"
+#include "tpulaunch/slice_names.hpp"
 #include "tpulaunch/text_file.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -34,7 +35,7 @@ std::optional<long long> name_number(std::string_view name) {
   return value;
 }
 
-Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const nlohmann::json& value) {
+Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const JsonValue& value) {
   const std::string pointer = "/generations/" + json_pointer_token(id);
   TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("generation '{}'", printable(id))));
   const JsonObject object(doc, value, pointer, fmt::format("generation '{}'", printable(id)));
@@ -69,7 +70,7 @@ Result<Generation> parse_generation(const JsonDocument& doc, const std::string& 
   return generation;
 }
 
-Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const nlohmann::json& value,
+Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const JsonValue& value,
                           const std::vector<Generation>& generations) {
   const std::string pointer = fmt::format("/slices/{}", index);
   TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("slice #{}", index)));
@@ -151,26 +152,19 @@ Error unreachable_generation(std::string_view slice, std::string_view generation
 }
 
 Result<const Slice*> Catalog::require(std::string_view name) const {
-  if (const Slice* slice = find(name)) {
-    if (slice->api != GenerationApi::tpu_vm) {
-      return unreachable_generation(name, slice->generation);
-    }
-    return slice;
-  }
-  const auto dash = name.rfind('-');
-  if (dash != std::string_view::npos) {
+  // A generation outside the TPU VM API, named by its id before the count ("tpu7x-8").
+  if (const auto dash = name.rfind('-'); dash != std::string_view::npos) {
     for (const auto& generation : m_generations) {
       if (!generation.tpu_vm_api() && generation.id == name.substr(0, dash)) {
         return unreachable_generation(name, generation.id);
       }
     }
   }
-  std::vector<std::string> names;
-  names.reserve(m_slices.size());
-  for (const auto& slice : m_slices) {
-    names.push_back(slice.name);
+  TPULAUNCH_TRY(const Slice* slice, find_slice(*this, name));
+  if (slice->api != GenerationApi::tpu_vm) {
+    return unreachable_generation(name, slice->generation);
   }
-  return usage_error(fmt::format("unknown slice '{}'{}; 'tpulaunch slices' lists them", printable(name), did_you_mean(name, names)));
+  return slice;
 }
 
 std::string_view to_string(GenerationApi api) {
@@ -192,8 +186,8 @@ Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
   const JsonObject root(doc, doc.value, "", "catalog");
   TPULAUNCH_TRY(const long long version, root.integer("version", 1, 1));
   (void)version;
-  TPULAUNCH_TRY(const nlohmann::json* generations_json, root.member("generations", nlohmann::json::value_t::object));
-  TPULAUNCH_TRY(const nlohmann::json* slices_json, root.member("slices", nlohmann::json::value_t::array));
+  TPULAUNCH_TRY(const JsonValue* generations_json, root.member("generations", JsonValue::value_t::object));
+  TPULAUNCH_TRY(const JsonValue* slices_json, root.member("slices", JsonValue::value_t::array));
 
   std::vector<Generation> generations;
   for (const auto& [id, value] : generations_json->items()) {
@@ -231,12 +225,15 @@ Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<
                                row.devices_per_host, row.hbm_gib_per_chip, std::string(row.runtime_version),
                                std::string(row.topology), row.api, row.devices});
   }
+  spdlog::debug("catalog: the built-in table, {} ({} slices)", origin, slice_list.size());
   return Catalog(std::move(generation_list), std::move(slice_list), std::move(origin));
 }
 
 Result<Catalog> load_catalog_file(const std::string& path) {
   TPULAUNCH_TRY(const std::string text, read_text_file(path, "catalog"));
-  return parse_catalog(text, path);
+  TPULAUNCH_TRY(Catalog catalog, parse_catalog(text, path));
+  spdlog::debug("catalog: the file {} ({} slices)", printable(path), catalog.slices().size());
+  return catalog;
 }
 
 } // namespace tpulaunch

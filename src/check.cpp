@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/classifier.hpp"
+#include "tpulaunch/exercises.hpp"
+#include "tpulaunch/overrides.hpp"
 #include "tpulaunch/parallel.hpp"
 #include "tpulaunch/router.hpp"
 #include "tpulaunch/validate.hpp"
@@ -29,16 +31,12 @@ FileScan scan_file(const Matrix& matrix, const std::string& id) {
   FileScan scan{resolve_script(matrix, id), std::nullopt};
   if (scan.status && scan.status->reviewed()) {
     scan.classification = classify_source(scan.status->source);
+    log_classification(scan.status->path, *scan.classification);
   }
   if (scan.status) {
     std::string().swap(scan.status->source);
   }
   return scan;
-}
-
-bool overridden_marker(const MatrixEntry& entry, std::string_view marker) {
-  return std::any_of(entry.overrides.begin(), entry.overrides.end(),
-                     [&](const EvidenceOverride& o) { return o.rule == fmt::format("missing:{}", marker); });
 }
 
 class Auditor {
@@ -61,11 +59,11 @@ public:
           fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name, e.rule, e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
-      for (const auto marker : missing_multi_host_markers(c)) {
-        if (!overridden_marker(entry, marker)) {
-          add(Severity::error, "contradiction", s, 0,
-              fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence", s.id, marker));
-        }
+      for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
+        add(Severity::error, "contradiction", s, 0,
+            fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence{}", s.id, marker->name,
+                        marker->not_overridable.empty() ? "" : fmt::format(" (no override can cover it: {})",
+                                                                           marker->not_overridable)));
       }
     }
   }
@@ -128,6 +126,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
   std::vector<const Slice*> route_slices;
   for (const auto& ask : routes) {
     TPULAUNCH_CHECK(validate_value(ValueKind::script_id, ask.script));
+    TPULAUNCH_CHECK(check_known_script(matrix, ask.script));
     if (ask.slice == "cpu") {
       route_slices.push_back(nullptr);
     } else {
@@ -136,35 +135,27 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     }
   }
 
-  const std::string dir = matrix.exercises_path().empty() ? "." : matrix.exercises_path();
-  std::error_code ec;
-  std::vector<std::string> ids;
-  std::set<std::string> invalid;
-  fs::directory_iterator it(dir, ec);
-  if (ec) {
-    return config_error(fmt::format("cannot read the exercises folder '{}' named by {}: {}", dir, matrix.origin, ec.message()));
-  }
-  for (const auto& entry : it) {
-    const auto& path = entry.path();
-    if (path.extension() != ".py") {
-      continue;
-    }
-    const std::string stem = path.stem().string();
-    if (validate_value(ValueKind::script_id, stem).ok()) {
-      ids.push_back(stem);
-    } else {
-      invalid.insert(path.string());
-    }
-  }
-  std::sort(ids.begin(), ids.end());
+  // Every script in every subfolder; nothing there is skipped without a finding.
+  TPULAUNCH_TRY(ExerciseListing listing, list_exercises(matrix));
+  const std::vector<std::string>& ids = listing.ids;
 
   AuditReport report;
-  report.scripts = ids.size() + invalid.size();
+  report.scripts = ids.size() + listing.invalid_names.size();
   report.entries = matrix.scripts.size();
   Auditor auditor(matrix, report, strict);
-  for (const auto& path : invalid) {
-    report.findings.push_back(AuditFinding{strict ? Severity::error : Severity::warning, "invalid-name", "", path, 0,
-                                           "the file name is not a valid script id, so it can never be reviewed"});
+  const Severity unlisted = strict ? Severity::error : Severity::warning;
+  for (const auto& path : listing.invalid_names) {
+    std::error_code ec;
+    report.findings.push_back(AuditFinding{unlisted, "invalid-name", "", path, 0,
+                                           fs::is_directory(path, ec)
+                                               ? "the folder name cannot be part of a script id, so no script in it "
+                                                 "can ever be reviewed"
+                                               : "the file name is not a valid script id, so it can never be reviewed"});
+  }
+  for (const auto& path : listing.linked_folders) {
+    report.findings.push_back(AuditFinding{unlisted, "linked-folder", "", path, 0,
+                                           "a symlink to a folder is not followed: scripts must live in the exercises "
+                                           "folder itself"});
   }
   map_ordered<FileScan>(
       ids.size(), jobs, [&](std::size_t i) { return scan_file(matrix, ids[i]); },
@@ -190,6 +181,27 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     }
   }
   return report;
+}
+
+std::string repository_root(const std::string& from, const std::string& fallback) {
+  std::error_code ec;
+  for (fs::path folder = fs::absolute(from.empty() ? "." : from, ec).lexically_normal(); !folder.empty();
+       folder = folder.parent_path()) {
+    if (fs::exists(folder / ".git", ec)) {
+      return folder.string();
+    }
+    if (folder == folder.parent_path()) {
+      break;
+    }
+  }
+  return fallback;
+}
+
+std::string path_from_root(const std::string& path, const std::string& root) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  const fs::path relative = absolute.lexically_relative(fs::path(root).lexically_normal());
+  return relative.empty() ? absolute.generic_string() : relative.generic_string();
 }
 
 } // namespace tpulaunch

@@ -1,6 +1,8 @@
 // classify_source: the scanner's evidence, then the suggestion policy.
 #include "tpulaunch/classifier.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "class_suggestion.hpp"
 #include "scanner.hpp"
 
@@ -11,6 +13,12 @@ Classification classify_source(std::string_view source) {
   Classification out = scanner.run();
   suggest(out);
   return out;
+}
+
+void log_classification(std::string_view path, const Classification& classification) {
+  const std::size_t n = classification.evidence.size();
+  spdlog::debug("classified {}: {} evidence row{}, suggests {}", path, n, n == 1 ? "" : "s",
+                classification.suggested ? to_string(*classification.suggested) : std::string_view("no class"));
 }
 
 } // namespace tpulaunch

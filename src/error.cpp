@@ -22,4 +22,11 @@ std::string printable(std::string_view value) {
   return out;
 }
 
+std::string counted(std::size_t count, std::string_view noun, std::string_view plural) {
+  if (count == 1) {
+    return fmt::format("1 {}", noun);
+  }
+  return plural.empty() ? fmt::format("{} {}s", count, noun) : fmt::format("{} {}", count, plural);
+}
+
 } // namespace tpulaunch

@@ -82,7 +82,7 @@ private:
     return fmt::format("'{}'", c);
   }
 
-  Status parse_value(nlohmann::json& out, std::string& pointer, int depth) {
+  Status parse_value(JsonValue& out, std::string& pointer, int depth) {
     if (depth > k_max_json_depth) {
       return fail(fmt::format("nesting deeper than {} levels", k_max_json_depth));
     }
@@ -115,7 +115,7 @@ private:
     }
   }
 
-  Status parse_literal(std::string_view word, nlohmann::json& out, nlohmann::json value) {
+  Status parse_literal(std::string_view word, JsonValue& out, JsonValue value) {
     if (m_text.substr(m_pos, word.size()) != word) {
       return fail(fmt::format("expected a JSON value, found {}", found()));
     }
@@ -124,9 +124,9 @@ private:
     return Ok{};
   }
 
-  Status parse_object(nlohmann::json& out, std::string& pointer, int depth) {
+  Status parse_object(JsonValue& out, std::string& pointer, int depth) {
     advance(); // '{'
-    out = nlohmann::json::object();
+    out = JsonValue::object();
     std::unordered_set<std::string> seen;
     skip_space();
     if (peek() == '}') {
@@ -159,13 +159,15 @@ private:
         pointer += json_pointer_token(key);
         (*m_positions)[pointer + "#key"] = TextPosition{key_line, key_column};
       }
-      nlohmann::json member;
+      JsonValue member;
       auto status = parse_value(member, pointer, depth + 1);
       pointer.resize(size_before);
       if (!status) {
         return status;
       }
-      out[key] = std::move(member);
+      // Keys are unique (checked above), so append: a lookup per member would make a large
+      // object (a matrix with 10,000 scripts) quadratic.
+      out.get_ref<JsonValue::object_t&>().emplace_back(std::move(key), std::move(member));
       skip_space();
       if (peek() == ',') {
         advance();
@@ -179,9 +181,9 @@ private:
     }
   }
 
-  Status parse_array(nlohmann::json& out, std::string& pointer, int depth) {
+  Status parse_array(JsonValue& out, std::string& pointer, int depth) {
     advance(); // '['
-    out = nlohmann::json::array();
+    out = JsonValue::array();
     skip_space();
     if (peek() == ']') {
       advance();
@@ -194,7 +196,7 @@ private:
         pointer += '/';
         pointer += std::to_string(index);
       }
-      nlohmann::json element;
+      JsonValue element;
       auto status = parse_value(element, pointer, depth + 1);
       pointer.resize(size_before);
       if (!status) {
@@ -214,7 +216,7 @@ private:
     }
   }
 
-  Status parse_number(nlohmann::json& out) {
+  Status parse_number(JsonValue& out) {
     const std::size_t start = m_pos;
     std::size_t end = m_pos;
     auto digit = [&](std::size_t at) { return at < m_text.size() && m_text[at] >= '0' && m_text[at] <= '9'; };
@@ -445,23 +447,23 @@ Result<JsonDocument> parse_json(std::string_view text, std::string_view origin) 
 namespace tpulaunch {
 namespace {
 
-std::string_view type_name(nlohmann::json::value_t type) {
+std::string_view type_name(JsonValue::value_t type) {
   switch (type) {
-  case nlohmann::json::value_t::object: return "an object";
-  case nlohmann::json::value_t::array: return "an array";
-  case nlohmann::json::value_t::string: return "a string";
-  case nlohmann::json::value_t::boolean: return "a boolean";
-  case nlohmann::json::value_t::number_integer:
-  case nlohmann::json::value_t::number_unsigned: return "an integer";
-  case nlohmann::json::value_t::number_float: return "a number";
-  case nlohmann::json::value_t::null: return "null";
+  case JsonValue::value_t::object: return "an object";
+  case JsonValue::value_t::array: return "an array";
+  case JsonValue::value_t::string: return "a string";
+  case JsonValue::value_t::boolean: return "a boolean";
+  case JsonValue::value_t::number_integer:
+  case JsonValue::value_t::number_unsigned: return "an integer";
+  case JsonValue::value_t::number_float: return "a number";
+  case JsonValue::value_t::null: return "null";
   default: return "a value";
   }
 }
 
 } // namespace
 
-JsonObject::JsonObject(const JsonDocument& doc, const nlohmann::json& value, std::string pointer, std::string context)
+JsonObject::JsonObject(const JsonDocument& doc, const JsonValue& value, std::string pointer, std::string context)
     : m_doc(doc), m_value(value), m_pointer(std::move(pointer)), m_context(std::move(context)) {}
 
 std::string JsonObject::pointer_of(std::string_view key) const {
@@ -475,13 +477,13 @@ Error JsonObject::error_at(std::string_view key, std::string_view what) const {
 
 bool JsonObject::has(std::string_view key) const { return m_value.contains(key); }
 
-Result<const nlohmann::json*> JsonObject::member(std::string_view key, nlohmann::json::value_t type) const {
+Result<const JsonValue*> JsonObject::member(std::string_view key, JsonValue::value_t type) const {
   auto it = m_value.find(key);
   if (it == m_value.end()) {
     return error_at("", fmt::format("missing field \"{}\"", key));
   }
   const bool matches = it->type() == type ||
-                       (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
+                       (type == JsonValue::value_t::number_integer && it->is_number_unsigned());
   if (!matches) {
     return error_at(key, fmt::format("field \"{}\" must be {}, not {}", key, type_name(type), type_name(it->type())));
   }
@@ -489,7 +491,7 @@ Result<const nlohmann::json*> JsonObject::member(std::string_view key, nlohmann:
 }
 
 Result<std::string> JsonObject::string(std::string_view key) const {
-  auto value = member(key, nlohmann::json::value_t::string);
+  auto value = member(key, JsonValue::value_t::string);
   if (!value) {
     return value.error();
   }
@@ -504,7 +506,7 @@ Result<std::string> JsonObject::optional_string(std::string_view key) const {
   if (!has(key)) {
     return std::string();
   }
-  auto value = member(key, nlohmann::json::value_t::string);
+  auto value = member(key, JsonValue::value_t::string);
   if (!value) {
     return value.error();
   }
@@ -512,7 +514,7 @@ Result<std::string> JsonObject::optional_string(std::string_view key) const {
 }
 
 Result<long long> JsonObject::integer(std::string_view key, long long min, long long max) const {
-  auto value = member(key, nlohmann::json::value_t::number_integer);
+  auto value = member(key, JsonValue::value_t::number_integer);
   if (!value) {
     return value.error();
   }
@@ -526,7 +528,7 @@ Result<long long> JsonObject::integer(std::string_view key, long long min, long 
   return number;
 }
 
-Status require_object(const JsonDocument& doc, const nlohmann::json& value, std::string_view pointer,
+Status require_object(const JsonDocument& doc, const JsonValue& value, std::string_view pointer,
                       std::string_view context) {
   if (!value.is_object()) {
     return config_error(fmt::format("{}: {} must be an object, not {}", doc.where(pointer), context, type_name(value.type())));

@@ -2,6 +2,7 @@
 // logging and picks the exit code; one top-level catch.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -26,7 +27,7 @@ void write_all(std::FILE* stream, const std::string& text) {
 }
 
 int fail(const tpulaunch::Error& error) {
-  write_all(stderr, fmt::format("tpulaunch: error: {}\n", error.message));
+  write_all(stderr, tpulaunch::cli::message_line(error));
   return to_int(error.code);
 }
 
@@ -37,6 +38,7 @@ struct CommandEntry {
   Setup setup;
 };
 constexpr CommandEntry k_commands[] = {
+    {"init", tpulaunch::cli::setup_init},
     {"plan", tpulaunch::cli::setup_plan},         {"classify", tpulaunch::cli::setup_classify},
     {"review", tpulaunch::cli::setup_review},     {"check", tpulaunch::cli::setup_check},
     {"slices", tpulaunch::cli::setup_slices},     {"slice", tpulaunch::cli::setup_slice},
@@ -70,8 +72,8 @@ int main(int argc, char** argv) {
   tpulaunch::cli::Globals globals;
   CLI::App app{"tpulaunch: route Python/JAX scripts onto Cloud TPU VMs and Pod slices, safely"};
   app.set_version_flag("--version", std::string("tpulaunch ") + TPULAUNCH_VERSION);
-  app.require_subcommand(1);
   app.fallthrough(); // global options may follow the subcommand: tpulaunch plan x --matrix m.json
+  app.allow_extras(); // unknown words are reported below, with suggestions
   app.add_option("-C", globals.directory, "run as if started in DIR")->type_name("DIR");
   app.add_option("--catalog", globals.catalog, "slice catalog (default: the one built in)")
       ->envname("TPULAUNCH_CATALOG")->type_name("FILE");
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, setup] : k_commands) {
     if (named.empty() || name == named) {
       commands.push_back(setup(app, globals));
+      commands.back().app->allow_extras();
       if (commands.back().app->get_name() != name) {
         return fail(tpulaunch::failure(fmt::format("internal error: subcommand '{}' registers as '{}'", name,
                                                    commands.back().app->get_name())));
@@ -104,6 +107,9 @@ int main(int argc, char** argv) {
       }
       return fail(tpulaunch::usage_error(e.what()));
     }
+    if (auto unknown = tpulaunch::cli::unknown_arguments(app, commands)) {
+      return fail(*unknown);
+    }
 
     auto logger = spdlog::stderr_logger_mt("tpulaunch");
     logger->set_pattern("tpulaunch: %l: %v");
@@ -112,6 +118,7 @@ int main(int argc, char** argv) {
                                                : spdlog::level::warn);
     spdlog::set_default_logger(logger);
 
+    globals.start_directory = std::filesystem::current_path().string();
     if (!globals.directory.empty() && ::chdir(globals.directory.c_str()) != 0) {
       return fail(tpulaunch::usage_error(fmt::format("-C '{}': cannot change to that folder", globals.directory)));
     }
@@ -126,7 +133,7 @@ int main(int argc, char** argv) {
         return to_int(result->code);
       }
     }
-    return fail(tpulaunch::usage_error("no command given; see tpulaunch --help"));
+    return fail(tpulaunch::usage_error("no subcommand given; see tpulaunch --help"));
   } catch (const std::exception& e) {
     // Expected failures are values; reaching this is a bug, reported as a run-time failure.
     return fail(tpulaunch::failure(fmt::format("internal error: {}", e.what())));

@@ -1,5 +1,6 @@
 #include "tpulaunch/matrix.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
@@ -8,7 +9,9 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include "tpulaunch/exercises.hpp"
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/shell.hpp"
@@ -22,9 +25,15 @@ namespace {
 namespace fs = std::filesystem;
 
 
-// Entry fields in the order they are written; anything else is kept in `extra` and written after.
-constexpr std::array<std::string_view, 9> k_entry_fields{
-    "class", "sha256", "reviewed_by", "reviewed_at", "reason", "note", "overrides", "evidence", "path"};
+// Entry fields in the order they are written; anything else is kept in `extra`, in its order, and
+// written after them.
+constexpr std::array<std::string_view, 8> k_entry_fields{"class",  "sha256",    "reviewed_by", "reviewed_at",
+                                                         "reason", "note",      "overrides",   "evidence"};
+constexpr std::array<std::string_view, 3> k_matrix_fields{"version", "exercises_dir", "scripts"};
+
+template <std::size_t N> bool is_one_of(std::string_view key, const std::array<std::string_view, N>& fields) {
+  return std::find(fields.begin(), fields.end(), key) != fields.end();
+}
 
 bool is_hex_digest(std::string_view text) {
   if (text.size() != 64) {
@@ -38,16 +47,7 @@ bool is_hex_digest(std::string_view text) {
   return true;
 }
 
-bool is_known_field(std::string_view key) {
-  for (const auto field : k_entry_fields) {
-    if (field == key) {
-      return true;
-    }
-  }
-  return false;
-}
-
-Result<EvidenceOverride> parse_override(const JsonDocument& doc, const nlohmann::json& value, const std::string& pointer,
+Result<EvidenceOverride> parse_override(const JsonDocument& doc, const JsonValue& value, const std::string& pointer,
                                         const std::string& context) {
   TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
   const JsonObject object(doc, value, pointer, context);
@@ -59,7 +59,7 @@ Result<EvidenceOverride> parse_override(const JsonDocument& doc, const nlohmann:
   return item;
 }
 
-Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, const nlohmann::json& value) {
+Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, const JsonValue& value) {
   const std::string pointer = "/scripts/" + json_pointer_token(id);
   const std::string context = fmt::format("script '{}'", printable(id));
   if (auto status = validate_value(ValueKind::script_id, id); !status) {
@@ -80,7 +80,7 @@ Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, 
   TPULAUNCH_TRY(entry.reason, object.optional_string("reason"));
   TPULAUNCH_TRY(entry.note, object.optional_string("note"));
   if (object.has("overrides")) {
-    TPULAUNCH_TRY(const nlohmann::json* list, object.member("overrides", nlohmann::json::value_t::array));
+    TPULAUNCH_TRY(const JsonValue* list, object.member("overrides", JsonValue::value_t::array));
     for (std::size_t i = 0; i < list->size(); ++i) {
       TPULAUNCH_TRY(EvidenceOverride item, parse_override(doc, (*list)[i], fmt::format("{}/overrides/{}", pointer, i),
                                                           context + " override"));
@@ -88,11 +88,11 @@ Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, 
     }
   }
   if (object.has("evidence")) {
-    TPULAUNCH_TRY(const nlohmann::json* list, object.member("evidence", nlohmann::json::value_t::array));
+    TPULAUNCH_TRY(const JsonValue* list, object.member("evidence", JsonValue::value_t::array));
     entry.evidence = *list;
   }
   for (const auto& [key, member] : value.items()) {
-    if (!is_known_field(key)) {
+    if (!is_one_of(key, k_entry_fields)) {
       entry.extra[key] = member;
     }
   }
@@ -100,32 +100,13 @@ Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, 
 }
 
 Status check_exercises_dir(const JsonObject& root, const std::string& dir) {
-  // The folder reaches command lines (as the script path) and the file system, which would cut
-  // it at a NUL: no control bytes at all.
-  for (const char c : dir) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return root.error_at("exercises_dir", fmt::format("\"exercises_dir\" '{}' holds a control character", printable(dir)));
-    }
-  }
-  const fs::path path(dir);
-  if (path.is_absolute()) {
-    return root.error_at("exercises_dir", "\"exercises_dir\" must be relative to the matrix's folder");
-  }
-  for (const auto& component : path) {
-    if (component == "..") {
-      return root.error_at("exercises_dir", "\"exercises_dir\" must stay inside the course (no '..')");
-    }
+  if (const auto problem = exercises_dir_problem(dir)) {
+    return root.error_at("exercises_dir", *problem);
   }
   return Ok{};
 }
 
 // The real location of `path`: symlinks resolved where the path exists, '.' and '..' folded.
-fs::path real_path(const fs::path& path) {
-  std::error_code ec;
-  auto real = fs::weakly_canonical(fs::absolute(path.empty() ? fs::path(".") : path), ec);
-  return ec ? fs::absolute(path).lexically_normal() : real.lexically_normal();
-}
-
 std::string join_path(const std::string& base, const std::string& rest) {
   if (base.empty()) {
     return rest;
@@ -134,6 +115,29 @@ std::string join_path(const std::string& base, const std::string& rest) {
 }
 
 } // namespace
+
+std::optional<std::string> exercises_dir_problem(std::string_view dir) {
+  // The folder reaches command lines (as the script path) and the file system, which would cut
+  // it at a NUL: no control bytes at all.
+  for (const char c : dir) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return fmt::format("\"exercises_dir\" '{}' holds a control character", printable(dir));
+    }
+  }
+  if (dir.empty()) {
+    return "\"exercises_dir\" must not be empty";
+  }
+  const fs::path path{std::string(dir)};
+  if (path.is_absolute()) {
+    return "\"exercises_dir\" must be relative to the matrix's folder";
+  }
+  for (const auto& component : path) {
+    if (component == "..") {
+      return "\"exercises_dir\" must stay inside the course (no '..')";
+    }
+  }
+  return std::nullopt;
+}
 
 std::string Matrix::exercises_path() const { return join_path(base_dir, exercises_dir); }
 
@@ -157,13 +161,13 @@ Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
   matrix.version = static_cast<int>(version);
   TPULAUNCH_TRY(matrix.exercises_dir, root.string("exercises_dir"));
   TPULAUNCH_CHECK(check_exercises_dir(root, matrix.exercises_dir));
-  TPULAUNCH_TRY(const nlohmann::json* scripts, root.member("scripts", nlohmann::json::value_t::object));
+  TPULAUNCH_TRY(const JsonValue* scripts, root.member("scripts", JsonValue::value_t::object));
   for (const auto& [id, value] : scripts->items()) {
     TPULAUNCH_TRY(MatrixEntry entry, parse_entry(doc, id, value));
     matrix.scripts.emplace(id, std::move(entry));
   }
   for (const auto& [key, member] : doc.value.items()) {
-    if (key != "version" && key != "exercises_dir" && key != "scripts") {
+    if (!is_one_of(key, k_matrix_fields)) {
       matrix.extra[key] = member;
     }
   }
@@ -172,7 +176,9 @@ Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
 
 Result<Matrix> load_matrix_file(const std::string& path) {
   TPULAUNCH_TRY(const std::string text, read_text_file(path, "matrix"));
-  return parse_matrix(text, path);
+  TPULAUNCH_TRY(Matrix matrix, parse_matrix(text, path));
+  spdlog::debug("matrix: {} ({} scripts)", printable(path), matrix.scripts.size());
+  return matrix;
 }
 
 std::string serialize_matrix(const Matrix& matrix) {
@@ -201,18 +207,22 @@ std::string serialize_matrix(const Matrix& matrix) {
       out["overrides"] = std::move(list);
     }
     if (!entry.evidence.empty()) {
-      out["evidence"] = nlohmann::ordered_json::parse(entry.evidence.dump());
+      out["evidence"] = entry.evidence;
     }
     for (const auto& [key, member] : entry.extra.items()) {
-      out[key] = nlohmann::ordered_json::parse(member.dump());
+      out[key] = member;
     }
     scripts[id] = std::move(out);
   }
   root["scripts"] = std::move(scripts);
   for (const auto& [key, member] : matrix.extra.items()) {
-    root[key] = nlohmann::ordered_json::parse(member.dump());
+    root[key] = member;
   }
   return root.dump(2) + "\n";
+}
+
+bool same_content(const Matrix& a, const Matrix& b) {
+  return a.version == b.version && a.exercises_dir == b.exercises_dir && a.scripts == b.scripts && a.extra == b.extra;
 }
 
 std::string_view to_string(ReviewState state) {
@@ -275,6 +285,9 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
   status.path = matrix.script_path(id);
   status.entry = matrix.find(id);
 
+  // The exercises folder itself must stay in the course: a symlinked folder leading elsewhere is
+  // refused like any other path that escapes it.
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
   std::error_code ec;
   const auto link_status = fs::symlink_status(status.path, ec);
   if (ec || !fs::exists(link_status)) {
@@ -282,14 +295,10 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
     return status;
   }
   // A script must really live inside the exercises folder: a symlink that leads out of the course
-  // would let a reviewed name run unreviewed code. A plain file named <id>.py (ids have no '/') is
-  // inside by construction; only a symlink needs resolving.
-  if (fs::is_symlink(link_status)) {
-    const auto relative = real_path(status.path).lexically_relative(real_path(matrix.exercises_path()));
-    if (relative.empty() || *relative.begin() == "..") {
-      return config_error(fmt::format("script '{}': {} leads outside the exercises folder {}", id, status.path,
-                                      matrix.exercises_path()));
-    }
+  // would let a reviewed name run unreviewed code. A plain file at the top of the folder is inside
+  // by construction; a symlink, or a script in a subfolder (which may be a symlink), is resolved.
+  if (fs::is_symlink(link_status) || is_nested_script_id(id)) {
+    TPULAUNCH_CHECK(script_inside_exercises(matrix, id, status.path));
   }
   const auto target = fs::status(status.path, ec);
   if (ec || !fs::is_regular_file(target)) {
@@ -316,18 +325,30 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
 }
 
 Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument) {
-  const bool looks_like_path = argument.find('/') != std::string_view::npos || argument.ends_with(".py");
-  if (!looks_like_path) {
+  // Whatever the argument names lies in the exercises folder, so that folder must stay in the course.
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
+  if (!argument.ends_with(".py")) {
+    // An id, perhaps of a script in a subfolder ("advanced/sub_lesson").
     TPULAUNCH_CHECK(validate_value(ValueKind::script_id, argument));
+    TPULAUNCH_CHECK(check_known_script(matrix, argument));
     return std::string(argument);
   }
-  const fs::path path{std::string(argument)};
-  if (real_path(path.parent_path()) != real_path(matrix.exercises_path()) || path.extension() != ".py") {
-    return usage_error(fmt::format("'{}' is not a .py file in the exercises folder {}", printable(argument),
-                                   matrix.exercises_path().empty() ? "." : matrix.exercises_path()));
+  const std::string exercises = matrix.exercises_path().empty() ? "." : matrix.exercises_path();
+  // A path from the current folder, or a file name below the exercises folder ("tpu-hello.py").
+  fs::path path{std::string(argument)};
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)) && !path.is_absolute() &&
+      fs::exists(fs::symlink_status(fs::path(exercises) / path, ec))) {
+    path = fs::path(exercises) / path;
   }
-  const std::string id = path.stem().string();
+  const auto relative = real_path(path.parent_path()).lexically_relative(real_path(exercises)) / path.filename();
+  const std::string text = relative.lexically_normal().generic_string();
+  if (relative.empty() || text.starts_with("..")) {
+    return usage_error(fmt::format("'{}' is not a .py file in the exercises folder {}", printable(argument), exercises));
+  }
+  const std::string id = text.substr(0, text.size() - 3);
   TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
+  TPULAUNCH_CHECK(check_known_script(matrix, id));
   return id;
 }
 

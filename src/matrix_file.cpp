@@ -103,7 +103,7 @@ private:
 
 } // namespace
 
-Status write_file_atomically(const std::string& path, std::string_view content) {
+Status write_file_atomically(const std::string& path, std::string_view content, Overwrite overwrite) {
   const fs::path target(path);
   const std::string folder = target.parent_path().empty() ? "." : target.parent_path().string();
   std::string temp = (fs::path(folder) / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
@@ -139,7 +139,16 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
     ::unlink(temp.c_str());
     return failure(fmt::format("cannot write '{}': {}; the original is unchanged", path, errno_text()));
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (overwrite == Overwrite::no) {
+    // link() fails when `path` exists, so the check and the write are one step.
+    const int linked = ::link(temp.c_str(), path.c_str());
+    const int error = errno;
+    ::unlink(temp.c_str());
+    if (linked != 0) {
+      return failure(error == EEXIST ? fmt::format("'{}' already exists; it is never overwritten", path)
+                                     : fmt::format("cannot write '{}': {}", path, std::strerror(error)));
+    }
+  } else if (::rename(temp.c_str(), path.c_str()) != 0) {
     const std::string why = errno_text();
     ::unlink(temp.c_str());
     return failure(fmt::format("cannot write '{}': {}; the original is unchanged", path, why));
@@ -168,6 +177,18 @@ Result<Matrix> update_matrix_file(const std::string& path, const std::function<S
   remove_stale_temp_files(path);
   TPULAUNCH_CHECK(edit(matrix));
   TPULAUNCH_CHECK(write_file_atomically(path, serialize_matrix(matrix)));
+  return matrix;
+}
+
+Result<Matrix> init_matrix_file(const std::string& path, std::string_view exercises_dir) {
+  if (const auto problem = exercises_dir_problem(exercises_dir)) {
+    return usage_error(fmt::format("--exercises-dir: {}", *problem));
+  }
+  Matrix matrix;
+  matrix.exercises_dir = std::string(exercises_dir);
+  matrix.origin = path;
+  matrix.base_dir = fs::path(path).parent_path().string();
+  TPULAUNCH_CHECK(write_file_atomically(path, serialize_matrix(matrix), Overwrite::no));
   return matrix;
 }
 

@@ -384,7 +384,8 @@ namespace {
 
 // Collects every token into a vector. The lexer builds a token in slot() and may build one it
 // then drops (a newline inside brackets), so a token counts only when its callback runs.
-struct VectorSink {
+struct VectorSink : detail::UniformSink<VectorSink> {
+  explicit VectorSink(std::vector<Token>& tokens) : out(tokens) {}
   std::vector<Token>& out;
   Token scratch;
 
@@ -393,14 +394,7 @@ struct VectorSink {
     out.push_back(scratch);
     return true;
   }
-  bool on_name(Token&) { return push(); }
-  bool on_number(Token&) { return push(); }
-  bool on_string(Token&) { return push(); }
-  bool on_open(Token&) { return push(); }
-  bool on_close(Token&) { return push(); }
-  bool on_op(Token&) { return push(); }
-  bool on_newline(Token&) { return push(); }
-  void on_end(Token&) { (void)push(); }
+  void push_end() { out.push_back(scratch); }
 };
 
 } // namespace
@@ -408,7 +402,7 @@ struct VectorSink {
 std::vector<Token> tokenize(std::string_view source, std::optional<LexError>* error) {
   std::vector<Token> tokens;
   PythonLexer lexer(source);
-  VectorSink sink{tokens, {}};
+  VectorSink sink(tokens);
   while (!lexer.run(sink)) {
   }
   if (error != nullptr) {

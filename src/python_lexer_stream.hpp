@@ -203,6 +203,24 @@ private:
   std::optional<LexError> m_error;
 };
 
+// A sink that treats every token kind alike (CRTP): each callback is the derived sink's `push()`,
+// and the end token its `push_end()`. The core's tokenize() and the test-side batches use it.
+namespace detail {
+template <typename Derived> struct UniformSink {
+  bool on_name(Token&) { return self().push(); }
+  bool on_number(Token&) { return self().push(); }
+  bool on_string(Token&) { return self().push(); }
+  bool on_open(Token&) { return self().push(); }
+  bool on_close(Token&) { return self().push(); }
+  bool on_op(Token&) { return self().push(); }
+  bool on_newline(Token&) { return self().push(); }
+  void on_end(Token&) { self().push_end(); }
+
+private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+} // namespace detail
+
 // The hot loop keeps the position, line and bracket depth in locals (stores into a Token, which
 // has byte-sized fields, could otherwise alias the members and force reloads). Strings and
 // errors are rarer and go through the members: sync before, reload after.
@@ -222,6 +240,13 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
     m_line = line;
     m_depth = depth;
     m_line_has_tokens = has_tokens;
+  };
+  // A callback that returns false pauses the lexer: its state goes back to the members first.
+  const auto paused = [&](bool accepted) {
+    if (!accepted) {
+      sync();
+    }
+    return !accepted;
   };
   const auto reload = [&] {
     pos = m_pos;
@@ -264,8 +289,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
         // Python ends the last logical line even without a trailing newline.
         Token& t = make(TokenKind::newline, n, n);
         has_tokens = false;
-        if (!sink.on_newline(t)) {
-          sync();
+        if (paused(sink.on_newline(t))) {
           return false;
         }
         continue;
@@ -290,8 +314,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
         lex_string(t, start, end - start);
         reload();
         has_tokens = true;
-        if (!sink.on_string(t)) {
-          sync();
+        if (paused(sink.on_string(t))) {
           return false;
         }
         continue;
@@ -300,15 +323,13 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       Token& t = make(TokenKind::name, start, end);
       has_tokens = true;
       skip_one_space();
-      if (!sink.on_name(t)) {
-        sync();
+      if (paused(sink.on_name(t))) {
         return false;
       }
       continue;
     }
     case ByteClass::digit:
-      if (!lex_number(start)) {
-        sync();
+      if (paused(lex_number(start))) {
         return false;
       }
       continue;
@@ -323,8 +344,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       pos = detail::spaces_end(s, pos, n); // indentation
       if (emit) {
         has_tokens = false;
-        if (!sink.on_newline(t)) {
-          sync();
+        if (paused(sink.on_newline(t))) {
           return false;
         }
       }
@@ -347,8 +367,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       lex_string(t, start, 0);
       reload();
       has_tokens = true;
-      if (!sink.on_string(t)) {
-        sync();
+      if (paused(sink.on_string(t))) {
         return false;
       }
       continue;
@@ -369,8 +388,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       continue;
     case ByteClass::dot: {
       if (start + 1 < n && (detail::flags_of(s[start + 1]) & detail::k_digit_byte) != 0) {
-        if (!lex_number(start)) {
-          sync();
+        if (paused(lex_number(start))) {
           return false;
         }
         continue;
@@ -378,8 +396,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       pos = start + ((start + 2 < n && s[start + 1] == '.' && s[start + 2] == '.') ? 3 : 1);
       Token& t = make(TokenKind::op, start, pos);
       has_tokens = true;
-      if (!sink.on_op(t)) {
-        sync();
+      if (paused(sink.on_op(t))) {
         return false;
       }
       continue;
@@ -396,8 +413,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       }
       pos = start + 1;
       has_tokens = true;
-      if (!sink.on_open(t)) {
-        sync();
+      if (paused(sink.on_open(t))) {
         return false;
       }
       continue;
@@ -412,8 +428,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       pos = start + 1;
       has_tokens = true;
       skip_one_space();
-      if (!sink.on_close(t)) {
-        sync();
+      if (paused(sink.on_close(t))) {
         return false;
       }
       continue;
@@ -427,8 +442,7 @@ template <typename Sink> bool PythonLexer::run(Sink& sink) {
       Token& t = make(TokenKind::op, start, pos);
       has_tokens = true;
       skip_one_space();
-      if (!sink.on_op(t)) {
-        sync();
+      if (paused(sink.on_op(t))) {
         return false;
       }
       continue;

@@ -1,12 +1,13 @@
 #include "tpulaunch/review.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "tpulaunch/router.hpp"
+#include "tpulaunch/overrides.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -39,6 +40,16 @@ std::string lines_of(const std::vector<const Evidence*>& evidence) {
 }
 
 } // namespace
+
+void record_review(Matrix& matrix, MatrixEntry entry) {
+  if (const MatrixEntry* old = matrix.find(entry.id)) {
+    // Fields this version does not know stay, in their order; everything the review decides
+    // (class, digest, reviewer, time, reason, note, overrides, evidence) is the new review's.
+    entry.extra = old->extra;
+  }
+  const std::string id = entry.id;
+  matrix.scripts[id] = std::move(entry);
+}
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -80,13 +91,20 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   }
   if (request.script_class == ScriptClass::multi_host_qualified) {
     const auto missing = missing_multi_host_markers(classification);
+    // What plan would never honour, review never records (the one override rule, overrides.hpp).
+    for (const auto& marker : multi_host_markers()) {
+      if (!marker.not_overridable.empty() && std::find(missing.begin(), missing.end(), marker.name) != missing.end()) {
+        return refused_error(fmt::format("'{}' lacks the multi-host markers {}, and an override cannot stand in for {}: {}",
+                                         request.id, fmt::join(missing, ", "), marker.name, marker.not_overridable));
+      }
+    }
     if (!missing.empty() && !overriding) {
       return refused_error(fmt::format("'{}' lacks the multi-host markers {}; recording multi-host-qualified needs "
                                  "--override REASON",
                                  request.id, fmt::join(missing, ", ")));
     }
     for (const auto marker : missing) {
-      entry.overrides.push_back(EvidenceOverride{fmt::format("missing:{}", marker), 0, request.override_reason});
+      entry.overrides.push_back(EvidenceOverride{missing_marker_rule(marker), 0, request.override_reason});
     }
   }
   if (overriding && entry.overrides.empty()) {

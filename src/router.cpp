@@ -1,8 +1,11 @@
 #include "tpulaunch/router.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include "tpulaunch/overrides.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -51,9 +54,10 @@ std::optional<Refusal> check_multi_host(const RouteRequest& request) {
   return refuse(
       "multi-host-needs-qualified",
       fmt::format("{} has {} hosts, and '{}' is {}, not multi-host-qualified: started on one worker it hangs in "
-                  "initialization while the other {} hosts never start and {} chips sit idle; pick a 1-host slice or "
+                  "initialization while the other {} never start and {} chips sit idle; pick a 1-host slice or "
                   "review the script as multi-host-qualified",
-                  slice->name, slice->hosts, request.script->id, to_string(*reviewed_class(request)), slice->hosts - 1,
+                  slice->name, slice->hosts, request.script->id, to_string(*reviewed_class(request)),
+                  counted(static_cast<std::size_t>(slice->hosts - 1), "host"),
                   slice->idle_chips_on_worker_zero()));
 }
 
@@ -65,22 +69,28 @@ std::optional<Refusal> check_source_cpu(const RouteRequest& request) {
   if (evidence.empty()) {
     return std::nullopt;
   }
-  return refuse("source-selects-cpu",
-                fmt::format("'{}' selects CPU devices in its source ({} finding{}), whatever the matrix says: on {} it "
-                            "would run on the host CPU while the TPU bills; review it again, or record an override "
-                            "with tpulaunch review --override",
-                            request.script->id, evidence.size(), evidence.size() == 1 ? "" : "s", request.slice->name),
-                std::move(evidence));
+  // Counted before the rows move into the refusal, so the count and the rows shown agree.
+  const std::size_t count = evidence.size();
+  const bool certain = std::any_of(evidence.begin(), evidence.end(), [](const Evidence& e) { return !is_undecided(e); });
+  std::string reason = fmt::format("'{}' {} CPU devices in its source ({}), whatever the matrix says: on {} it "
+                                   "would run on the host CPU while the TPU bills; review it again, or record an "
+                                   "override with tpulaunch review --override",
+                                   request.script->id, certain ? "selects" : "may select (the classifier cannot tell)",
+                                   counted(count, "finding"), request.slice->name);
+  return refuse("source-selects-cpu", std::move(reason), std::move(evidence));
 }
 
 std::optional<Refusal> check_source_initialize(const RouteRequest& request) {
-  if (request.source == nullptr || request.slice == nullptr || !request.slice->multi_host() ||
-      request.source->has_rule("distributed-initialize")) {
+  if (request.source == nullptr || request.slice == nullptr || !request.slice->multi_host()) {
+    return std::nullopt;
+  }
+  const auto unmet = unmet_markers(*request.source, request.script->entry);
+  if (std::none_of(unmet.begin(), unmet.end(), [](const MultiHostMarker* m) { return m->name == "initialize"; })) {
     return std::nullopt;
   }
   return refuse("source-lacks-initialize",
                 fmt::format("'{}' never calls jax.distributed.initialize(), so its {} processes on {} would not form "
-                            "one job; add the call and review the script again",
+                            "one job; add the call and review the script again (an override cannot stand in for it)",
                             request.script->id, request.slice->hosts, request.slice->name));
 }
 
@@ -113,33 +123,21 @@ std::string_view to_string(RouteKind kind) {
 
 std::span<const RoutingRule> routing_rules() { return k_rules; }
 
-std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence, const MatrixEntry* entry) {
-  std::vector<Evidence> out;
-  for (const Evidence* item : evidence) {
-    bool overridden = false;
-    if (entry != nullptr) {
-      for (const auto& o : entry->overrides) {
-        overridden = overridden || (o.rule == item->rule && o.line == item->line);
-      }
-    }
-    if (!overridden) {
-      out.push_back(*item);
-    }
-  }
-  return out;
-}
-
 Decision decide(const RouteRequest& request) {
+  const std::string_view target = request.slice == nullptr ? std::string_view("the CPU") : request.slice->name;
   for (const auto& rule : k_rules) {
     if (auto refusal = rule.check(request)) {
+      spdlog::debug("route '{}' on {}: rule {}: refuses", request.script->id, target, rule.id);
       return Decision{std::nullopt, std::move(refusal)};
     }
-  }
-  if (request.slice == nullptr) {
-    return Decision{RouteKind::cpu, std::nullopt};
+    spdlog::debug("route '{}' on {}: rule {}: passes", request.script->id, target, rule.id);
   }
   // multi-host-qualified on a 1-host slice runs as single-host: no --worker=all.
-  return Decision{request.slice->multi_host() ? RouteKind::multi_host : RouteKind::single_host, std::nullopt};
+  const RouteKind route = request.slice == nullptr       ? RouteKind::cpu
+                          : request.slice->multi_host() ? RouteKind::multi_host
+                                                        : RouteKind::single_host;
+  spdlog::debug("route '{}' on {}: {}", request.script->id, target, to_string(route));
+  return Decision{route, std::nullopt};
 }
 
 Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice) {
@@ -147,6 +145,7 @@ Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Sl
   Routing routing{std::move(status), std::nullopt, {}};
   if (!routing.status.source.empty() || routing.status.reviewed()) {
     routing.source = classify_source(routing.status.source);
+    log_classification(routing.status.path, *routing.source);
   }
   routing.decision = decide(RouteRequest{&routing.status, slice, routing.source ? &*routing.source : nullptr});
   return routing;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace tpulaunch {
 
@@ -57,6 +58,7 @@ Result<std::string> read_text_file(const std::string& path, std::string_view wha
   }
   ::close(fd);
   content.resize(used);
+  spdlog::debug("read {} '{}' ({} bytes)", what, printable(path), used);
   return content;
 }
 

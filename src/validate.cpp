@@ -118,7 +118,24 @@ bool accepts_interpreter(std::string_view v) {
   return !last.empty() && last != "." && last != ".." && v != "~";
 }
 
-bool accepts_script_id(std::string_view v) { return accepts_id(v, 100); }
+// One or more '/'-separated parts, each an id: the path of a script below the exercises folder
+// without ".py" (`advanced/sub_lesson`). No part is empty, "..", hidden or an option.
+bool accepts_script_id(std::string_view v) {
+  if (v.empty() || v.size() > 100) {
+    return false;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const auto slash = v.find('/', start);
+    if (!accepts_id(v.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start), 100)) {
+      return false;
+    }
+    if (slash == std::string_view::npos) {
+      return true;
+    }
+    start = slash + 1;
+  }
+}
 bool accepts_run_id(std::string_view v) { return accepts_id(v, 64); }
 bool accepts_results_url(std::string_view v) { return parse_results_url(v).ok(); }
 
@@ -152,7 +169,8 @@ const std::array<ValueRule, 15> k_value_rules{{
      "6-30 characters: a lowercase letter first, then lowercase letters, digits and hyphens, no trailing hyphen",
      accepts_project},
     {ValueKind::script_id, "<script>", "script ID",
-     "letters, digits, '_', '-' and '.', at most 100 characters, no leading '.' or '-', no path separators",
+     "letters, digits, '_', '-' and '.', at most 100 characters, no leading '.' or '-'; '/' separates the "
+     "folders of a script in a subfolder of the exercises folder, each part following the same rule",
      accepts_script_id},
     {ValueKind::run_id, "--run-id", "run ID",
      "letters, digits, '_', '-' and '.', at most 64 characters, no leading '.' or '-'", accepts_run_id},

@@ -120,5 +120,27 @@ TEST(Audit, RouteAskSyntax) {
   }
 }
 
+TEST_F(AuditTest, SubfolderScriptsAreListedAndNothingIsSkippedSilently) {
+  fs::create_directories(m_root / "ex/advanced");
+  fs::create_directories(m_root / "ex/.drafts");
+  std::ofstream(m_root / "ex/advanced/sub_lesson.py") << "print(1)\n";
+  std::ofstream(m_root / "ex/.drafts/d.py") << "print(2)\n";
+  const AuditReport report = audit();
+  EXPECT_EQ(kinds(report), (std::vector<std::string>{"invalid-name?", "unreviewed?"}));
+  ASSERT_EQ(report.findings.size(), 2U);
+  EXPECT_EQ(report.findings[1].script, "advanced/sub_lesson");
+}
+
+TEST_F(AuditTest, AnnotationPathsAreRelativeToTheRepositoryRoot) {
+  fs::create_directories(m_root / ".git");
+  fs::create_directories(m_root / "courses/jax");
+  EXPECT_EQ(repository_root((m_root / "courses/jax").string(), "/fallback"), m_root.string());
+  EXPECT_EQ(path_from_root((m_root / "courses/jax/ex/a.py").string(), m_root.string()), "courses/jax/ex/a.py");
+  // A worktree's .git is a file, and it counts too.
+  fs::remove_all(m_root / ".git");
+  std::ofstream(m_root / ".git") << "gitdir: /elsewhere\n";
+  EXPECT_EQ(repository_root((m_root / "courses/jax").string(), "/fallback"), m_root.string());
+}
+
 } // namespace
 } // namespace tpulaunch

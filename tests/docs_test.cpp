@@ -8,6 +8,7 @@
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/exit_code.hpp"
 #include "tpulaunch/router.hpp"
+#include "tpulaunch/slice_names.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {
@@ -56,6 +57,15 @@ TEST(Docs, CliReferenceListsEveryValueRule) {
     EXPECT_NE(doc.find(fmt::format("| {} | `{}` | {} |", rule.what, rule.flag, cell(rule.description))),
               std::string::npos)
         << rule.what;
+  }
+}
+
+TEST(Docs, CatalogDocListsEveryGenerationAlias) {
+  const std::string doc = read_doc("docs/catalog.md");
+  for (const auto& alias : generation_aliases()) {
+    if (alias.alias != alias.prefix) {
+      EXPECT_NE(doc.find(fmt::format("`{}`", alias.alias)), std::string::npos) << alias.alias;
+    }
   }
 }
 

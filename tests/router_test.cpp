@@ -105,6 +105,33 @@ TEST_F(RouterTest, MultiHostRouteNeedsDistributedInitializeInTheSource) {
   EXPECT_EQ(decide_for(status, "v5litepod-16", &with).route, RouteKind::multi_host);
 }
 
+TEST_F(RouterTest, RefusalCountsTheEvidenceItShows) {
+  const auto status = reviewed(ScriptClass::single_host_compatible);
+  const Classification one = classify_source("import jax\nd = jax.devices('cpu')\n");
+  const auto d1 = decide_for(status, "v5litepod-8", &one);
+  ASSERT_EQ(d1.refusal->evidence.size(), 1U);
+  EXPECT_NE(d1.refusal->reason.find("(1 finding)"), std::string::npos) << d1.refusal->reason;
+  const Classification two = classify_source("import jax\nd = jax.devices('cpu')\ne = jax.devices('cpu')\n");
+  const auto d2 = decide_for(status, "v5litepod-8", &two);
+  ASSERT_EQ(d2.refusal->evidence.size(), 2U);
+  EXPECT_NE(d2.refusal->reason.find("(2 findings)"), std::string::npos) << d2.refusal->reason;
+}
+
+TEST_F(RouterTest, AnOverrideCannotStandInForInitialize) {
+  const auto status = reviewed(ScriptClass::multi_host_qualified);
+  m_entry.overrides.push_back(EvidenceOverride{"missing:initialize", 0, "the launcher initializes"});
+  const Classification without = classify_source("import jax\nprint(jax.process_index())\n");
+  EXPECT_EQ(rule_of(decide_for(status, "v5litepod-16", &without)), "source-lacks-initialize");
+}
+
+TEST_F(RouterTest, OneOtherHostIsSingular) {
+  const auto status = reviewed(ScriptClass::single_host_compatible);
+  const auto d = decide_for(status, "v4-16"); // 2 hosts
+  ASSERT_EQ(rule_of(d), "multi-host-needs-qualified");
+  EXPECT_NE(d.refusal->reason.find("the other 1 host never start"), std::string::npos) << d.refusal->reason;
+  EXPECT_EQ(d.refusal->reason.find("1 hosts"), std::string::npos) << d.refusal->reason;
+}
+
 TEST_F(RouterTest, CpuRouteIgnoresSourceRules) {
   const auto status = reviewed(ScriptClass::cpu_only);
   const Classification source = classify_source("import jax\njax.devices('cpu')\n");

@@ -40,11 +40,18 @@ TEST(Validate, ProjectIds) {
   EXPECT_FALSE(ok(ValueKind::project, "$(id)-project"));
 }
 
-TEST(Validate, ScriptAndRunIdsAreSingleSafeWords) {
+TEST(Validate, ScriptIdsAreSafeWordsAndRunIdsOneWord) {
   EXPECT_TRUE(ok(ValueKind::script_id, "distributed-02"));
   EXPECT_TRUE(ok(ValueKind::script_id, "lesson_3.v2"));
   EXPECT_FALSE(ok(ValueKind::script_id, "../etc/passwd"));
-  EXPECT_FALSE(ok(ValueKind::script_id, "a/b"));
+  EXPECT_TRUE(ok(ValueKind::script_id, "advanced/sub_lesson"));
+  EXPECT_TRUE(ok(ValueKind::script_id, "a/b/c"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a//b"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "/abs"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a/"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a/../b"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a/.hidden"));
+  EXPECT_FALSE(ok(ValueKind::script_id, "a/-rf"));
   EXPECT_FALSE(ok(ValueKind::script_id, ".hidden"));
   EXPECT_FALSE(ok(ValueKind::script_id, "-rf"));
   EXPECT_FALSE(ok(ValueKind::script_id, "a b"));

@@ -65,9 +65,10 @@ public:
   // The slice named `name` (exact, lower case), or nullptr.
   [[nodiscard]] const Slice* find(std::string_view name) const;
   [[nodiscard]] const Generation* generation(std::string_view id) const;
-  // The slice named `name`, or a usage Error "unknown slice 'x' (did you mean 'y'?)". A slice of a
-  // generation the TPU VM API does not reach (listed, or named <generation id>-<n> for such a
-  // generation, as "tpu7x-8") is a refused Error that says so.
+  // The slice named `name` in any letter case or by a generation alias (slice_names.hpp), or a
+  // usage Error "unknown slice 'x' (did you mean 'y'?)".
+  // A slice of a generation the TPU VM API does not reach (listed, or named <generation id>-<n>
+  // for such a generation, as "tpu7x-8") is a refused Error that says so.
   [[nodiscard]] Result<const Slice*> require(std::string_view name) const;
 
 private:

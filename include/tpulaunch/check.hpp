@@ -43,4 +43,11 @@ Result<RouteAsk> parse_route_ask(std::string_view text);
 Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, const std::vector<RouteAsk>& routes,
                                  bool strict, unsigned jobs = 1);
 
+// The folder GitHub resolves workflow-annotation paths against: the nearest folder at or above
+// `from` that holds `.git` (a folder, or the file a worktree has), else `fallback`.
+std::string repository_root(const std::string& from, const std::string& fallback);
+
+// `path` (absolute, or relative to the current folder) relative to `root`, in '/' form.
+std::string path_from_root(const std::string& path, const std::string& root);
+
 } // namespace tpulaunch

@@ -49,6 +49,9 @@ struct Classification {
   [[nodiscard]] std::vector<const Evidence*> of_category(Category category) const;
 };
 
+// Logs (spdlog debug, shown with -v) how much evidence the classifier found in the file at `path`.
+void log_classification(std::string_view path, const Classification& classification);
+
 // True when `evidence` is a row of an undecided rule (a possible selection, not a certain one).
 bool is_undecided(const Evidence& evidence);
 

@@ -1,6 +1,7 @@
 #pragma once
 // Expected failures are values: `Result<T>` holds either a T or an `Error` (an exit code and a
 // one-line message). Only the CLI turns an Error into `tpulaunch: error: <message>` and an exit code.
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,10 @@ inline Error failure(std::string message) { return {ExitCode::failure, std::move
 // `value` with control and non-ASCII bytes (and '\\') shown as \xNN, cut after 120 bytes: how a
 // message quotes user input, so one message stays one readable line.
 std::string printable(std::string_view value);
+
+// "1 worker", "4 workers": a count and its noun, as messages write it ("1 workers" never).
+// `plural` is for nouns that do not just add an 's' ("entries"); empty means `noun` + "s".
+std::string counted(std::size_t count, std::string_view noun, std::string_view plural = {});
 
 // A value or an Error. Deliberately small: `ok()`, `value()`, `error()`, and `*`/`->` access.
 template <typename T> class [[nodiscard]] Result {

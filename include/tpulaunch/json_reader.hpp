@@ -13,13 +13,17 @@
 
 namespace tpulaunch {
 
+// A JSON value as written: objects keep their members in file order, so a file that is read and
+// written again (the matrix) keeps the fields this version does not know where they were.
+using JsonValue = nlohmann::ordered_json;
+
 struct TextPosition {
   std::uint32_t line = 1;   // 1-based
   std::uint32_t column = 1; // 1-based, in bytes
 };
 
 struct JsonDocument {
-  nlohmann::json value;
+  JsonValue value;
   std::string origin; // the file name used in messages
   std::string source; // the text, kept so positions can be found when a message needs one
 
@@ -52,27 +56,27 @@ namespace tpulaunch {
 // context such as "slice 'v5litepod-16'". Every accessor returns a config Error on failure.
 class JsonObject {
 public:
-  JsonObject(const JsonDocument& doc, const nlohmann::json& value, std::string pointer, std::string context);
+  JsonObject(const JsonDocument& doc, const JsonValue& value, std::string pointer, std::string context);
 
   [[nodiscard]] bool has(std::string_view key) const;
   Result<std::string> string(std::string_view key) const;                // required, non-empty
   Result<std::string> optional_string(std::string_view key) const;       // "" when absent
   Result<long long> integer(std::string_view key, long long min, long long max) const;
-  Result<const nlohmann::json*> member(std::string_view key, nlohmann::json::value_t type) const;
+  Result<const JsonValue*> member(std::string_view key, JsonValue::value_t type) const;
   // A config Error "<where>: <context>: <what>" positioned at member `key` (or the object).
   [[nodiscard]] Error error_at(std::string_view key, std::string_view what) const;
   [[nodiscard]] std::string pointer_of(std::string_view key) const;
-  [[nodiscard]] const nlohmann::json& value() const { return m_value; }
+  [[nodiscard]] const JsonValue& value() const { return m_value; }
 
 private:
   const JsonDocument& m_doc;
-  const nlohmann::json& m_value;
+  const JsonValue& m_value;
   std::string m_pointer;
   std::string m_context;
 };
 
 // A config Error unless `value` at `pointer` is an object; `context` names it in the message.
-Status require_object(const JsonDocument& doc, const nlohmann::json& value, std::string_view pointer,
+Status require_object(const JsonDocument& doc, const JsonValue& value, std::string_view pointer,
                       std::string_view context);
 
 } // namespace tpulaunch

@@ -17,9 +17,11 @@ namespace tpulaunch {
 // A reviewer's recorded decision to accept one piece of evidence that would otherwise refuse a
 // route ("this cpu selection is only in the --debug path").
 struct EvidenceOverride {
-  std::string rule;        // classifier rule id, e.g. "devices-cpu"
+  std::string rule;        // classifier rule id, e.g. "devices-cpu", or "missing:<marker>"
   std::uint32_t line = 0;  // line of the evidence in the reviewed file
   std::string reason;
+
+  friend bool operator==(const EvidenceOverride&, const EvidenceOverride&) = default;
 };
 
 struct MatrixEntry {
@@ -32,23 +34,39 @@ struct MatrixEntry {
   std::string reason;
   std::string note;
   std::vector<EvidenceOverride> overrides;
-  nlohmann::json evidence = nlohmann::json::array(); // summary recorded by `review`
-  nlohmann::json extra = nlohmann::json::object();   // fields this version does not know, kept as they are
+  nlohmann::ordered_json evidence = nlohmann::ordered_json::array(); // summary recorded by `review`
+  // Fields this version does not know, kept as they are and in their order.
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+
+  friend bool operator==(const MatrixEntry&, const MatrixEntry&) = default;
 };
 
 struct Matrix {
   int version = 1;
   std::string exercises_dir = "public/exercises";
   std::map<std::string, MatrixEntry> scripts; // sorted: stable order, one-entry diffs
-  nlohmann::json extra = nlohmann::json::object();
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object(); // unknown top-level fields, in order
   std::string origin;   // path of the matrix file, for messages
   std::string base_dir; // folder of the matrix file ("" for the current folder)
 
-  // Path of script `id`'s file: base_dir/exercises_dir/id.py, relative when base_dir is.
+  // Path of script `id`'s file: base_dir/exercises_dir/id.py, relative when base_dir is. An id
+  // may name a script in a subfolder: `advanced/sub_lesson` is <exercises>/advanced/sub_lesson.py.
   [[nodiscard]] std::string script_path(std::string_view id) const;
   [[nodiscard]] std::string exercises_path() const;
   [[nodiscard]] const MatrixEntry* find(std::string_view id) const;
+
+  // The real exercises folder, checked once: "" until exercises_inside_course() ran.
+  mutable std::string real_exercises;
+  mutable std::string exercises_error;
 };
+
+// True when `a` and `b` hold the same version, folder, scripts and unknown fields (not the
+// origin): what `parse → serialize → parse` must keep.
+bool same_content(const Matrix& a, const Matrix& b);
+
+// Why `dir` cannot be an exercises_dir (absolute, leaving the course with '..', empty, or holding
+// a control character), or nullopt when it can.
+std::optional<std::string> exercises_dir_problem(std::string_view dir);
 
 // Parses matrix JSON. Malformed JSON, a mistyped field, a bad digest or an absolute or escaping
 // exercises_dir is a config Error naming `origin` and the position. An unknown class is not an
@@ -80,11 +98,14 @@ struct ScriptStatus {
 };
 
 // Looks up script `id`, reads its file and compares digests. Fails only when the file exists but
-// cannot be read or is not a regular file inside the exercises folder (config Error).
+// cannot be read or is not a regular file inside the exercises folder, or when the exercises
+// folder itself leads outside the course (config Error).
 Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id);
 
-// Turns a command-line argument (an id, or a path to a .py file inside the exercises folder) into
-// a script id. A path outside the folder or an invalid id is a usage Error.
+// Turns a command-line argument into a script id: an id (`advanced/sub_lesson`), a path to a .py
+// file inside the exercises folder, or a .py file name below that folder (`tpu-hello.py`). A path
+// outside the folder, an invalid id, or an id with neither a matrix entry nor a file is a usage
+// Error; the last names the nearest ids ("did you mean").
 Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument);
 
 } // namespace tpulaunch

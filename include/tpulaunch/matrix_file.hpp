@@ -22,8 +22,16 @@ struct UpdateOptions {
 Result<Matrix> update_matrix_file(const std::string& path, const std::function<Status(Matrix&)>& edit,
                                   const UpdateOptions& options = {});
 
+enum class Overwrite { yes, no };
+
 // Writes `content` to `path` atomically (temporary file, fsync, rename, fsync of the folder),
-// keeping the original's permission bits. On failure the original is untouched.
-Status write_file_atomically(const std::string& path, std::string_view content);
+// keeping the original's permission bits. On failure the original is untouched. With
+// Overwrite::no the file appears whole or not at all, and an existing `path` is a failure Error.
+Status write_file_atomically(const std::string& path, std::string_view content, Overwrite overwrite = Overwrite::yes);
+
+// Writes a new, empty matrix for a course whose scripts are in `exercises_dir` (relative to the
+// matrix's folder) to `path`, atomically; never over an existing file (a failure Error). A bad
+// folder is a usage Error. Returns the matrix written.
+Result<Matrix> init_matrix_file(const std::string& path, std::string_view exercises_dir);
 
 } // namespace tpulaunch

@@ -21,9 +21,15 @@ struct ReviewRequest {
 
 // The entry to record for `request`, given the file's `source`. Refused (exit 3) when a TPU class
 // is recorded over cpu-selection evidence, or multi-host-qualified without every multi-host marker,
-// unless `override_reason` is set. A bad reviewer name or note is a usage Error.
+// unless `override_reason` is set; refused even then when a marker that cannot be overridden
+// (jax.distributed.initialize()) is missing, since plan would refuse the route anyway. A bad
+// reviewer name or note is a usage Error.
 Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
                                       const Classification& classification);
+
+// Puts `entry` into `matrix` in place of any earlier review of the same id. Only the fields this
+// version does not know are kept from the earlier entry; its reviewer's reason and note are not.
+void record_review(Matrix& matrix, MatrixEntry entry);
 
 // The current UTC time as 2026-12-02T10:00:00Z.
 std::string utc_now_iso8601();

@@ -59,7 +59,4 @@ struct Routing {
 // Resolves `id` in `matrix` (an Error only as resolve_script gives one), then classifies and decides.
 Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice);
 
-// Evidence the matrix entry does not override (rule and line recorded by `review --override`).
-std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence, const MatrixEntry* entry);
-
 } // namespace tpulaunch

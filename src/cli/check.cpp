@@ -65,9 +65,15 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
           "\n";
     return output;
   }
+  // GitHub attaches an annotation to a file by its path from the repository root, whatever -C
+  // and --matrix say.
+  const std::string root = args.format == "github"
+                               ? repository_root(matrix.base_dir.empty() ? "." : matrix.base_dir, globals.start_directory)
+                               : std::string();
   for (const auto& f : report.findings) {
     if (args.format == "github") {
-      out += fmt::format("::{} file={}{},title={}::{}\n", severity_name(f.severity), annotation_escape(f.path, true),
+      out += fmt::format("::{} file={}{},title={}::{}\n", severity_name(f.severity),
+                         annotation_escape(path_from_root(f.path, root), true),
                          f.line > 0 ? fmt::format(",line={}", f.line) : "",
                          annotation_escape("tpulaunch " + f.kind, true), annotation_escape(f.message, false));
     } else {
@@ -75,8 +81,9 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
                          severity_name(f.severity), f.kind, f.message);
     }
   }
-  out += fmt::format("{}check: {} scripts, {} entries: {} error(s), {} warning(s){}\n",
-                     args.format == "github" ? "::notice::" : "", report.scripts, report.entries, errors, warnings,
+  out += fmt::format("{}check: {}, {}: {}, {}{}\n", args.format == "github" ? "::notice::" : "",
+                     counted(report.scripts, "script"), counted(report.entries, "entry", "entries"), counted(errors, "error"),
+                     counted(warnings, "warning"),
                      errors == 0 ? "" : " (exit 3)");
   return output;
 }

@@ -1,5 +1,6 @@
 // tpulaunch classify: report the evidence in Python sources and suggest a class.
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -24,65 +25,104 @@ struct Classified {
   Classification result;
 };
 
-// A path to a file, or the id of a script in the matrix's exercises folder.
+// The file to classify for one argument: an existing path; else, when the matrix loads, an id
+// (`advanced/sub_lesson`, with "did you mean") or a .py file name below the exercises folder.
 Result<std::string> script_file(const std::string& argument, const Globals& globals) {
   std::error_code ec;
-  if (std::filesystem::exists(argument, ec) || argument.find('/') != std::string::npos || argument.ends_with(".py")) {
+  if (std::filesystem::exists(argument, ec)) {
     return argument;
   }
+  auto matrix = load_matrix(globals);
+  if (argument.ends_with(".py")) {
+    if (matrix) {
+      if (auto id = script_id_from_argument(*matrix, argument)) {
+        return matrix->script_path(*id);
+      }
+    }
+    return argument; // reading it names the missing file
+  }
   TPULAUNCH_CHECK(validate_value(ValueKind::script_id, argument));
-  TPULAUNCH_TRY(const Matrix matrix, load_matrix(globals));
-  return matrix.script_path(argument);
+  if (!matrix) {
+    return matrix.error();
+  }
+  TPULAUNCH_TRY(const std::string id, script_id_from_argument(*matrix, argument));
+  return matrix->script_path(id);
+}
+
+Result<Classified> classify_file(const std::string& argument, const Globals& globals) {
+  TPULAUNCH_TRY(const std::string path, script_file(argument, globals));
+  TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
+  TPULAUNCH_CHECK(check_utf8_text(source, path, "script"));
+  Classified classified{path, sha256_hex(source), classify_source(source)};
+  log_classification(path, classified.result);
+  return classified;
 }
 
 std::string suggestion_text(const Classification& c) {
-  return c.suggested ? std::string(to_string(*c.suggested)) : std::string("none (a reviewer must decide)");
+  return c.suggested ? fmt::format("{} (a suggestion, not a review)", to_string(*c.suggested))
+                     : std::string("none: a reviewer must decide");
 }
 
-Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
-  std::vector<Classified> files;
-  for (const auto& argument : args.scripts) {
-    TPULAUNCH_TRY(const std::string path, script_file(argument, globals));
-    TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
-    TPULAUNCH_CHECK(check_utf8_text(source, path, "script"));
-    files.push_back(Classified{path, sha256_hex(source), classify_source(source)});
-  }
-  Output output;
-  if (args.format == "json") {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& f : files) {
-      nlohmann::ordered_json j;
-      j["path"] = f.path;
-      j["sha256"] = f.sha256;
-      j["suggested_class"] = f.result.suggested ? nlohmann::ordered_json(to_string(*f.result.suggested)) : nullptr;
-      j["why"] = f.result.why;
-      j["contradictions"] = f.result.contradictions;
-      j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
-      nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
-      for (const auto& e : f.result.evidence) {
-        evidence.push_back({{"rule", e.rule}, {"category", to_string(e.category)}, {"line", e.line},
-                            {"column", e.column}, {"text", e.text}, {"implies", e.implies}});
-      }
-      j["evidence"] = std::move(evidence);
-      list.push_back(std::move(j));
-    }
-    output.out = nlohmann::ordered_json{{"files", list}}.dump(2) + "\n";
-    return output;
-  }
+std::string json_text(const std::vector<Classified>& files) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& f : files) {
-    output.out += fmt::format("{}\n  sha256:    {}\n  suggested: {} (a suggestion, not a review)\n  why:       {}\n",
-                              f.path, f.sha256, suggestion_text(f.result), f.result.why);
+    nlohmann::ordered_json j;
+    j["path"] = f.path;
+    j["sha256"] = f.sha256;
+    j["suggested_class"] = f.result.suggested ? nlohmann::ordered_json(to_string(*f.result.suggested)) : nullptr;
+    j["why"] = f.result.why;
+    j["contradictions"] = f.result.contradictions;
+    j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
+    nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
+    for (const auto& e : f.result.evidence) {
+      evidence.push_back({{"rule", e.rule}, {"category", to_string(e.category)}, {"line", e.line},
+                          {"column", e.column}, {"text", e.text}, {"implies", e.implies}, {"detail", e.detail}});
+    }
+    j["evidence"] = std::move(evidence);
+    list.push_back(std::move(j));
+  }
+  return nlohmann::ordered_json{{"files", list}}.dump(2) + "\n";
+}
+
+std::string plain_text(const std::vector<Classified>& files) {
+  std::string out;
+  for (const auto& f : files) {
+    out += fmt::format("{}\n  sha256:    {}\n  suggested: {}\n  why:       {}\n", f.path, f.sha256,
+                       suggestion_text(f.result), f.result.why);
     for (const auto& c : f.result.contradictions) {
-      output.out += fmt::format("  CONTRADICTION: {}\n", c);
+      out += fmt::format("  CONTRADICTION: {}\n", c);
     }
     if (f.result.evidence.empty()) {
-      output.out += "  evidence:  none\n";
+      out += "  evidence:  none\n";
     }
     for (const auto& e : f.result.evidence) {
-      output.out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", f.path, e.line, e.column, to_string(e.category),
-                                e.rule, e.text, e.implies);
+      out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", f.path, e.line, e.column, to_string(e.category),
+                         e.rule, e.text, e.implies);
+      if (!e.detail.empty()) {
+        out += fmt::format("      cannot tell: {}\n", e.detail);
+      }
     }
   }
+  return out;
+}
+
+// Every readable file is reported; each one that cannot be read gets its own error line on
+// stderr, and the exit code is the first failure's (4 for a file that cannot be read).
+Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
+  std::vector<Classified> files;
+  Output output;
+  std::optional<ExitCode> failed;
+  for (const auto& argument : args.scripts) {
+    auto classified = classify_file(argument, globals);
+    if (!classified) {
+      output.err += message_line(classified.error());
+      failed = failed.value_or(classified.error().code);
+      continue;
+    }
+    files.push_back(std::move(classified).value());
+  }
+  output.code = failed.value_or(ExitCode::success);
+  output.out = args.format == "json" ? json_text(files) : plain_text(files);
   return output;
 }
 

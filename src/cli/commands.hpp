@@ -3,6 +3,7 @@
 // CLI11 app and returns a Command whose `run` calls the core and returns what to print. Only
 // main.cpp writes to stdout/stderr and chooses the exit code.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct Globals {
   std::string catalog;     // --catalog FILE / TPULAUNCH_CATALOG; empty: the embedded catalog
   std::string matrix = "execution-matrix.json"; // --matrix FILE / TPULAUNCH_MATRIX
   int verbosity = 0;
+  std::string start_directory; // the folder tpulaunch was started in (before -C), absolute
 };
 
 // What a command produced: the product for stdout, notes for stderr, and the exit code.
@@ -35,6 +37,7 @@ struct Command {
   std::function<Result<Output>()> run;
 };
 
+Command setup_init(CLI::App& parent, const Globals& globals);
 Command setup_plan(CLI::App& parent, const Globals& globals);
 Command setup_slices(CLI::App& parent, const Globals& globals);
 Command setup_slice(CLI::App& parent, const Globals& globals);
@@ -77,8 +80,14 @@ Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, Wi
 std::string own_path();
 
 // Shared helpers (common.cpp).
+// The one line an Error prints on stderr: "tpulaunch: error: <message>\n", or "tpulaunch:
+// refused: <message>\n" for a refusal (exit 3), as plan's refusals read.
+std::string message_line(const Error& error);
 Result<Catalog> load_catalog(const Globals& globals);
 Result<Matrix> load_matrix(const Globals& globals);
+// A usage Error for the first word no command took (an unknown command or option), with
+// CLI11-style suggestions: the nearest command, or the nearest option of the command given.
+std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Command>& commands);
 // The exit-code table as help text.
 std::string exit_codes_help();
 // The names of the verify kinds (k_verify_kinds), for --verify and --kind; `none` only when a

@@ -1,12 +1,19 @@
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "tpulaunch/spelling.hpp"
+
 #include "commands.hpp"
 
 namespace tpulaunch::cli {
+
+std::string message_line(const Error& error) {
+  return fmt::format("tpulaunch: {}: {}\n", error.code == ExitCode::refused ? "refused" : "error", error.message);
+}
 
 Result<Catalog> load_catalog(const Globals& globals) {
   if (globals.catalog.empty()) {
@@ -16,6 +23,60 @@ Result<Catalog> load_catalog(const Globals& globals) {
 }
 
 Result<Matrix> load_matrix(const Globals& globals) { return load_matrix_file(globals.matrix); }
+
+namespace {
+
+// "--slice", "-C": every name an option of `app` answers to.
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const auto& name : option->get_lnames()) {
+      out.push_back("--" + name);
+    }
+    for (const auto& name : option->get_snames()) {
+      out.push_back("-" + name);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Command>& commands) {
+  // CLI11 keeps the "--" that ends the options among the words it did not take; it is not one.
+  std::vector<std::string> extra = app.remaining(true);
+  std::erase(extra, "--");
+  const CLI::App* given = nullptr;
+  for (const auto& command : commands) {
+    given = command.app->parsed() ? command.app : given;
+  }
+  if (extra.empty()) {
+    return std::nullopt;
+  }
+  const std::string& word = extra.front();
+  if (!word.starts_with("-")) {
+    if (given != nullptr) {
+      return usage_error(fmt::format("{}: unexpected argument '{}'; see tpulaunch {} --help", given->get_name(),
+                                     printable(word), given->get_name()));
+    }
+    std::vector<std::string> names;
+    for (const auto& command : commands) {
+      names.push_back(command.app->get_name());
+    }
+    return usage_error(fmt::format("unknown command '{}'{}; see tpulaunch --help", printable(word),
+                                   did_you_mean(nearest_matches(word, names))));
+  }
+  const std::string flag = word.substr(0, word.find('='));
+  std::vector<std::string> names = option_names(app);
+  if (given != nullptr) {
+    const auto own = option_names(*given);
+    names.insert(names.begin(), own.begin(), own.end());
+  }
+  return usage_error(fmt::format("unknown option '{}'{}{}; see tpulaunch {}--help", printable(flag),
+                                 given != nullptr ? " for " + given->get_name() : std::string(),
+                                 did_you_mean(nearest_matches(flag, names, 1)),
+                                 given != nullptr ? given->get_name() + " " : std::string()));
+}
 
 std::string exit_codes_help() {
   std::string out = "Exit codes:\n";

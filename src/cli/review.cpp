@@ -32,12 +32,8 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
       return config_error(fmt::format("cannot review '{}': {} does not exist", request.id, status.path));
     }
     TPULAUNCH_TRY(MatrixEntry entry, make_review_entry(request, status.source, classify_source(status.source)));
-    if (const MatrixEntry* old = matrix.find(request.id)) {
-      entry.reason = old->reason; // the course's own words stay until someone rewrites them
-      entry.extra = old->extra;
-    }
     recorded = entry;
-    matrix.scripts[request.id] = std::move(entry);
+    record_review(matrix, std::move(entry));
     return Ok{};
   };
   TPULAUNCH_TRY(const Matrix matrix, update_matrix_file(globals.matrix, edit));

@@ -12,27 +12,18 @@ struct SlicesArgs {
   std::string format;
   bool multi_host = false;
   bool single_host = false;
-  std::string only;
+  std::vector<std::string> only; // --only a,b,c: split by CLI11 (->delimiter)
 };
 
-std::vector<const Slice*> select(const Catalog& catalog, const SlicesArgs& args, std::vector<std::string>& unknown) {
+// The slices to show: --only's names in their order (any case or alias; the first unknown one is
+// a usage error with a suggestion), else the whole catalog; then the host filters.
+Result<std::vector<const Slice*>> select(const Catalog& catalog, const SlicesArgs& args) {
   std::vector<const Slice*> out;
-  if (!args.only.empty()) {
-    std::size_t start = 0;
-    while (start <= args.only.size()) {
-      const auto comma = args.only.find(',', start);
-      const auto name = args.only.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (const Slice* s = catalog.find(name)) {
-        out.push_back(s);
-      } else {
-        unknown.push_back(name);
-      }
-      if (comma == std::string::npos) {
-        break;
-      }
-      start = comma + 1;
-    }
-  } else {
+  for (const auto& name : args.only) {
+    TPULAUNCH_TRY(const Slice* slice, catalog.require(name));
+    out.push_back(slice);
+  }
+  if (args.only.empty()) {
     for (const auto& s : catalog.slices()) {
       out.push_back(&s);
     }
@@ -83,12 +74,7 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
     return usage_error("--multi-host and --single-host exclude each other");
   }
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
-  std::vector<std::string> unknown;
-  const auto slices = select(catalog, args, unknown);
-  if (!unknown.empty()) {
-    TPULAUNCH_TRY(const Slice* ignored, catalog.require(unknown.front()));
-    (void)ignored;
-  }
+  TPULAUNCH_TRY(const auto slices, select(catalog, args));
   Output output;
   if (args.format == "json") {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -115,7 +101,9 @@ Command setup_slices(CLI::App& parent, const Globals& globals) {
   add_format_option(*app, args->format, {"table", "json", "svg"});
   app->add_flag("--multi-host", args->multi_host, "only slices with more than one host (they need --worker=all)");
   app->add_flag("--single-host", args->single_host, "only 1-host slices");
-  app->add_option("--only", args->only, "comma-separated slice names, in the order to show them");
+  app->add_option("--only", args->only, "comma-separated slice names, in the order to show them")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   app->footer("Examples:\n  tpulaunch slices --multi-host\n"
               "  tpulaunch slices --format svg --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16 > topology.svg\n");
   return Command{app, [args, &globals]() { return run_slices(*args, globals); }};

@@ -55,15 +55,15 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
                            : report.kind == VerifyKind::logs     ? "logs"
                            : report.form                          ? fmt::format("training receipts ({} form)", to_string(*report.form))
                                                                   : "training receipts";
-  const std::string workers = fmt::format("{} worker{}", report.workers, report.workers == 1 ? "" : "s");
+  const std::string workers = counted(static_cast<std::size_t>(report.workers), "worker");
   for (const auto& f : report.findings) {
     out += fmt::format("FAIL {}: {}: {}\n", worker_label(f.worker), f.field, f.message);
   }
   if (report.ok()) {
     out += fmt::format("verified: {} of {} on {} in {}\n", what, workers, report.slice, report.folder);
   } else {
-    out += fmt::format("not verified: {} finding{} in the {} of {} on {}\n", report.findings.size(),
-                       report.findings.size() == 1 ? "" : "s", what, workers, report.slice);
+    out += fmt::format("not verified: {} in the {} of {} on {}\n", counted(report.findings.size(), "finding"), what,
+                       workers, report.slice);
   }
   if (report.standin) {
     out += "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result\n";

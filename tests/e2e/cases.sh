@@ -456,20 +456,34 @@ case_pipeline__fetch_failure_still_fetches_the_others() {
   ! tpu_deleted "$dir" || fail "the TPU was deleted although a fetch failed"
 }
 
-# fetch_order DIR: for each download in the stand-in's call log, "WORKER T_START T_END", so a test
-# can compare when one worker's fetch started with when another's ended.
-fetch_order() {
+# fetch_events DIR: the stand-in's downloads in the order they began and ended
+# (events.jsonl, one line per event as it happened), "start W" or "end W" for worker W.
+fetch_events() {
   python3 -c 'import json, sys
 for line in open(sys.argv[1]):
-    c = json.loads(line)
-    if c["argv"][3] == "scp" and "--recurse" in c["argv"]:
-        w = [a for a in c["argv"] if a.startswith("--worker=")][0].split("=")[1]
-        print(w, c["t_start"], c["t_end"])' "$1/state/calls.jsonl"
+    e = json.loads(line)
+    if e["argv"][3] == "scp" and "--recurse" in e["argv"]:
+        w = [a for a in e["argv"] if a.startswith("--worker=")][0].split("=")[1]
+        print(e["event"], w)' "$1/state/events.jsonl"
 }
 
-# started_before_end DIR A B: true when worker A's fetch started before worker B's fetch ended.
+# expect_fetched DIR WORKER...: each worker's receipt came back into its own folder.
+expect_fetched() {
+  local dir=$1 i
+  shift
+  for i in "$@"; do
+    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
+      fail "worker $i was not fetched"
+  done
+}
+
+# started_before_end DIR A B: true when worker A's fetch began before worker B's fetch ended,
+# read from the order of the events, not from clock times.
 started_before_end() {
-  fetch_order "$1" | awk -v a="$2" -v b="$3" '$1 == a { s = $2 } $1 == b { e = $3 } END { exit !(s != "" && e != "" && s < e) }'
+  fetch_events "$1" | awk -v a="$2" -v b="$3" '
+    $1 == "start" && $2 == a && s == "" { s = NR }
+    $1 == "end" && $2 == b { e = NR }
+    END { exit !(s != "" && e != "" && s < e) }'
 }
 
 case_pipeline__slow_worker_holds_one_fetch_slot() {
@@ -477,17 +491,15 @@ case_pipeline__slow_worker_holds_one_fetch_slot() {
   dir=$(standin_course pipeline-slow 4)
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --parallel 2 --format sh
   printf '%s\n' "$out" >"$dir/run.sh"
-  # Worker 0's download takes 3 s more; workers 1 and 3 fail. With two slots, the other workers'
-  # downloads go through the free slot while worker 0's is still running.
-  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
+  # Worker 0's download ends only after the three others have ended; workers 1 and 3 fail. With
+  # two slots, the other workers' downloads go through the free slot while worker 0's is running
+  # (a scheduler that waited for worker 0 would start them only after the stand-in gives up, 30 s).
+  GCLOUD_STANDIN_SCP_HOLD_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
-  for i in 0 2; do
-    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
-      fail "worker $i was not fetched"
-  done
+  expect_fetched "$dir" 0 2
   started_before_end "$dir" 2 0 && started_before_end "$dir" 3 0 ||
-    fail "workers 2 and 3 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
+    fail "workers 2 and 3 waited for slow worker 0: $(fetch_events "$dir" | tr '\n' ';')"
 }
 
 case_pipeline__downloads_ending_together_each_keep_their_status() {
@@ -495,15 +507,13 @@ case_pipeline__downloads_ending_together_each_keep_their_status() {
   dir=$(standin_course pipeline-together 8)
   run -C "$dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --bootstrap --parallel 3 --format sh
   printf '%s\n' "$out" >"$dir/run.sh"
-  # Worker 0 is slow; four failures end in pairs while it runs and while new downloads start.
-  GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:3 GCLOUD_STANDIN_SCP_FAIL_WORKERS=1,2,4,5 run_pipeline "$dir" run.sh
+  # Worker 0's download ends only after the seven others have; four failures end in pairs while it
+  # runs and while new downloads start.
+  GCLOUD_STANDIN_SCP_HOLD_WORKERS=0:7 GCLOUD_STANDIN_SCP_FAIL_WORKERS=1,2,4,5 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 2 4 5 of 8"
-  for i in 0 3 6 7; do
-    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
-      fail "worker $i was not fetched"
-  done
-  started_before_end "$dir" 7 0 || fail "worker 7 waited for slow worker 0: $(fetch_order "$dir" | tr '\n' ';')"
+  expect_fetched "$dir" 0 3 6 7
+  started_before_end "$dir" 7 0 || fail "worker 7 waited for slow worker 0: $(fetch_events "$dir" | tr '\n' ';')"
 }
 
 case_pipeline__older_bash_waits_for_the_oldest_fetch() {
@@ -516,10 +526,7 @@ case_pipeline__older_bash_waits_for_the_oldest_fetch() {
   GCLOUD_STANDIN_SCP_SLOW_WORKERS=0:1 GCLOUD_STANDIN_SCP_FAIL_WORKERS=3,1 run_pipeline "$dir" run.sh
   expect_status 1
   expect_stderr_contains "could not fetch worker(s) 1 3 of 4"
-  for i in 0 2; do
-    [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
-      fail "worker $i was not fetched"
-  done
+  expect_fetched "$dir" 0 2
   ! started_before_end "$dir" 2 0 || fail "oldest-first: worker 2 started before worker 0 ended"
 }
 
@@ -1047,7 +1054,7 @@ case_review__refuses_cpu_evidence_without_override() {
   run -C "$dir" review distributed-02 --class single-host-compatible --by mallory
   expect_status 3
   expect_stdout_empty
-  expect_one_error_line
+  expect_one_refusal_line
   expect_stderr_contains "selects CPU devices (line 10 (xla-force-host-devices), line 16 (devices-cpu))"
   [[ "$(sha256sum "$dir/execution-matrix.json")" == "$before" ]] || fail "a refused review changed the matrix"
   run -C "$dir" review distributed-02 --class single-host-compatible --by alice --override "the CPU mesh is only built under --simulate"
@@ -1105,7 +1112,7 @@ case_check__example_course_is_clean() {
   run -C "$COURSE" check
   expect_status 0
   expect_stdout_contains "warning: [unreviewed] 'sharding-sketch' has no matrix entry"
-  expect_stdout_contains "check: 5 scripts, 4 entries: 0 error(s), 1 warning(s)"
+  expect_stdout_contains "check: 5 scripts, 4 entries: 0 errors, 1 warning"
   run -C "$COURSE" check --strict
   expect_status 3
   run -C "$COURSE" check --route distributed-02@cpu --route tpu-hello@v5litepod-8 --route collective-update@v5litepod-16 \
@@ -1116,6 +1123,7 @@ case_check__example_course_is_clean() {
 case_check__exit_codes_and_github_annotations() {
   local dir
   dir=$(course_copy check-gate)
+  mkdir "$dir/.git" # annotation paths are relative to the repository root: here, the course
   echo "# edited" >>"$dir/public/exercises/tpu-hello.py"
   run -C "$dir" check --format github --route distributed-02@v5litepod-8
   expect_status 3
@@ -1287,19 +1295,88 @@ PY
   expect_one_error_line
 }
 
-case_docs__readme_lists_every_exit_code() {
+# The exit codes the built binary's --help prints, row for row, are the tables in README.md and
+# docs/cli.md: same rows, same order, none missing on either side. (docs_test checks the code's table
+# against the docs; this checks what a user of the binary reads, and that no doc keeps a stale row.)
+case_docs__help_exit_codes_match_readme() {
   run --help
-  local line code name
-  while read -r line; do
-    code=$(awk '{print $1}' <<<"$line")
-    name=$(awk '{print $2}' <<<"$line")
-    grep -q "^| $code | $name |" "$SOURCE_DIR/README.md" || fail "README's exit-code table lacks $code $name"
-    grep -q "^| $code | $name |" "$SOURCE_DIR/docs/cli.md" || fail "docs/cli.md's exit-code table lacks $code $name"
-  done < <(sed -n '/^Exit codes:/,$p' <<<"$out" | tail -n +2 | grep -E '^  [0-9]+')
+  expect_status 0
+  local help doc path
+  help=$(sed -n '/^Exit codes:/,$p' <<<"$out" | grep -E '^  [0-9]+' |
+    sed -E 's/^  ([0-9]+) +([a-z]+) +(.*)$/| \1 | \2 | \3 |/')
+  [[ $(wc -l <<<"$help") -ge 5 ]] || fail "--help lists fewer than five exit codes: $help"
+  for path in README.md docs/cli.md; do
+    doc=$(grep -E '^\| [0-9]+ \| [a-z]+ \|' "$SOURCE_DIR/$path")
+    diff -u <(printf '%s\n' "$doc") <(printf '%s\n' "$help") >&2 ||
+      fail "the exit codes of --help differ from the table in $path"
+  done
 }
 
 case_standin__selftest() {
   bash "$STANDIN/selftest.sh" >&2 || fail "the gcloud stand-in's self-test failed"
+}
+
+# --- verbose: -v logs each decision to stderr through spdlog; stdout is unchanged ----------------
+
+# verbose_run NAME ARGS...: runs tpulaunch ARGS and tpulaunch -v ARGS; their stdout must be byte
+# for byte the same and their exit codes equal. Leaves `err` = the -v run's stderr and `quiet_err`
+# = the plain run's stderr.
+verbose_run() {
+  local name=$1 dir plain_status=0
+  shift
+  dir=$(workdir "verbose-$name")
+  "$TPULAUNCH" "$@" >"$dir/plain.out" 2>"$dir/plain.err" </dev/null || plain_status=$?
+  status=0
+  "$TPULAUNCH" -v "$@" >"$dir/verbose.out" 2>"$dir/verbose.err" </dev/null || status=$?
+  [[ "$status" == "$plain_status" ]] || fail "-v changed the exit code: $plain_status, with -v $status"
+  [[ -s "$dir/plain.out" || "$plain_status" != 0 ]] || fail "the plain run printed nothing on stdout"
+  cmp "$dir/plain.out" "$dir/verbose.out" >&2 || fail "-v changed stdout"
+  err=$(cat "$dir/verbose.err")
+  quiet_err=$(cat "$dir/plain.err")
+}
+
+case_verbose__plan_logs_its_decisions() {
+  verbose_run plan -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 0
+  [[ -z "$quiet_err" ]] || fail "without -v, plan wrote to stderr: $quiet_err"
+  expect_stderr_contains "tpulaunch: debug: catalog: the built-in table, <embedded catalog/slices.json> ("
+  expect_stderr_contains "tpulaunch: debug: matrix: execution-matrix.json (4 scripts)"
+  expect_stderr_contains "tpulaunch: debug: read matrix 'execution-matrix.json' ("
+  expect_stderr_contains "tpulaunch: debug: read script 'public/exercises/collective-update.py' ("
+  expect_stderr_contains "tpulaunch: debug: classified public/exercises/collective-update.py: "
+  local rule
+  for rule in review-required cpu-only-stays-on-cpu tpu-class-needs-slice multi-host-needs-qualified \
+    source-selects-cpu source-lacks-initialize; do
+    expect_stderr_contains "tpulaunch: debug: route 'collective-update' on v5litepod-16: rule $rule: passes"
+  done
+  expect_stderr_contains "tpulaunch: debug: route 'collective-update' on v5litepod-16: multi-host"
+  # A refused route names the rule that refused it, and the rules after it are not checked.
+  verbose_run plan-refused -C "$COURSE" plan tpu-hello --slice v5litepod-16 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stderr_contains "tpulaunch: debug: route 'tpu-hello' on v5litepod-16: rule multi-host-needs-qualified: refuses"
+  [[ "$err" != *"rule source-selects-cpu"* ]] || fail "a rule after the refusing one was checked: $err"
+  # --catalog FILE: the file is named as the catalog's source.
+  verbose_run plan-catalog -C "$COURSE" --catalog "$SOURCE_DIR/catalog/slices.json" plan distributed-02
+  expect_status 0
+  expect_stderr_contains "tpulaunch: debug: catalog: the file $SOURCE_DIR/catalog/slices.json ("
+  expect_stderr_contains "tpulaunch: debug: route 'distributed-02' on the CPU: cpu"
+}
+
+case_verbose__check_logs_each_file() {
+  verbose_run check -C "$COURSE" check
+  expect_status 0
+  expect_stderr_contains "tpulaunch: debug: matrix: execution-matrix.json (4 scripts)"
+  local script
+  for script in distributed-02 tpu-hello collective-update; do
+    expect_stderr_contains "tpulaunch: debug: read script 'public/exercises/$script.py' ("
+    expect_stderr_contains "tpulaunch: debug: classified public/exercises/$script.py: "
+  done
+  # Without -v, check writes nothing extra: every stderr line of the plain run is in the -v run's.
+  local line
+  while IFS= read -r line; do
+    [[ -z "$line" ]] || grep -qxF -- "$line" <<<"$err" || fail "the -v run lacks the plain stderr line: $line"
+  done <<<"$quiet_err"
+  [[ "$quiet_err" != *"debug:"* ]] || fail "without -v, check logged: $quiet_err"
 }
 
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then

@@ -90,6 +90,15 @@ golden_text() {
   printf '%s\n' "${text//"$course"/@COURSE@}"
 }
 
+# A refusal: exactly one line on stderr, starting "tpulaunch: refused: ".
+expect_one_refusal_line() {
+  local lines
+  lines=$(printf '%s\n' "$err" | wc -l)
+  if [[ "$lines" != 1 || "$err" != "tpulaunch: refused: "* ]]; then
+    fail "expected one 'tpulaunch: refused:' line on stderr, got: $err"
+  fi
+}
+
 expect_stdout_golden() {
   local file="$GOLDEN/$1"
   if [[ "${UPDATE_GOLDEN:-}" == 1 ]]; then

@@ -1852,6 +1852,15 @@ def cmd_scp(ns):
                 fail(prog, "{} GCLOUD_STANDIN_SCP_SLOW_WORKERS must be a comma list of "
                            "WORKER:SECONDS, not {!r}".format(STANDIN_TAG, item), 2)
 
+    held_workers = {}
+    for item in os.environ.get("GCLOUD_STANDIN_SCP_HOLD_WORKERS", "").split(","):
+        if item.strip():
+            worker, _, count = item.strip().partition(":")
+            if not worker.isdigit() or not count.isdigit():
+                fail(prog, "{} GCLOUD_STANDIN_SCP_HOLD_WORKERS must be a comma list of "
+                           "WORKER:COUNT, not {!r}".format(STANDIN_TAG, item), 2)
+            held_workers[int(worker)] = int(count)
+
     status("Using scp batch size of 1.Attempting to SCP into 1 nodes with a total of "
            "{} workers.".format(len(workers)))
 
@@ -1859,6 +1868,8 @@ def cmd_scp(ns):
         if download:
             if worker in slow_workers:
                 time.sleep(slow_workers[worker])     # a slow link or host: a longer call
+            if worker in held_workers:
+                hold_download(worker, held_workers[worker])
             if worker in fail_workers:
                 status("scp: {}: stand-in injected failure (GCLOUD_STANDIN_SCP_FAIL_WORKERS)"
                        .format(repr(srcs[0])))
@@ -2645,6 +2656,36 @@ def on_worker():
     return int(worker) if worker is not None and worker.isdigit() else None
 
 
+def download_worker(argv):
+    """The worker a recursive download (a fetch) of the calls log comes from, else None."""
+    if len(argv) > 3 and argv[3] == "scp" and "--recurse" in argv:
+        for arg in argv:
+            if arg.startswith("--worker="):
+                return arg.split("=", 1)[1]
+    return None
+
+
+def hold_download(worker, count):
+    """GCLOUD_STANDIN_SCP_HOLD_WORKERS: a slow worker whose download ends only once `count`
+    downloads from other workers have ended (all of the state's events.jsonl), so an order between downloads follows
+    from cause, not from clocks. Gives up after HOLD_TIMEOUT_S (what a scheduler that waits for the
+    held download gets; the order a test reads from events.jsonl then shows it)."""
+    deadline = time.monotonic() + HOLD_TIMEOUT_S
+    events = state_dir() / "events.jsonl"
+    while time.monotonic() < deadline:
+        ended = 0
+        for line in events.read_text().splitlines():
+            event = json.loads(line)
+            other = download_worker(event["argv"])
+            ended += event["event"] == "end" and other is not None and other != str(worker)
+        if ended >= count:
+            return
+        time.sleep(0.02)
+
+
+HOLD_TIMEOUT_S = 30
+
+
 def gcloud_main(argv):
     delay = os.environ.get("GCLOUD_STANDIN_DELAY", "0")
     if on_worker() is not None:
@@ -2670,6 +2711,7 @@ def main():
         state = state_dir()
     except Exit as e:
         return e.code
+    append_line(state / "events.jsonl", {"event": "start", "pid": os.getpid(), "argv": argv})
     try:
         code = gcloud_main(argv)
     except Exit as e:
@@ -2683,6 +2725,7 @@ def main():
             # A call made on a stand-in TPU worker (by its own gcloud), not on the user's machine.
             record.update(tpu=os.environ.get("GCLOUD_STANDIN_TPU"), worker=on_worker())
         append_line(state / "calls.jsonl", record)
+        append_line(state / "events.jsonl", {"event": "end", "pid": os.getpid(), "argv": argv, "exit": code})
     return code
 
 

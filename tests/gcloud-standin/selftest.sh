@@ -16,7 +16,7 @@ trap 'rm -rf "$WORK"' EXIT
 export GCLOUD_STANDIN_STATE="$WORK/state"
 unset CLOUDSDK_COMPUTE_ZONE CLOUDSDK_CORE_PROJECT CLOUDSDK_CORE_DISABLE_PROMPTS \
   GCLOUD_STANDIN_DELAY GCLOUD_STANDIN_RETRY_DELAY GCLOUD_STANDIN_SCP_FAIL_WORKERS GCLOUD_STANDIN_SCP_SLOW_WORKERS \
-  GCLOUD_STANDIN_NO_AUTH GCLOUD_STANDIN_GCS GCLOUD_STANDIN_GCS_FAIL_WORKERS GCLOUD_STANDIN_WORKER_DELAY \
+  GCLOUD_STANDIN_SCP_HOLD_WORKERS GCLOUD_STANDIN_NO_AUTH GCLOUD_STANDIN_GCS GCLOUD_STANDIN_GCS_FAIL_WORKERS GCLOUD_STANDIN_WORKER_DELAY \
   LESSON_FAIL_WORKER FAKEJAX_TIMEOUT FAKEJAX_LOCAL_DEVICES \
   LESSON_HANG_WORKER GCLOUD_STANDIN_NODE_STATES GCLOUD_STANDIN_QR_STATES GCLOUD_STANDIN_PREEMPT_AFTER \
   GCLOUD_STANDIN_TPU_HOLDER GCLOUD_STANDIN_TPU_STALE_LOCK GCLOUD_STANDIN_SSH_FAIL_WORKERS
@@ -339,6 +339,23 @@ sys.exit(0 if r["worker"] == 3 and r["t_end"] - r["t_start"] >= 0.3 else 1)'; th
 else bad "GCLOUD_STANDIN_SCP_SLOW_WORKERS: that download takes longer"; fi
 GCLOUD_STANDIN_SCP_SLOW_WORKERS=3:soon g "${TPU[@]}" scp pod:~/lab/who out/w3/slow "${ZP[@]}" --worker=3
 expect "GCLOUD_STANDIN_SCP_SLOW_WORKERS: a malformed value is a usage error" 2 "WORKER:SECONDS, not '3:soon'"
+# A held download ends only after another worker's download has ended: events.jsonl shows it.
+# (In a copy of the state: the two calls overlap, and calls.jsonl is checked below for sequential ones.)
+cp -r "$STATE" "$WORK/hold-state"
+rm "$WORK/hold-state/events.jsonl" # the held download counts every download the state has seen
+GCLOUD_STANDIN_STATE="$WORK/hold-state" GCLOUD_STANDIN_SCP_HOLD_WORKERS=3:1 \
+  "$GCLOUD" "${TPU[@]}" scp --recurse pod:~/lab out/w3/held "${ZP[@]}" --worker=3 >/dev/null 2>&1 </dev/null &
+held=$!
+GCLOUD_STANDIN_STATE="$WORK/hold-state" g "${TPU[@]}" scp --recurse pod:~/lab out/w1/freed "${ZP[@]}" --worker=1
+wait "$held"
+if [ "$rc" -eq 0 ] && [ -d out/w3/held ] && python3 -c '
+import json, sys
+ends = [e["argv"][-1] for e in map(json.loads, open(sys.argv[1])) if e["event"] == "end" and "--recurse" in e["argv"]]
+sys.exit(0 if ends[-2:] == ["--worker=1", "--worker=3"] else 1)' "$WORK/hold-state/events.jsonl"; then
+  ok "GCLOUD_STANDIN_SCP_HOLD_WORKERS: the held download ends after the other one"
+else bad "GCLOUD_STANDIN_SCP_HOLD_WORKERS: the held download ends after the other one"; fi
+GCLOUD_STANDIN_SCP_HOLD_WORKERS=3 g "${TPU[@]}" scp pod:~/lab/who out/w3/slow "${ZP[@]}" --worker=3
+expect "GCLOUD_STANDIN_SCP_HOLD_WORKERS: a malformed value is a usage error" 2 "WORKER:COUNT, not '3'"
 g "${TPU[@]}" scp local/file.txt local/copy.txt "${ZP[@]}"
 expect "local to local rejected" 1 "Source(s) must be remote when destination is local."
 g "${TPU[@]}" scp pod:a pod:b "${ZP[@]}"

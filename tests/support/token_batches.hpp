@@ -10,20 +10,14 @@
 namespace tpulaunch::testing {
 
 // Lets the lexer write tokens straight into a caller's buffer; pauses it when the buffer is full.
-struct BatchSink {
+struct BatchSink : detail::UniformSink<BatchSink> {
+  explicit BatchSink(std::span<Token> buffer) : out(buffer) {}
   std::span<Token> out;
   std::size_t count = 0;
 
   Token& slot() { return out[count]; }
   bool push() { return ++count < out.size(); }
-  bool on_name(Token&) { return push(); }
-  bool on_number(Token&) { return push(); }
-  bool on_string(Token&) { return push(); }
-  bool on_open(Token&) { return push(); }
-  bool on_close(Token&) { return push(); }
-  bool on_op(Token&) { return push(); }
-  bool on_newline(Token&) { return push(); }
-  void on_end(Token&) { ++count; }
+  void push_end() { ++count; }
 };
 
 // Fills `out` (non-empty) with the next tokens and returns how many; a batch that ends the input
@@ -32,7 +26,7 @@ inline std::size_t next_batch(PythonLexer& lexer, std::span<Token> out) {
   if (out.empty()) {
     return 0;
   }
-  BatchSink sink{out};
+  BatchSink sink(out);
   (void)lexer.run(sink);
   return sink.count;
 }

@@ -1,0 +1,55 @@
+#pragma once
+// The exercises folder of a course: which scripts it holds, that it stays inside the course, and
+// where a script goes on a worker. A script's id is its path below the folder without ".py", so
+// `advanced/sub_lesson` is <exercises>/advanced/sub_lesson.py; each '/'-separated part follows
+// the script-id rule (validate.hpp), so no part is "..", hidden or an option.
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpulaunch/error.hpp"
+#include "tpulaunch/matrix.hpp"
+
+namespace tpulaunch {
+
+// What the exercises folder holds, searched through every subfolder.
+struct ExerciseListing {
+  std::vector<std::string> ids;            // scripts with a valid id, sorted
+  std::vector<std::string> invalid_names;  // .py files, and folders holding any, whose name cannot be part of an id
+  std::vector<std::string> linked_folders; // symlinks to folders: not followed, so their scripts are not listed
+};
+
+// The real location of `path`: symlinks resolved where the path exists, '.' and '..' folded
+// (the current folder for an empty path).
+std::filesystem::path real_path(const std::filesystem::path& path);
+
+// Lists the exercises folder. An unreadable folder, or one that leads outside the course, is a
+// config Error naming the matrix.
+Result<ExerciseListing> list_exercises(const Matrix& matrix);
+
+// Ok when the exercises folder, symlinks resolved, is inside the course (the matrix's folder);
+// otherwise a config Error as for any path that escapes the course. Checked once per Matrix.
+Status exercises_inside_course(const Matrix& matrix);
+
+// Ok when `path` (a script's file, symlinks resolved) is inside the exercises folder; otherwise a
+// config Error "script 'id': <path> leads outside the exercises folder <folder>".
+Status script_inside_exercises(const Matrix& matrix, std::string_view id, const std::string& path);
+
+// True for an id of a script in a subfolder ("advanced/sub_lesson").
+bool is_nested_script_id(std::string_view id);
+
+// Where script `id` is staged on a worker, relative to the course folder in the worker's home
+// (~/jax-tpu-lab/): the same relative path it has below the exercises folder. The planner copies
+// `file` into `folder` after creating `folder` (`mkdir -p`) when it is not empty.
+struct StagedScript {
+  std::string file;   // "advanced/sub_lesson.py"
+  std::string folder; // "advanced/"; "" for a script at the top of the exercises folder
+};
+StagedScript staged_script(std::string_view id);
+
+// Ok when `id` has a matrix entry or a file in the exercises folder; otherwise a usage Error
+// "no script 'x' in <matrix> or in <folder> (did you mean 'y'?)" with the nearest known ids.
+Status check_known_script(const Matrix& matrix, std::string_view id);
+
+} // namespace tpulaunch
