@@ -30,7 +30,7 @@
 #   7. exit with the status below. 255 becomes 254: gcloud takes a remote 255 for its ssh
 #      failing and runs the whole command again, up to 10 times.
 #
-# DIR/run-status.txt records the worker's part, one KEY=VALUE per line, written atomically:
+# DIR/run-status.rec records the worker's part, one KEY=VALUE per line, written atomically:
 #   record=tpulaunch-run-status 1, host, state, started and ended (Unix seconds), status,
 #   timeout (seconds, 0 for none), signal (TERM or KILL: what ended a timed-out or interrupted
 #   program), detail (why it never started), summary (the worker's outcome in one sentence, which
@@ -136,9 +136,9 @@ field_of() {
 }
 
 write_record() {
-  local tmp="$run_dir/.run-status.txt.tmp"
-  if ! printf "%s\n" "${record[@]}" >"$tmp" || ! mv -f -- "$tmp" "$run_dir/run-status.txt"; then
-    say "could not write $run_dir/run-status.txt"
+  local tmp="$run_dir/.run-status.rec.tmp"
+  if ! printf "%s\n" "${record[@]}" >"$tmp" || ! mv -f -- "$tmp" "$run_dir/run-status.rec"; then
+    say "could not write $run_dir/run-status.rec"
   fi
 }
 

@@ -1,12 +1,12 @@
 # report_workers: one line per worker on stderr, from the run record each worker's run guard wrote
-# (src/remote/run_guard.bash, run-status.txt) and the fetch brought back into
+# (src/remote/run_guard.bash, run-status.rec) and the fetch brought back into
 # $RUN_DIR/worker-<i>/$RUN_ID/: never started, still running when killed, failed with status S,
 # or succeeded. A worker with no record never started (or nothing came back from it). When every
 # worker succeeded, one line says so. Part of the generated script; reads RUN_DIR, RUN_ID, WORKERS.
 report_workers() {
   local i record summary succeeded=0 lines=()
   for ((i = 0; i < WORKERS; i++)); do
-    record="$RUN_DIR/worker-$i/$RUN_ID/run-status.txt"
+    record="$RUN_DIR/worker-$i/$RUN_ID/run-status.rec"
     summary=""
     if [[ -f $record ]]; then
       summary=$(sed -n 's/^summary=//p' "$record" | head -n 1)

@@ -103,21 +103,24 @@ case_life__worker_that_never_starts_is_named() {
 
 case_life__busy_tpu_refused_then_freed_with_kill_stale() {
   local dir
-  dir=$(standin_course life-busy 4)
-  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
+  dir=$(standin_course life-busy 1)
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   printf '%s\n' "$out" >"$dir/run.sh"
-  GCLOUD_STANDIN_TPU_HOLDER=2 run_pipeline "$dir" run.sh
+  # A process of an earlier run still holds worker 0's devices and libtpu's lock.
+  FAKEJAX_LOCAL_DEVICES=8 GCLOUD_STANDIN_TPU_HOLDER=0 run_pipeline "$dir" run.sh
   expect_status 94
-  expect_stderr_contains "t1v-n-standin0-w-2: the TPU is busy: pid "
+  expect_stderr_contains "t1v-n-standin0-w-0: the TPU is busy: pid "
   expect_stderr_contains "stale-train.py"
   expect_stderr_contains "rerun with --kill-stale to end them"
-  expect_stderr_contains "tpulaunch: worker 2: never started: the TPU is busy"
-  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --run-id r2 --kill-stale --grace 2s --format sh
+  expect_stderr_contains "tpulaunch: worker 0: never started: the TPU is busy"
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 --tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r2 \
+    --kill-stale --grace 2s --format sh
+  expect_status 0
   printf '%s\n' "$out" >"$dir/run2.sh"
-  GCLOUD_STANDIN_TPU_HOLDER=2 run_pipeline "$dir" run2.sh
+  FAKEJAX_LOCAL_DEVICES=8 GCLOUD_STANDIN_TPU_HOLDER=0 run_pipeline "$dir" run2.sh
   expect_status 0
   expect_stderr_contains "--kill-stale: sending SIGTERM to pid "
-  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
 }
 
 case_life__preempted_spot_tpu_is_reported_and_deleted() {

@@ -51,7 +51,7 @@ guard() {
 }
 
 # field KEY: the value of KEY in the run record.
-field() { sed -n "s/^$1=//p" "$WORK/run/run-status.txt" 2>/dev/null; }
+field() { sed -n "s/^$1=//p" "$WORK/run/run-status.rec" 2>/dev/null; }
 
 # hold [stubborn] FILE...: a process that keeps FILE... open, as a program from an earlier run
 # that never ended does; its pid is appended to holders. It is started from a subshell, so it is
