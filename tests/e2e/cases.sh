@@ -543,17 +543,6 @@ results_course() {
   printf '%s\n' "$dir"
 }
 
-# local_calls DIR: the gcloud calls made on the user's machine (calls.jsonl lines without
-# "worker"), one per line as "VERB ARG", e.g. "ssh lab-pod" or "storage cp".
-local_calls() {
-  python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    c = json.loads(line)
-    if "worker" not in c:
-        a = c["argv"]
-        print(" ".join(a[:2]) if a[0] == "storage" else a[3])' "$1/state/calls.jsonl"
-}
-
 # worker_uploads DIR: "WORKER EXIT" for every gcloud storage call made on a worker, sorted.
 worker_uploads() {
   python3 -c 'import json, sys

@@ -131,24 +131,20 @@ finish() {
 
 # --- the gcloud stand-in ---------------------------------------------------------------------
 
-# standin_course NAME SLICE_HOSTS: a course with the stand-in lesson reviewed as
+# standin_course NAME SLICE_HOSTS [STANDIN_CREATE_ARGS...]: a course with the stand-in lesson reviewed as
 # multi-host-qualified, a stand-in TPU "lab-pod" with that many workers, and the environment
 # the generated script needs. Prints the course folder. Nothing here is a TPU. The TPU is a
 # fresh VM (no ~/jax-tpu-lab, no venv); GCLOUD_STANDIN_PREPARED=1 before the call asks for one
 # prepared by the course's set-up.
 standin_course() {
   local dir
-  dir=$(workdir "$1")
-  mkdir -p "$dir/public/exercises" "$dir/state"
-  cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/standin-lesson.py"
-  printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
-  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null
+  dir=$(bare_course "$1")
   GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create lab-pod --zone=us-west4-a --workers="$2" \
     --project=lab-project-1 "${@:3}" >/dev/null
   printf '%s\n' "$dir"
 }
 
-# bare_course NAME: standin_course without a TPU (for plans that create one or queue for it).
+# bare_course NAME: the stand-in course without a TPU (for plans that create one or queue for it).
 bare_course() {
   local dir
   dir=$(workdir "$1")
@@ -177,6 +173,19 @@ standin_calls() {
   python3 -c 'import json,sys
 for line in open(sys.argv[1]):
     print(json.dumps(json.loads(line)["argv"]))' "$1/state/calls.jsonl"
+}
+
+# local_calls DIR: the gcloud calls made on the user's machine (calls.jsonl lines without
+# "worker"), one per line: the tpu-vm verb ("ssh", "create"), "queued-resources VERB", or
+# "storage cp".
+local_calls() {
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if "worker" not in c:
+        a = c["argv"]
+        print(" ".join(a[:2]) if a[0] == "storage" else (" ".join(a[2:4]) if a[2] == "queued-resources" else a[3]))' \
+    "$1/state/calls.jsonl"
 }
 
 # True when the stand-in TPU lab-pod in DIR was deleted.

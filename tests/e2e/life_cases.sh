@@ -10,16 +10,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TPU_FLAGS=(--tpu my-pod --zone us-west4-a --run-id r1)
 PIPE_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r1)
 
-# the gcloud verbs called on this machine, in order: "create", "describe", "queued-resources create" …
-life_calls() {
-  python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    c = json.loads(line)
-    if "worker" not in c:
-        a = c["argv"]
-        print(" ".join(a[:2]) if a[0] == "storage" else (a[2] + " " + a[3] if a[2] == "queued-resources" else a[3]))' \
-    "$1/state/calls.jsonl" | tr '\n' ',' | sed 's/,$//'
-}
+# life_calls DIR: the gcloud calls made on this machine, in order, joined by commas.
+life_calls() { local_calls "$1" | tr '\n' ',' | sed 's/,$//'; }
 
 case_life__create_then_ready() {
   local dir
