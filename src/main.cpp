@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
   app.add_option("--catalog", globals.catalog, "slice catalog (default: the one built in)")
       ->envname("TPULAUNCH_CATALOG")->type_name("FILE");
   app.add_option("--matrix", globals.matrix, "execution matrix")
-      ->envname("TPULAUNCH_MATRIX")->default_str("execution-matrix.json")->type_name("FILE");
-  app.add_flag("-v,--verbose", globals.verbosity, "log more to stderr (repeatable)");
+      ->envname("TPULAUNCH_MATRIX")->default_str(tpulaunch::cli::k_default_matrix)->type_name("FILE");
+  app.add_flag("-v,--verbose", globals.verbosity, "log each decision to stderr (repeatable)");
   app.footer(tpulaunch::cli::exit_codes_help());
 
   // Only the named subcommand registers its options (every subcommand does when none is named, so

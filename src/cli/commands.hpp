@@ -16,11 +16,14 @@
 
 namespace tpulaunch::cli {
 
+// The matrix a course keeps at its root, when --matrix is not given.
+inline constexpr const char* k_default_matrix = "execution-matrix.json";
+
 // Options shared by every subcommand.
 struct Globals {
   std::string directory;   // -C DIR
   std::string catalog;     // --catalog FILE / TPULAUNCH_CATALOG; empty: the embedded catalog
-  std::string matrix = "execution-matrix.json"; // --matrix FILE / TPULAUNCH_MATRIX
+  std::string matrix = k_default_matrix; // --matrix FILE / TPULAUNCH_MATRIX
   int verbosity = 0;
   std::string start_directory; // the folder tpulaunch was started in (before -C), absolute
 };
