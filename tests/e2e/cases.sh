@@ -1295,7 +1295,8 @@ case_docs__help_exit_codes_match_readme() {
     sed -E 's/^  ([0-9]+) +([a-z]+) +(.*)$/| \1 | \2 | \3 |/')
   [[ $(wc -l <<<"$help") -ge 5 ]] || fail "--help lists fewer than five exit codes: $help"
   for path in README.md docs/cli.md; do
-    doc=$(grep -E '^\| [0-9]+ \| [a-z]+ \|' "$SOURCE_DIR/$path")
+    # The exit-code table only: from its heading to the next one (docs/cli.md has more tables).
+    doc=$(sed -n '/^## Exit codes/,/^##* [^E]/p' "$SOURCE_DIR/$path" | grep -E '^\| [0-9]+ \| [a-z]+ \|')
     diff -u <(printf '%s\n' "$doc") <(printf '%s\n' "$help") >&2 ||
       fail "the exit codes of --help differ from the table in $path"
   done
