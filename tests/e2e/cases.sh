@@ -693,7 +693,8 @@ case_pipeline__fresh_vm_without_bootstrap_stops_early() {
   run_pipeline "$dir" run.sh
   expect_status 96
   for i in 0 1 2 3; do
-    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at ~/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH"
+    # The path as the worker's shell expanded it: its home, then jax-tpu-lab/.venv/bin/python.
+    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at $dir/state/tpus/lab-pod/worker-$i/home/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH"
   done
   expect_stderr_contains "the run failed with status 96"
   expect_stderr_contains "the TPU is left running"
@@ -733,7 +734,7 @@ case_pipeline__python_option_chooses_the_interpreter() {
   dir=$(standin_course pipeline-python 1)
   run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --python '~/jax-tpu-lab/.venv/bin/python3' --format sh
   expect_status 0
-  expect_stdout_contains "command -v ~/jax-tpu-lab/.venv/bin/python3 >/dev/null"
+  expect_stdout_contains " --python ~/jax-tpu-lab/.venv/bin/python3 -- "
   printf '%s\n' "$out" >"$dir/run.sh"
   FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
   expect_status 0
@@ -1222,7 +1223,7 @@ case_slice__tpu7x_is_refused_with_the_reason() {
   run slice tpu7x-8
   expect_status 3
   expect_stdout_empty
-  expect_one_error_line
+  expect_one_refusal_line
   expect_stderr_contains "slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach"
   expect_stderr_contains "Compute Engine or GKE only"
   run -C "$COURSE" plan collective-update --slice tpu7x-16 "${TPU_FLAGS[@]}"

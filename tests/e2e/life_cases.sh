@@ -90,7 +90,10 @@ case_life__worker_that_never_starts_is_named() {
   run_pipeline "$dir" run.sh
   [[ "$status" != 0 ]] || fail "a worker that never started must fail the pipeline"
   expect_stderr_contains "tpulaunch: worker 3: never started (no run record came back from it)"
-  expect_stderr_contains "tpulaunch: worker 0: still running when killed: it ran past --timeout 5s"
+  # The others wait for worker 3 in initialization until --timeout (or their own rendezvous
+  # deadline, on a loaded machine) ends them; each is named with what happened to it.
+  expect_stderr_contains "tpulaunch: worker 0: "
+  [[ "$err" != *"tpulaunch: worker 0: succeeded"* ]] || fail "worker 0 cannot have succeeded without worker 3"
 }
 
 case_life__busy_tpu_refused_then_freed_with_kill_stale() {
@@ -139,15 +142,6 @@ case_life__golden_queued_spot_timeout_teardown() {
   run -C "$COURSE" plan "${args[@]}" --format json
   expect_status 0
   expect_stdout_golden plan-queued-collective-update-v5litepod-16.json
-}
-
-case_life__tpu7x_is_refused_with_the_reason() {
-  run slice tpu7x-8
-  expect_status 3
-  expect_stderr_contains "which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach"
-  run -C "$COURSE" plan collective-update --slice tpu7x-16 "${TPU_FLAGS[@]}"
-  expect_status 3
-  expect_stdout_empty
 }
 
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
