@@ -80,7 +80,12 @@ int main(int argc, char** argv) {
   app.add_option("--matrix", globals.matrix, "execution matrix")
       ->envname("TPULAUNCH_MATRIX")->default_str(tpulaunch::cli::k_default_matrix)->type_name("FILE");
   app.add_flag("-v,--verbose", globals.verbosity, "log each decision to stderr (repeatable)");
-  app.footer(tpulaunch::cli::exit_codes_help());
+  // Help text is made only when help is shown (CLI11 adds the final newline after a callback's text).
+  app.footer([] {
+    std::string text = tpulaunch::cli::exit_codes_help();
+    text.pop_back();
+    return text;
+  });
 
   // Only the named subcommand registers its options (every subcommand does when none is named, so
   // --help and errors see them all): CLI11 spends about 8 k instructions on an option, and the

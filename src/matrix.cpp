@@ -13,6 +13,7 @@
 
 #include "tpulaunch/exercises.hpp"
 #include "tpulaunch/json_reader.hpp"
+#include "tpulaunch/json_writer.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/shell.hpp"
 #include "tpulaunch/text_file.hpp"
@@ -218,7 +219,7 @@ std::string serialize_matrix(const Matrix& matrix) {
   for (const auto& [key, member] : matrix.extra.items()) {
     root[key] = member;
   }
-  return root.dump(2) + "\n";
+  return dump_json(root) + "\n";
 }
 
 bool same_content(const Matrix& a, const Matrix& b) {

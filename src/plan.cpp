@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <ctime>
 
 #include <fmt/chrono.h>
@@ -26,33 +25,22 @@ constexpr Code k_merge_stderr{" 2>&1"};
 constexpr Code k_write_to{" >"};
 constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
 static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
-// The run guard travels base64-encoded, as the discovery program does, and is decoded into bash -c.
-constexpr Code k_decode_open{"\"$(printf %s "};
-constexpr Code k_decode_close{" | base64 --decode)\""};
+// The run guard and the discovery program travel inside the run step's command, compressed and
+// base64-encoded at build time (tools/remote_payload.cpp): every byte of the encoding is one that
+// no shell level quotes, so the program reaches the worker exactly as built, and nothing is
+// encoded at run time. A failed decoding stops the worker with the guard's own status (98)
+// rather than running an empty program.
+constexpr Code k_run_guard_payload{embedded::run_guard_bash_payload};
+constexpr Code k_discover_payload{embedded::discover_py_payload};
+constexpr Code k_guard_decode_open{"guard=$(printf %s "};
+constexpr Code k_guard_decode_close{" | base64 --decode | gunzip) || exit 98; bash -c \"$guard\" "};
+static_assert(to_int(PipelineStatus::guard_failed) == 98, "keep the remote code in step with the code above");
+constexpr Code k_discover_decode_open{"printf %s "};
+constexpr Code k_decode{" | base64 --decode | gunzip"};
 
 constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
 
 constexpr std::string_view k_discovery_file = "discover.py"; // where the run step decodes src/remote/discover.py
-
-// Standard base64 (RFC 4648), the form `base64 --decode` reads. The discovery program travels
-// in it: every byte of the encoding is one that no shell level quotes, so the program reaches
-// the remote python exactly as src/remote/discover.py holds it.
-std::string base64(std::string_view bytes) {
-  constexpr std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    std::uint32_t group = 0;
-    for (std::size_t k = 0; k < 3; ++k) {
-      group = (group << 8U) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
-    }
-    for (std::size_t k = 0; k < 4; ++k) {
-      out += k <= n ? k_alphabet[(group >> (18U - 6U * k)) & 0x3fU] : '=';
-    }
-  }
-  return out;
-}
 
 // A local path as an argument: gcloud reads a word starting with '-' as an option, and one with a
 // ':' before any '/' as a file on a remote host ([[USER@]INSTANCE:]SRC), so such paths get "./".
@@ -248,7 +236,7 @@ Step full_run_step(const Plan& plan, const ShellLine& before_program, const std:
     command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
     command.line(before_program);
   }
-  command.word("bash").word("-c").word(Word(k_decode_open).append(base64(embedded::run_guard_bash)).append(k_decode_close));
+  command.code(k_guard_decode_open).code(k_run_guard_payload).code(k_guard_decode_close);
   command.word("tpulaunch-run-guard").word("--run-dir").word(home_path(plan.remote_run_dir));
   command.word("--log").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
   if (plan.program == PlanProgram::script) {
@@ -741,11 +729,11 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   if (options.bootstrap) {
     plan.steps.push_back(bootstrap_step(plan));
   }
-  // The program is decoded into the run folder (`printf %s BASE64 | base64 --decode >FILE`), so
+  // The program is decoded into the run folder (`printf %s BASE64 | base64 --decode | gunzip >FILE`), so
   // it needs no quoting at either shell level and comes back with the receipts it wrote.
   const Word program = home_path(plan.remote_run_dir + "/" + std::string(k_discovery_file));
   ShellLine decode;
-  decode.word("printf").word("%s").word(base64(embedded::discover_py)).code(k_pipe).word("base64").word("--decode");
+  decode.code(k_discover_decode_open).code(k_discover_payload).code(k_decode);
   decode.code(k_write_to).word(program).code(k_or_exit).code(k_then);
   plan.steps.push_back(full_run_step(plan, decode, {program},
                                      "discovery receipt only (not training): every worker reports its topology"));

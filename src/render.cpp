@@ -520,6 +520,12 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   return notes;
 }
 
+// Appends a member to a JSON object without looking for one of the same name first (what
+// operator[] does, a linear search in an ordered_json): each caller names a member once.
+template <typename Value> void put(nlohmann::ordered_json& object, const char* key, Value&& value) {
+  object.get_ref<nlohmann::ordered_json::object_t&>().emplace_back(key, std::forward<Value>(value));
+}
+
 } // namespace
 
 nlohmann::ordered_json slice_json(const Slice& s) {
@@ -544,81 +550,86 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
   auto or_null = [](const std::string& value) {
     return value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
   };
-  nlohmann::ordered_json j;
-  j["script"] = plan.script;
-  j["path"] = or_null(plan.path);
-  j["class"] = class_name(plan);
-  j["sha256"] = or_null(plan.sha256);
-  j["route"] = to_string(plan.route);
-  j["slice"] = plan.slice == nullptr ? nlohmann::ordered_json(nullptr) : slice_json(*plan.slice);
-  j["multi_host"] = plan.multi_host();
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  put(j, "script", plan.script);
+  put(j, "path", or_null(plan.path));
+  put(j, "class", class_name(plan));
+  put(j, "sha256", or_null(plan.sha256));
+  put(j, "route", to_string(plan.route));
+  put(j, "slice", plan.slice == nullptr ? nlohmann::ordered_json(nullptr) : slice_json(*plan.slice));
+  put(j, "multi_host", plan.multi_host());
   if (plan.route != RouteKind::cpu) {
-    j["form"] = plan.options.form == PlanForm::course ? "course" : "full";
-    j["tpu"] = plan.options.tpu;
-    j["zone"] = plan.options.zone;
-    j["project"] = or_null(plan.options.project);
-    j["run_id"] = plan.options.run_id;
-    j["local_run_dir"] = plan.local_run_dir;
-    j["results"] = plan.results_run_url ? nlohmann::ordered_json(*plan.results_run_url) : nlohmann::ordered_json(nullptr);
-    j["verify"] = to_string(plan.verify);
+    put(j, "form", plan.options.form == PlanForm::course ? "course" : "full");
+    put(j, "tpu", plan.options.tpu);
+    put(j, "zone", plan.options.zone);
+    put(j, "project", or_null(plan.options.project));
+    put(j, "run_id", plan.options.run_id);
+    put(j, "local_run_dir", plan.local_run_dir);
+    put(j, "results",
+        plan.results_run_url ? nlohmann::ordered_json(*plan.results_run_url) : nlohmann::ordered_json(nullptr));
+    put(j, "verify", to_string(plan.verify));
     const LifecycleOptions& life = plan.options.lifecycle;
-    nlohmann::ordered_json lifecycle;
-    lifecycle["capacity"] = to_string(life.capacity);
-    lifecycle["provisioning"] = to_string(life.provisioning);
-    lifecycle["runtime_version"] =
-        life.capacity == Capacity::existing ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.runtime_version);
-    lifecycle["queued_resource"] = or_null(plan.queued_resource);
-    lifecycle["valid_until"] = or_null(life.valid_until);
-    lifecycle["timeout_seconds"] =
-        plan.timeout_seconds > 0 ? nlohmann::ordered_json(plan.timeout_seconds) : nlohmann::ordered_json(nullptr);
-    lifecycle["grace_seconds"] = plan.grace_seconds;
-    lifecycle["kill_stale"] = life.kill_stale;
-    lifecycle["tpu_devices"] = to_string(plan.slice->devices);
-    lifecycle["preemption_check"] = plan.preemptible();
-    j["lifecycle"] = std::move(lifecycle);
+    nlohmann::ordered_json lifecycle = nlohmann::ordered_json::object();
+    put(lifecycle, "capacity", to_string(life.capacity));
+    put(lifecycle, "provisioning", to_string(life.provisioning));
+    put(lifecycle, "runtime_version",
+        life.capacity == Capacity::existing ? nlohmann::ordered_json(nullptr)
+                                            : nlohmann::ordered_json(plan.runtime_version));
+    put(lifecycle, "queued_resource", or_null(plan.queued_resource));
+    put(lifecycle, "valid_until", or_null(life.valid_until));
+    put(lifecycle, "timeout_seconds",
+        plan.timeout_seconds > 0 ? nlohmann::ordered_json(plan.timeout_seconds) : nlohmann::ordered_json(nullptr));
+    put(lifecycle, "grace_seconds", plan.grace_seconds);
+    put(lifecycle, "kill_stale", life.kill_stale);
+    put(lifecycle, "tpu_devices", to_string(plan.slice->devices));
+    put(lifecycle, "preemption_check", plan.preemptible());
+    put(j, "lifecycle", std::move(lifecycle));
   } else {
-    j["receipt"] = plan.cpu_receipt;
+    put(j, "receipt", plan.cpu_receipt);
   }
-  j["directory"] = or_null(plan.options.directory);
-  j["python"] = or_null(plan.options.python);
+  put(j, "directory", or_null(plan.options.directory));
+  put(j, "python", or_null(plan.options.python));
   nlohmann::ordered_json env = nlohmann::ordered_json::object();
   for (const EnvVar& var : plan.options.env) {
     env[var.name] = var.value;
   }
-  j["env"] = std::move(env);
-  j["args"] = plan.options.args;
+  put(j, "env", std::move(env));
+  put(j, "args", plan.options.args);
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   std::vector<std::size_t> fetch_steps;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
     const std::string group(concurrent_group(step.kind));
-    nlohmann::ordered_json s;
-    s["index"] = i;
-    s["name"] = step.name();
-    s["where"] = where_name(step.where);
-    s["workers"] = step.workers ? nlohmann::ordered_json(step.workers->text()) : nlohmann::ordered_json(nullptr);
-    s["concurrent_group"] = or_null(group);
-    s["summary"] = step.summary;
-    s["argv"] = step.line.argv();
-    s["command"] = to_shell(step.line);
+    nlohmann::ordered_json s = nlohmann::ordered_json::object();
+    put(s, "index", i);
+    put(s, "name", step.name());
+    put(s, "where", where_name(step.where));
+    put(s, "workers", step.workers ? nlohmann::ordered_json(step.workers->text()) : nlohmann::ordered_json(nullptr));
+    put(s, "concurrent_group", or_null(group));
+    put(s, "summary", step.summary);
+    put(s, "argv", step.line.argv());
+    put(s, "command", to_shell(step.line));
     if (step.poll) {
-      s["poll"] = {{"until", step.poll->until}, {"stop_on", step.poll->stop_on},
-                   {"every_seconds", step.poll->every_seconds}, {"deadline_seconds", step.poll->deadline_seconds}};
+      put(s, "poll",
+          nlohmann::ordered_json{{"until", step.poll->until},
+                                 {"stop_on", step.poll->stop_on},
+                                 {"every_seconds", step.poll->every_seconds},
+                                 {"deadline_seconds", step.poll->deadline_seconds}});
     }
     steps.push_back(std::move(s));
     if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);
     }
   }
-  j["steps"] = std::move(steps);
+  put(j, "steps", std::move(steps));
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   if (!fetch_steps.empty()) {
     groups.push_back({{"group", concurrent_group(StepKind::fetch)}, {"steps", fetch_steps},
                       {"max_parallel", plan.options.parallel},
                       {"note", "each worker's fetch is independent; a failure never stops the others"}});
   }
-  j["concurrency"] = std::move(groups);
-  j["notes"] = plan_notes(plan);
+  put(j, "concurrency", std::move(groups));
+  put(j, "notes", plan_notes(plan));
   return j;
 }
 

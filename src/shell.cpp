@@ -1,19 +1,20 @@
 #include "tpulaunch/shell.hpp"
 
+#include <array>
+
 namespace tpulaunch {
 namespace {
 
-bool is_safe_byte(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-    return true;
+// The bytes a word may hold bare: [A-Za-z0-9@%+=:,./_-]. Not '~', which bash expands at the start
+// of a word and after '=' or ':'.
+constexpr std::array<bool, 256> make_safe_bytes() {
+  std::array<bool, 256> safe{};
+  for (const char c : std::string_view("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-")) {
+    safe[static_cast<unsigned char>(c)] = true;
   }
-  switch (c) {
-  case '@': case '%': case '+': case '=': case ':': case ',': case '.': case '/': case '_': case '-':
-    return true;
-  default:
-    return false; // includes '~', which bash expands at the start of a word and after '=' or ':'
-  }
+  return safe;
 }
+constexpr std::array<bool, 256> k_safe_bytes = make_safe_bytes();
 
 } // namespace
 
@@ -117,23 +118,23 @@ ShellScript& ShellScript::script(const ShellScript& other) {
 }
 
 std::string shell_quote(std::string_view value) {
-  bool safe = !value.empty();
-  for (const char c : value) {
-    safe = safe && is_safe_byte(c);
+  std::size_t bare = 0;
+  while (bare < value.size() && k_safe_bytes[static_cast<unsigned char>(value[bare])]) {
+    ++bare;
   }
-  if (safe) {
+  if (!value.empty() && bare == value.size()) {
     return std::string(value);
   }
   std::string out;
   out.reserve(value.size() + 2);
   out += '\'';
-  for (const char c : value) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
+  std::size_t from = 0;
+  for (auto quote = value.find('\''); quote != std::string_view::npos; quote = value.find('\'', from)) {
+    out.append(value.substr(from, quote - from));
+    out += "'\\''";
+    from = quote + 1;
   }
+  out.append(value.substr(from));
   out += '\'';
   return out;
 }

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "test_catalog.hpp"
+#include "tpulaunch/embedded/discover_py.hpp"
+#include "tpulaunch/embedded/run_guard_bash.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -118,10 +120,13 @@ TEST_F(PlanTest, RunStepIsTheRunGuardInOneCall) {
   const auto& run = p.steps[3];
   ASSERT_EQ(run.kind, StepKind::run);
   const std::string command = run.line.argv().back();
-  ASSERT_EQ(command.rfind("--command=bash -c \"$(printf %s ", 0), 0U) << command.substr(0, 80);
-  const std::string guard_name = " | base64 --decode)\" tpulaunch-run-guard ";
-  const auto guard_args = command.find(guard_name);
-  ASSERT_NE(guard_args, std::string::npos);
+  // The guard arrives as built: its payload (gzip, then base64) decoded on the worker; a failed
+  // decoding stops there with the guard's own status, never with an empty program that succeeds.
+  const std::string head = "--command=guard=$(printf %s " + std::string(embedded::run_guard_bash_payload);
+  ASSERT_EQ(command.rfind(head, 0), 0U) << command.substr(0, 80);
+  const std::string guard_name = " | base64 --decode | gunzip) || exit 98; bash -c \"$guard\" tpulaunch-run-guard ";
+  ASSERT_EQ(command.find(guard_name), head.size()) << command.substr(head.size(), 120);
+  const auto guard_args = head.size();
   EXPECT_EQ(command.substr(guard_args + guard_name.size()),
             "--run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/lesson-tpu-\"$(hostname)\".txt --stage-from "
             "~/lesson.py --sha256 " +
@@ -387,8 +392,10 @@ TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
     if (s.kind == StepKind::run) {
       saw_run = true;
       const std::string command = s.line.argv().back();
-      // The program travels base64-encoded, decoded into the run folder and run from there.
-      EXPECT_NE(command.find(" | base64 --decode >~/jax-tpu-lab/runs/r1/discover.py || exit 1; "), std::string::npos)
+      // The program travels compressed and base64-encoded, decoded into the run folder and run from there.
+      EXPECT_NE(command.find(std::string("printf %s ") + embedded::discover_py_payload +
+                             " | base64 --decode | gunzip >~/jax-tpu-lab/runs/r1/discover.py || exit 1; "),
+                std::string::npos)
           << command;
       EXPECT_NE(command.find(" --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/runs/r1/discover.py"),
                 std::string::npos)

@@ -39,9 +39,10 @@
 #include "test_catalog.hpp"
 
 #include "tpulaunch/catalog.hpp"
+#include "tpulaunch/embedded/discover_py.hpp"
+#include "tpulaunch/embedded/run_guard_bash.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/plan.hpp"
-#include "tpulaunch/sha256.hpp"
 #include "tpulaunch/shell.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -268,6 +269,12 @@ public:
           "\"JAX_PLATFORMS=${JAX_PLATFORMS-<unset>}\" \"$@\" >>\"$LOG\"\n"
           "echo out\necho err >&2\nexit \"${FAKE_PY_STATUS:-0}\"\n");
     fs::permissions(venv / "python", fs::perms::owner_all);
+    // The payloads this build made and the programs they carry, for the remote driver's recorders.
+    fs::create_directories(m_root / "known");
+    write(m_root / "known/run_guard.payload", embedded::run_guard_bash_payload);
+    write(m_root / "known/run_guard.program", embedded::run_guard_bash);
+    write(m_root / "known/discover.payload", embedded::discover_py_payload);
+    write(m_root / "known/discover.program", embedded::discover_py);
   }
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -418,41 +425,70 @@ mv() { rec mv "$@"; }
 # `command -v X` finds only an executable path (the fake venv python): no function of this driver
 # and no program of this machine may pass for a worker's interpreter.
 command() { if [[ $1 == -v ]]; then [[ $2 == */* && -x $2 ]]; return; fi; builtin command "$@"; }
+# The remote programs travel gzip-compressed, then base64-encoded. Their payloads are the same in
+# every case, so the recorders know the two this build made (known/, written by the test from the
+# generated header) and pass them on without a process per case: base64 records which payload it
+# was given, gunzip writes that program's text. (tests/remote_payload_test.cpp decodes the payloads
+# with zlib, and the e2e pipelines run the real base64 and gunzip.) Anything else is recorded as
+# unknown, which no expectation matches.
+here=${BASH_SOURCE[0]%/*}
+load() { IFS= read -r -d '' "$1" <"$here/known/$2" || true; }
+load guard_payload run_guard.payload
+load guard_program run_guard.program
+load discover_payload discover.payload
+load discover_program discover.program
+# "$(...)" drops a program's final newlines, as the remote shell's does.
+guard_text=$guard_program
+while [[ $guard_text == *$'\n' ]]; do guard_text=${guard_text%$'\n'}; done
 base64() {
-  local out; out=$(command base64 "$@"; builtin printf x); out=${out%x}
-  if ((${#out} > 4096)); then
-    rec base64 "$@" "<sha256>$(builtin printf '%s' "$out" | command sha256sum | command cut -d' ' -f1)"
-  else
-    rec base64 "$@" "<decoded>$out"
-  fi
-  builtin printf '%s' "$out"
+  local input=''; IFS= read -r -d '' input || true
+  case $input in
+    "$guard_payload") rec base64 "$@" "<run guard payload>"; builtin printf '%s' '<gzip: run guard>' ;;
+    "$discover_payload") rec base64 "$@" "<discovery payload>"; builtin printf '%s' '<gzip: discovery>' ;;
+    *) rec base64 "$@" "<unknown payload>" ;;
+  esac
+}
+gunzip() {
+  local input=''; IFS= read -r -d '' input || true
+  case $input in
+    '<gzip: run guard>') rec gunzip "$@"; builtin printf '%s' "$guard_program" ;;
+    '<gzip: discovery>') rec gunzip "$@"; builtin printf '%s' "$discover_program" ;;
+    *) rec gunzip "$@" "<not a payload of this build>"; return 1 ;;
+  esac
 }
 python3() { rec python3 "$@"; }
 echo() { rec echo "$@"; }
 hostname() { builtin printf '%s\n' t1v-n-fake-w-3; }
 tee() { local input=''; IFS= read -r -d '' input || true; rec tee "$@" "<stdin>$input"; }
 sha256sum() { local input=''; IFS= read -r -d '' input || true; rec sha256sum "$@" "<stdin>$input"; return "$FAKE_SHA_STATUS"; }
-# The run guard (src/remote/run_guard.bash) is bash -c "<guard>" ARGS...: recorded with its
-# arguments as the remote shell passed them (its own behaviour is tests/remote/run_guard_test.bash).
-# The guard's text is recorded by its SHA-256 (it is long, and every case would carry it).
+# The run guard (src/remote/run_guard.bash) is bash -c "$guard" ARGS...: recorded with its
+# arguments as the remote shell passed them (its own behaviour is tests/remote/run_guard_test.bash),
+# and with "<run guard>" for the program when it is the shipped text exactly.
 bash() {
   if [[ ${1-} == -c ]]; then
-    rec bash -c "<sha256>$(builtin printf '%s' "$2" | command sha256sum | command cut -d' ' -f1)" "${@:3}"
+    if [[ $2 == "$guard_text" ]]; then
+      rec bash -c "<run guard>" "${@:3}"
+    else
+      rec bash -c "<another program>" "${@:3}"
+    fi
     return "$FAKE_PY_STATUS"
   fi
   builtin command bash "$@"
 }
 export FAKE_SHA_STATUS=0 FAKE_PY_STATUS=0 FAKE_UPLOAD_STATUS=0
-mapfile -d '' -t commands <"$1"
-mapfile -d '' -t modes <"$2"
-for i in "${!commands[@]}"; do
-  FAKE_SHA_STATUS=${modes[i]%%:*}
-  rest=${modes[i]#*:}
+# One case at a time from the files, not all of them in arrays: every case runs in a subshell, and
+# a fork costs in proportion to this shell's memory (tens of MB of commands made it the test's
+# bottleneck).
+exec 3<"$1" 4<"$2"
+while IFS= read -r -d '' command <&3; do
+  IFS= read -r -d '' mode <&4 || true
+  FAKE_SHA_STATUS=${mode%%:*}
+  rest=${mode#*:}
   FAKE_PY_STATUS=${rest%%:*}
   FAKE_UPLOAD_STATUS=${rest#*:}
   builtin printf '1\0CASE\0' >>"$LOG"
   status=0
-  ( eval "${commands[i]}" ) || status=$?
+  ( eval "$command" ) || status=$?
   builtin printf '2\0STATUS\0%s\0' "$status" >>"$LOG"
 done
 )sh";
@@ -614,22 +650,6 @@ private:
 // --- plans built from generated values ----------------------------------------------------------
 
 constexpr std::string_view k_command_flag = "--command=";
-// What the remote `base64 --decode` wrote: the discovery program must arrive byte for byte as
-// src/remote/discover.py holds it.
-std::string source_file(const char* path) {
-  std::ifstream in(fs::path(TPULAUNCH_SOURCE_DIR) / path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-const std::string& discovery_program() {
-  static const std::string k_program = source_file("src/remote/discover.py");
-  return k_program;
-}
-const std::string& run_guard_program() {
-  static const std::string k_program = source_file("src/remote/run_guard.bash");
-  return k_program;
-}
 
 bool same_record(const Record& expected, const Record& actual) { return expected == actual; }
 
@@ -667,14 +687,16 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   if (discovery) {
     // The run folder first, then the discovery program decoded into it.
     e.records.push_back({"mkdir", "-p", run + "artifacts"});
-    e.records.push_back({"base64", "--decode", "<decoded>" + discovery_program()});
+    e.records.push_back({"base64", "--decode", "<discovery payload>"});
+    e.records.push_back({"gunzip"});
   }
-  // The run guard arrives byte for byte, and every value reaches it as one argument.
-  e.records.push_back({"base64", "--decode", "<sha256>" + sha256_hex(run_guard_program())});
-  // "$(...)" drops the file's final newline.
-  const std::string guard_text = run_guard_program().substr(0, run_guard_program().find_last_not_of('\n') + 1);
-  Record guard{"bash", "-c", "<sha256>" + sha256_hex(guard_text), "tpulaunch-run-guard", "--run-dir", home + plan.remote_run_dir,
-               "--log", fmt::format("{}{}-tpu-{}.txt", run, plan.script, k_fake_host)};
+  // The run guard arrives as built, and every value reaches it as one argument.
+  e.records.push_back({"base64", "--decode", "<run guard payload>"});
+  e.records.push_back({"gunzip"});
+  Record guard{"bash",        "-c",
+               "<run guard>", "tpulaunch-run-guard",
+               "--run-dir",   home + plan.remote_run_dir,
+               "--log",       fmt::format("{}{}-tpu-{}.txt", run, plan.script, k_fake_host)};
   const std::string staged = lab + plan.script + ".py";
   if (!discovery) {
     for (const std::string& word : {std::string("--stage-from"), home + plan.script + ".py", std::string("--sha256"),

@@ -58,10 +58,13 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
                       {"line", f.line == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.line)},
                       {"message", f.message}});
     }
-    out = nlohmann::ordered_json{{"ok", errors == 0}, {"matrix", matrix.origin}, {"scripts", report.scripts},
-                                 {"entries", report.entries}, {"errors", errors}, {"warnings", warnings},
-                                 {"findings", list}}
-              .dump(2) +
+    out = dump_json(nlohmann::ordered_json{{"ok", errors == 0},
+                                           {"matrix", matrix.origin},
+                                           {"scripts", report.scripts},
+                                           {"entries", report.entries},
+                                           {"errors", errors},
+                                           {"warnings", warnings},
+                                           {"findings", list}}) +
           "\n";
     return output;
   }

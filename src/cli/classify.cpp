@@ -81,7 +81,7 @@ std::string json_text(const std::vector<Classified>& files) {
     j["evidence"] = std::move(evidence);
     list.push_back(std::move(j));
   }
-  return nlohmann::ordered_json{{"files", list}}.dump(2) + "\n";
+  return dump_json(nlohmann::ordered_json{{"files", list}}) + "\n";
 }
 
 std::string plain_text(const std::vector<Classified>& files) {

@@ -11,6 +11,7 @@
 
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/error.hpp"
+#include "tpulaunch/json_writer.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/plan.hpp"
 

@@ -26,7 +26,7 @@ Result<Matrix> load_matrix(const Globals& globals) { return load_matrix_file(glo
 
 namespace {
 
-// "--slice", "-C": every name an option of `app` answers to.
+// "--slice", "-C": every name an option of `app` answers to, its option groups' included.
 std::vector<std::string> option_names(const CLI::App& app) {
   std::vector<std::string> out;
   for (const CLI::Option* option : app.get_options()) {
@@ -36,6 +36,10 @@ std::vector<std::string> option_names(const CLI::App& app) {
     for (const auto& name : option->get_snames()) {
       out.push_back("-" + name);
     }
+  }
+  for (const CLI::App* group : app.get_subcommands([](const CLI::App* sub) { return sub->get_name().empty(); })) {
+    const auto names = option_names(*group);
+    out.insert(out.end(), names.begin(), names.end());
   }
   return out;
 }
@@ -113,50 +117,71 @@ void add_format_option(CLI::App& app, std::string& format, const std::vector<std
 }
 
 void add_tpu_options(CLI::App& app, TpuArgs& args) {
+  // Two option groups, which --help shows under their own headings. CLI11 checks a new option's
+  // names against every option of its group, so groups also keep that check short: it was a
+  // fifth of a whole plan's instructions with all of them in one list.
+  CLI::Option_group& tpu = *app.add_option_group("TPU VM", "where the script runs, and what comes back");
   // $TPU_NAME is read in plan_options, not by CLI11, so that a --tpu given on the CPU route can be
   // told from one in the environment.
-  args.tpu_only.push_back(app.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)"));
-  app.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
-  app.add_option("--project", args.project, "project ID; --project= is emitted only when given")
+  args.tpu_only.push_back(tpu.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)"));
+  tpu.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
+  tpu.add_option("--project", args.project, "project ID; --project= is emitted only when given")
       ->envname("CLOUDSDK_CORE_PROJECT");
-  app.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
-  app.add_option("--python", args.python,
+  tpu.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
+  tpu.add_option("--python", args.python,
                  "the interpreter: on each worker (default ~/jax-tpu-lab/.venv/bin/python; a leading ~/ is the "
                  "worker's home), or here on the CPU route (default python3)")
       ->type_name("PATH");
+  args.tpu_only.push_back(tpu.add_flag("--bootstrap", args.bootstrap,
+                                       "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
   args.tpu_only.push_back(
-      app.add_flag("--bootstrap", args.bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
+      tpu.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
+  args.tpu_only.push_back(tpu.add_option("--parallel", args.parallel, "fetches in flight at once")
+                              ->default_val(8)
+                              ->check(CLI::Range(1, 1024)));
   args.tpu_only.push_back(
-      app.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
-  args.tpu_only.push_back(
-      app.add_option("--parallel", args.parallel, "fetches in flight at once")->default_val(8)->check(CLI::Range(1, 1024)));
-  args.tpu_only.push_back(
-      app.add_option("--results", args.results,
+      tpu.add_option("--results", args.results,
                      "gs://BUCKET[/PREFIX]: each worker uploads its run folder there at the end of the run, and one "
                      "download brings every worker's back (3 local gcloud calls for any slice)"));
-  // The TPU's life around the run: none of it happens unless asked for.
-  args.tpu_only.push_back(app.add_flag("--create", args.create, "create the TPU VM first (tpu-vm create --async), then wait until it is READY"));
-  args.tpu_only.push_back(app.add_flag("--queued", args.queued,
-               "ask for the TPU as a queued resource first, then wait until it is ACTIVE (FAILED/SUSPENDED: delete it, exit 90)"));
-  args.tpu_only.push_back(app.add_flag("--spot", args.spot, "a spot TPU (with --create/--queued: ask for one; alone: the TPU is one, so a failed "
-                                    "step asks whether it was preempted)"));
-  args.tpu_only.push_back(app.add_flag("--preemptible", args.preemptible, "a preemptible TPU (tpu-vm create only), as --spot"));
-  args.tpu_only.push_back(app.add_flag("--reserved", args.reserved, "use reserved capacity (with --create or --queued)"));
-  args.tpu_only.push_back(app.add_flag("--guaranteed", args.guaranteed, "a guaranteed queued resource (with --queued)"));
-  args.tpu_only.push_back(app.add_option("--runtime-version", args.lifecycle.runtime_version,
-                 "the TPU software version to create with (default: the catalog's for the slice)"));
-  args.tpu_only.push_back(app.add_option("--queued-resource", args.lifecycle.queued_resource, "the queued resource's ID (default: <tpu>-qr)"));
-  args.tpu_only.push_back(app.add_option("--valid-until-duration", args.lifecycle.valid_until,
-                 "how long the queued resource may wait for capacity, e.g. 6h (gcloud's own flag)"));
-  args.tpu_only.push_back(app.add_option("--ready-timeout", args.lifecycle.ready_timeout,
-                 "how long to wait for READY/ACTIVE (default 30m with --create, 12h with --queued; then exit 91)"));
-  args.tpu_only.push_back(app.add_option("--poll", args.lifecycle.poll, "how often to ask for the state (default 15s with --create, 60s with --queued)"));
-  args.tpu_only.push_back(app.add_option("--timeout", args.lifecycle.timeout,
-                 "bound the program on every worker, e.g. 2h: SIGTERM, then SIGKILL after --grace; status 124"));
-  args.tpu_only.push_back(app.add_option("--grace", args.lifecycle.grace, "from SIGTERM to SIGKILL, for --timeout and --kill-stale")
-      ->default_str("30s"));
-  args.tpu_only.push_back(app.add_flag("--kill-stale", args.lifecycle.kill_stale,
-               "end the processes that hold the TPU devices or libtpu's lock (SIGTERM, wait, SIGKILL) instead of refusing"));
+
+  CLI::Option_group& life = *app.add_option_group("The TPU's life", "none of it happens unless asked for");
+  args.tpu_only.push_back(life.add_flag(
+      "--create", args.create, "create the TPU VM first (tpu-vm create --async), then wait until it is READY"));
+  args.tpu_only.push_back(life.add_flag("--queued", args.queued,
+                                        "ask for the TPU as a queued resource first, then wait until it is ACTIVE "
+                                        "(FAILED/SUSPENDED: delete it, exit 90)"));
+  args.tpu_only.push_back(
+      life.add_flag("--spot", args.spot,
+                    "a spot TPU (with --create/--queued: ask for one; alone: the TPU is one, so a failed "
+                    "step asks whether it was preempted)"));
+  args.tpu_only.push_back(
+      life.add_flag("--preemptible", args.preemptible, "a preemptible TPU (tpu-vm create only), as --spot"));
+  args.tpu_only.push_back(
+      life.add_flag("--reserved", args.reserved, "use reserved capacity (with --create or --queued)"));
+  args.tpu_only.push_back(
+      life.add_flag("--guaranteed", args.guaranteed, "a guaranteed queued resource (with --queued)"));
+  args.tpu_only.push_back(
+      life.add_option("--runtime-version", args.lifecycle.runtime_version,
+                      "the TPU software version to create with (default: the catalog's for the slice)"));
+  args.tpu_only.push_back(life.add_option("--queued-resource", args.lifecycle.queued_resource,
+                                          "the queued resource's ID (default: <tpu>-qr)"));
+  args.tpu_only.push_back(
+      life.add_option("--valid-until-duration", args.lifecycle.valid_until,
+                      "how long the queued resource may wait for capacity, e.g. 6h (gcloud's own flag)"));
+  args.tpu_only.push_back(life.add_option(
+      "--ready-timeout", args.lifecycle.ready_timeout,
+      "how long to wait for READY/ACTIVE (default 30m with --create, 12h with --queued; then exit 91)"));
+  args.tpu_only.push_back(life.add_option(
+      "--poll", args.lifecycle.poll, "how often to ask for the state (default 15s with --create, 60s with --queued)"));
+  args.tpu_only.push_back(
+      life.add_option("--timeout", args.lifecycle.timeout,
+                      "bound the program on every worker, e.g. 2h: SIGTERM, then SIGKILL after --grace; status 124"));
+  args.tpu_only.push_back(
+      life.add_option("--grace", args.lifecycle.grace, "from SIGTERM to SIGKILL, for --timeout and --kill-stale")
+          ->default_str("30s"));
+  args.tpu_only.push_back(life.add_flag(
+      "--kill-stale", args.lifecycle.kill_stale,
+      "end the processes that hold the TPU devices or libtpu's lock (SIGTERM, wait, SIGKILL) instead of refusing"));
 }
 
 std::string own_path() {

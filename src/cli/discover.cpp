@@ -25,7 +25,7 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
     j["expected"] = {{"process_count", slice->hosts},
                      {"local_device_count", slice->local_device_count()},
                      {"device_count", slice->device_count()}};
-    output.out = j.dump(2) + "\n";
+    output.out = dump_json(j) + "\n";
   } else if (args.format == "sh") {
     output.out = render_sh(plan);
   } else {

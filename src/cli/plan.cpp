@@ -82,7 +82,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
     Output output;
     output.code = ExitCode::refused;
     if (args.format == "json") {
-      output.out = refusal_json(context, *decision.refusal).dump(2) + "\n";
+      output.out = dump_json(refusal_json(context, *decision.refusal)) + "\n";
     } else {
       output.err = render_refusal_text(context, *decision.refusal);
     }
@@ -107,7 +107,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
   Output output;
   if (args.format == "json") {
-    output.out = plan_json(plan).dump(2) + "\n";
+    output.out = dump_json(plan_json(plan)) + "\n";
   } else if (args.format == "sh") {
     output.out = render_sh(plan);
   } else {
@@ -141,12 +141,18 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
   args->verify_option =
       app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))
           ->check(CLI::IsMember(verify_kind_names(VerifyNone::included)));
-  app->footer(fmt::format("Examples:\n"
-                          "  tpulaunch plan distributed-02\n"
-                          "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
-                          "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n"
-                          "  tpulaunch plan train --slice v5litepod-16 --env SEED=1 -- --steps 100\n\n{}\n{}",
-                          routing_rules_help(), exit_codes_help()));
+  // Made only when help is shown; CLI11 adds the final newline after a callback's text.
+  app->footer([] {
+    std::string text =
+        fmt::format("Examples:\n"
+                    "  tpulaunch plan distributed-02\n"
+                    "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
+                    "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n"
+                    "  tpulaunch plan train --slice v5litepod-16 --env SEED=1 -- --steps 100\n\n{}\n{}",
+                    routing_rules_help(), exit_codes_help());
+    text.pop_back();
+    return text;
+  });
   return Command{app, [args, &globals]() { return run_plan(*args, globals); }};
 }
 

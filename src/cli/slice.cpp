@@ -46,7 +46,7 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     j["api"] = to_string(s.api);
     j["tpu_devices"] = to_string(s.devices);
     j["create_command"] = to_shell(create_line(s));
-    output.out = j.dump(2) + "\n";
+    output.out = dump_json(j) + "\n";
     return output;
   }
   std::string& out = output.out;

@@ -81,9 +81,8 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
     for (const Slice* s : slices) {
       list.push_back(slice_json(*s));
     }
-    output.out = nlohmann::ordered_json{{"catalog", catalog.origin()}, {"generations", generations_json(catalog)},
-                                        {"slices", list}}
-                     .dump(2) +
+    output.out = dump_json(nlohmann::ordered_json{
+                     {"catalog", catalog.origin()}, {"generations", generations_json(catalog)}, {"slices", list}}) +
                  "\n";
   } else if (args.format == "svg") {
     output.out = render_topology_svg(slices);

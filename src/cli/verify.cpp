@@ -47,7 +47,7 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
                           {"message", f.message}});
     }
     j["findings"] = std::move(findings);
-    output.out = j.dump(2) + "\n";
+    output.out = dump_json(j) + "\n";
     return output;
   }
   std::string& out = output.out;

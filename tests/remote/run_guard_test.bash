@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Behaviour of src/remote/run_guard.bash, run the way the run step runs it (bash -c "<guard>" ...),
+# Behaviour of src/remote/run_guard.bash, run the way the run step runs it (bash -c "$guard" ...),
 # on this machine: a fake root (the guard's one test seam, TPULAUNCH_GUARD_ROOT) stands for the
 # worker's /dev and /tmp, and real processes hold its files. Prints "N passed, 0 failed".
 #
@@ -8,7 +8,8 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-GUARD_FILE="$HERE/../../src/remote/run_guard.bash"
+# The guard as it ships (ctest passes the packed text, without its comment lines), else the source.
+GUARD_FILE=${1:-"$HERE/../../src/remote/run_guard.bash"}
 GUARD=$(<"$GUARD_FILE")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/run-guard-test.XXXXXX")
 holders=()
