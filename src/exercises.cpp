@@ -108,6 +108,7 @@ StagedScript staged_script(std::string_view id) {
   staged.file = std::string(id) + ".py";
   const auto slash = id.rfind('/');
   staged.folder = slash == std::string_view::npos ? std::string() : std::string(id.substr(0, slash + 1));
+  staged.name = std::string(id.substr(staged.folder.size()));
   return staged;
 }
 

@@ -8,8 +8,9 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/discover_py.hpp"
-#include "tpulaunch/results_url.hpp"
 #include "tpulaunch/embedded/run_guard_bash.hpp"
+#include "tpulaunch/exercises.hpp"
+#include "tpulaunch/results_url.hpp"
 #include "tpulaunch/run_folder.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -142,29 +143,48 @@ Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellL
   return step;
 }
 
+// The local folders the plan writes into, which must exist before it does: each worker's download
+// folder (gcloud needs it), their parent with --results (the one download fills it), or the
+// folder of a CPU receipt for a script in a subfolder ("advanced/sub_lesson-cpu.txt").
+std::vector<std::string> local_folders(const Plan& plan) {
+  std::vector<std::string> folders;
+  if (plan.route == RouteKind::cpu) {
+    const auto slash = plan.cpu_receipt.rfind('/');
+    if (slash != std::string::npos) {
+      folders.push_back(plan.cpu_receipt.substr(0, slash + 1));
+    }
+  } else if (plan.results_run_url) {
+    folders.push_back(run_folder_parent(plan));
+  } else {
+    for (int worker = 0; worker < plan.workers(); ++worker) {
+      folders.push_back(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+    }
+  }
+  return folders;
+}
+
 // Local: change to the plan's folder (so every relative path resolves as it did for the plan) and
-// create the folders the downloads land in (gcloud needs each to exist). One line, so that the
-// text form pasted line by line does what the sh form does.
+// create the folders the plan writes into. One line, so that the text form pasted line by line
+// does what the sh form does.
 Step prepare_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::prepare;
-  const bool folders = plan.workers() > 0;
-  step.summary = folders ? "work in the folder the plan was made in; create the folders the downloads land in"
-                         : "work in the folder the plan was made in";
+  const std::vector<std::string> folders = local_folders(plan);
+  step.summary = folders.empty()                ? "work in the folder the plan was made in"
+                 : plan.route == RouteKind::cpu ? "work in the folder the plan was made in; create the folder the "
+                                                  "CPU receipt goes in"
+                                                : "work in the folder the plan was made in; create the folders the "
+                                                  "downloads land in";
   if (!plan.options.directory.empty()) {
     step.line.word("cd").word(plan.options.directory);
-    if (folders) {
+    if (!folders.empty()) {
       step.line.code(k_and);
     }
   }
-  if (folders) {
+  if (!folders.empty()) {
     step.line.word("mkdir").word("-p");
-    if (plan.results_run_url) {
-      step.line.word(run_folder_parent(plan)); // the one download from the bucket fills it
-    } else {
-      for (int worker = 0; worker < plan.workers(); ++worker) {
-        step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
-      }
+    for (const std::string& folder : folders) {
+      step.line.word(folder);
     }
   }
   return step;
@@ -238,10 +258,13 @@ Step full_run_step(const Plan& plan, const ShellLine& before_program, const std:
   }
   command.code(k_guard_decode_open).code(k_run_guard_payload).code(k_guard_decode_close);
   command.word("tpulaunch-run-guard").word("--run-dir").word(home_path(plan.remote_run_dir));
-  command.word("--log").word(home_path(run + plan.script + "-tpu-").append(k_hostname).append(".txt"));
+  // A script in a subfolder (id "advanced/sub_lesson") is copied to ~/sub_lesson.py and moved to
+  // ~/jax-tpu-lab/advanced/sub_lesson.py; its log is sub_lesson-tpu-<host>.txt in the run folder.
+  const StagedScript staged = staged_script(plan.script);
+  command.word("--log").word(home_path(run + staged.name + "-tpu-").append(k_hostname).append(".txt"));
   if (plan.program == PlanProgram::script) {
-    const std::string py = plan.script + ".py";
-    command.word("--stage-from").word(home_path(py)).word("--sha256").word(plan.sha256).word("--staged").word(lab_path(py));
+    command.word("--stage-from").word(home_path(staged.name + ".py")).word("--sha256").word(plan.sha256);
+    command.word("--staged").word(lab_path(staged.file));
   }
   command.word("--devices").word(std::string(to_string(plan.slice->devices)));
   if (plan.timeout_seconds > 0) {
@@ -658,7 +681,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status
     // is the program's (pipefail), not tee's.
     plan.cpu_receipt = script.id + "-cpu.txt";
-    if (!options.directory.empty()) {
+    if (!options.directory.empty() || is_nested_script_id(script.id)) {
       plan.steps.push_back(prepare_step(plan));
     }
     Step run;
@@ -677,6 +700,11 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   }
   TPULAUNCH_CHECK(validate_tpu_options(options));
   TPULAUNCH_CHECK(resolve_lifecycle(plan));
+  if (options.form == PlanForm::course && is_nested_script_id(script.id)) {
+    return usage_error(fmt::format("'{}' is in a subfolder of the exercises folder; --course emits the course's own "
+                                   "commands, which copy into ~/jax-tpu-lab/ only: leave --course out",
+                                   script.id));
+  }
   plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", options.tpu, script.id, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   TPULAUNCH_CHECK(set_results(plan, script.id));
@@ -695,10 +723,11 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   }
   plan.steps.push_back(stage_step(plan));
   if (full) {
-    plan.steps.push_back(full_run_step(plan, ShellLine(), {lab_path(script.id + ".py")},
-                                       plan.multi_host()
-                                           ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
-                                           : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM"));
+    plan.steps.push_back(full_run_step(
+        plan, ShellLine(), {lab_path(staged_script(script.id).file)},
+        plan.multi_host()
+            ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
+            : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM"));
   } else {
     plan.steps.push_back(course_run_step(plan));
   }

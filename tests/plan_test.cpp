@@ -138,6 +138,42 @@ TEST_F(PlanTest, RunStepIsTheRunGuardInOneCall) {
   EXPECT_EQ(command.find("--kill-stale"), std::string::npos);
 }
 
+TEST_F(PlanTest, ScriptInASubfolderIsStagedUnderItsPath) {
+  m_status.id = "advanced/sub_lesson";
+  m_status.path = "public/exercises/advanced/sub_lesson.py";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  ASSERT_EQ(p.steps[2].kind, StepKind::stage);
+  EXPECT_EQ(to_shell(p.steps[2].line), "gcloud compute tpus tpu-vm scp public/exercises/advanced/sub_lesson.py pod: "
+                                       "--zone=us-central1-a --worker=all");
+  const std::string command = p.steps[3].line.argv().back();
+  EXPECT_NE(command.find(" --log ~/jax-tpu-lab/runs/r1/sub_lesson-tpu-\"$(hostname)\".txt --stage-from ~/sub_lesson.py "
+                         "--sha256 "),
+            std::string::npos)
+      << command;
+  EXPECT_NE(command.find(" --staged ~/jax-tpu-lab/advanced/sub_lesson.py "), std::string::npos) << command;
+  EXPECT_TRUE(command.ends_with(" -- ~/jax-tpu-lab/advanced/sub_lesson.py")) << command;
+  EXPECT_EQ(p.local_run_dir, "./tpu-runs/pod/advanced/sub_lesson/r1");
+  // The course's own commands copy into ~/jax-tpu-lab/ only.
+  m_options.form = PlanForm::course;
+  auto course = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_FALSE(course.ok());
+  EXPECT_EQ(course.error().code, ExitCode::usage);
+  EXPECT_NE(course.error().message.find("--course"), std::string::npos);
+}
+
+TEST_F(PlanTest, CpuReceiptOfAScriptInASubfolderGetsItsFolder) {
+  m_status.id = "advanced/sub_lesson";
+  m_status.path = "public/exercises/advanced/sub_lesson.py";
+  PlanOptions options;
+  auto result = build_plan(m_status, RouteKind::cpu, nullptr, options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->cpu_receipt, "advanced/sub_lesson-cpu.txt");
+  ASSERT_EQ(result->steps.size(), 2U);
+  EXPECT_EQ(to_shell(result->steps[0].line), "mkdir -p advanced/");
+  EXPECT_EQ(to_shell(result->steps[1].line),
+            "set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee advanced/sub_lesson-cpu.txt");
+}
+
 TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
   // A fresh TPU VM has no ~/jax-tpu-lab: the copy goes to the home folder, which always exists.
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);

@@ -41,6 +41,7 @@
 #include "tpulaunch/catalog.hpp"
 #include "tpulaunch/embedded/discover_py.hpp"
 #include "tpulaunch/embedded/run_guard_bash.hpp"
+#include "tpulaunch/exercises.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/plan.hpp"
 #include "tpulaunch/shell.hpp"
@@ -693,13 +694,16 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   // The run guard arrives as built, and every value reaches it as one argument.
   e.records.push_back({"base64", "--decode", "<run guard payload>"});
   e.records.push_back({"gunzip"});
+  // A script in a subfolder lands in the home folder under its last name, and is moved to its
+  // subfolder of ~/jax-tpu-lab/.
+  const StagedScript placed = staged_script(plan.script);
   Record guard{"bash",        "-c",
                "<run guard>", "tpulaunch-run-guard",
                "--run-dir",   home + plan.remote_run_dir,
-               "--log",       fmt::format("{}{}-tpu-{}.txt", run, plan.script, k_fake_host)};
-  const std::string staged = lab + plan.script + ".py";
+               "--log",       fmt::format("{}{}-tpu-{}.txt", run, placed.name, k_fake_host)};
+  const std::string staged = lab + placed.file;
   if (!discovery) {
-    for (const std::string& word : {std::string("--stage-from"), home + plan.script + ".py", std::string("--sha256"),
+    for (const std::string& word : {std::string("--stage-from"), home + placed.name + ".py", std::string("--sha256"),
                                     plan.sha256, std::string("--staged"), staged}) {
       guard.push_back(word);
     }
@@ -887,7 +891,13 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
       case ValueKind::tpu_name: v.options.tpu = value; break;
       case ValueKind::zone: v.options.zone = value; break;
       case ValueKind::project: v.options.project = value; break;
-      case ValueKind::script_id: v.script_id = value; v.discovery = false; break;
+      case ValueKind::script_id:
+        v.script_id = value;
+        v.discovery = false;
+        if (value.find('/') != std::string::npos) {
+          v.options.form = PlanForm::full; // --course refuses a script in a subfolder (plan_test)
+        }
+        break;
       case ValueKind::run_id: v.options.run_id = value; break;
       case ValueKind::interpreter: v.options.python = value; break;
       case ValueKind::env_name: break; // names only; tested in validate_test

@@ -40,11 +40,13 @@ Status script_inside_exercises(const Matrix& matrix, std::string_view id, const 
 bool is_nested_script_id(std::string_view id);
 
 // Where script `id` is staged on a worker, relative to the course folder in the worker's home
-// (~/jax-tpu-lab/): the same relative path it has below the exercises folder. The planner copies
-// `file` into `folder` after creating `folder` (`mkdir -p`) when it is not empty.
+// (~/jax-tpu-lab/): the same relative path it has below the exercises folder. The copy lands in the
+// worker's home as `name` + ".py" (gcloud copies into a folder that exists), and the run guard moves
+// it to `file`, creating `folder` first.
 struct StagedScript {
   std::string file;   // "advanced/sub_lesson.py"
   std::string folder; // "advanced/"; "" for a script at the top of the exercises folder
+  std::string name;   // "sub_lesson": the id's last part, which names the copy and the per-host log
 };
 StagedScript staged_script(std::string_view id);
 

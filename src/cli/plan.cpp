@@ -64,13 +64,6 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   if (!args.slice.empty()) {
     TPULAUNCH_TRY(slice, catalog.require(args.slice));
   }
-  if (slice != nullptr && is_nested_script_id(id)) {
-    // Staging must recreate the subfolder on every worker; until the planner does, a TPU route
-    // for such a script is refused rather than staged to the wrong place.
-    return usage_error(fmt::format("'{}' is in a subfolder of the exercises folder, and plan does not stage subfolder "
-                                   "scripts on a TPU yet (docs/matrix.md); its CPU route works",
-                                   id));
-  }
   TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice));
   const ScriptStatus& status = routing.status;
   const Decision& decision = routing.decision;

@@ -8,7 +8,8 @@
 #   1. create DIR and DIR/artifacts (TPU_RUN_DIR for the program), so that every worker's fetch
 #      finds its run folder whatever happens next;
 #   2. with --stage-from: move SRC (where the copy landed: the home folder, which a fresh TPU VM
-#      has) to FILE, else stop (98); with --sha256: check that FILE has that SHA-256, else stop (97);
+#      has) to FILE, creating FILE's folder, else stop (98); with --sha256: check that FILE has that
+#      SHA-256, else stop (97);
 #   3. check that PYTHON can be run here, else stop (96) with one line naming the host, the path
 #      and the fix (a fresh TPU VM has python3 only: --bootstrap, or --python PATH);
 #   4. look for processes holding the TPU devices (/dev/accel* on v4 and older, /dev/vfio/* on
@@ -436,7 +437,8 @@ main() {
   record=("record=tpulaunch-run-status 1")
   set_record host "$(one_line "$host")"
   set_record timeout "$timeout"
-  if [[ -n $stage_from ]] && ! mv -f -- "$stage_from" "$staged"; then
+  # The staged file's folder: ~/jax-tpu-lab/ on a fresh VM, or a subfolder of it for a script in one.
+  if [[ -n $stage_from ]] && ! { mkdir -p -- "${staged%/*}" && mv -f -- "$stage_from" "$staged"; }; then
     say "the staged script $stage_from is not on $host"
     never_started stage-missing "$status_guard_failed" "the staged script $stage_from is missing"
   fi

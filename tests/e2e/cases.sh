@@ -728,6 +728,37 @@ assert [c[3] for c in calls] == ["scp", "ssh", "scp", "scp", "scp", "scp"], call
 PY
 }
 
+# A script in a subfolder of the exercises folder (id advanced/stand/lesson) is staged under the
+# same relative path on every worker, on a fresh VM as well: the copy lands in the home folder and
+# the run guard creates ~/jax-tpu-lab/advanced/stand/ before moving it there. Still three rounds.
+case_pipeline__subfolder_script_is_staged_under_its_path() {
+  local dir i
+  dir=$(standin_course pipeline-subfolder 4)
+  mkdir -p "$dir/public/exercises/advanced/stand"
+  cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/advanced/stand/lesson.py"
+  "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests >/dev/null
+  run -C "$dir" plan advanced/stand/lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
+  expect_status 0
+  expect_stdout_contains " --stage-from ~/lesson.py --sha256 "
+  expect_stdout_contains " --staged ~/jax-tpu-lab/advanced/stand/lesson.py "
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  for i in 0 1 2 3; do
+    [[ -f "$dir/state/tpus/lab-pod/worker-$i/home/jax-tpu-lab/advanced/stand/lesson.py" ]] ||
+      fail "worker $i has no ~/jax-tpu-lab/advanced/stand/lesson.py"
+    [[ ! -e "$dir/state/tpus/lab-pod/worker-$i/home/lesson.py" ]] || fail "worker $i still has the copy in its home"
+    compgen -G "$dir/tpu-runs/lab-pod/advanced/stand/lesson/r1/worker-$i/r1/lesson-tpu-*.txt" >/dev/null ||
+      fail "worker $i's log was not fetched into the script's own run folder"
+  done
+  # The course's own commands copy into ~/jax-tpu-lab/ only: --course refuses such a script.
+  run -C "$dir" plan advanced/stand/lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --course
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "'advanced/stand/lesson' is in a subfolder of the exercises folder; --course"
+}
+
 # --python chooses the interpreter on every worker, quoted like any value.
 case_pipeline__python_option_chooses_the_interpreter() {
   local dir

@@ -117,14 +117,24 @@ case_check__subfolder_scripts() {
   run -C "$dir" check --route advanced/sub_lesson@cpu --route advanced/deeper/on_tpu@v5litepod-8
   expect_status 0
   expect_stdout_lacks "advanced/sub_lesson' has no matrix entry"
-  # The CPU route runs the file where it is; a TPU route waits for subfolder staging.
+  # The CPU route runs the file where it is and keeps its receipt under the id's path, creating
+  # the folder first; the sh form runs from any folder.
   run -C "$dir" plan advanced/sub_lesson
   expect_status 0
-  expect_stdout_contains "python3 public/exercises/advanced/sub_lesson.py"
+  expect_stdout_contains "mkdir -p advanced/"
+  expect_stdout_contains "python3 public/exercises/advanced/sub_lesson.py | tee advanced/sub_lesson-cpu.txt"
+  run -C "$dir" plan advanced/sub_lesson --format sh
+  printf '%s\n' "$out" >"$dir/cpu.sh"
+  mkdir -p "$dir/fake"
+  printf 'def devices(backend=None):\n    return [backend + ":0"]\n' >"$dir/fake/jax.py"
+  (cd "$WORK_ROOT" && PYTHONPATH="$dir/fake" bash "$dir/cpu.sh" >/dev/null 2>&1) || fail "the CPU route failed"
+  grep -q "cpu:0" "$dir/advanced/sub_lesson-cpu.txt" 2>/dev/null || fail "no CPU receipt at advanced/sub_lesson-cpu.txt"
+  # A TPU route stages it under the same relative path (the pipeline case runs one end to end).
   run -C "$dir" plan advanced/deeper/on_tpu --slice v5litepod-8 "${TPU_FLAGS[@]}"
-  expect_status 2
-  expect_one_error_line
-  expect_stderr_contains "does not stage subfolder scripts on a TPU yet"
+  expect_status 0
+  expect_stdout_contains "--stage-from ~/on_tpu.py --sha256 "
+  expect_stdout_contains "--staged ~/jax-tpu-lab/advanced/deeper/on_tpu.py "
+  expect_stdout_contains "-- ~/jax-tpu-lab/advanced/deeper/on_tpu.py"
   # A script reached through the linked folder is refused like any path that leaves the folder.
   run -C "$dir" review linked/linked --class cpu-only --by alice
   expect_status 4
