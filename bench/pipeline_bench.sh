@@ -28,49 +28,9 @@ WORK=${BENCH_WORK:-/tmp/tpulaunch-bench/pipeline}
 STANDIN=$ROOT/tests/gcloud-standin
 PLAN_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1)
 
-if [[ ! -x "$BIN" ]]; then
-  echo "pipeline_bench: no tpulaunch binary at $BIN (build it, or pass its path)" >&2
-  exit 0
-fi
-
-slice_for() {
-  case $1 in
-  1) echo v5litepod-8 ;;
-  4) echo v5litepod-16 ;;
-  8) echo v5litepod-32 ;;
-  16) echo v5litepod-64 ;;
-  32) echo v5litepod-128 ;;
-  64) echo v5litepod-256 ;;
-  *) return 1 ;;
-  esac
-}
-
-# A course with the stand-in lesson reviewed multi-host-qualified and a stand-in TPU with N
-# workers, as tests/e2e/lib.sh standin_course does.
-setup_course() {
-  local dir=$1 n=$2
-  rm -rf "$dir"
-  mkdir -p "$dir/public/exercises" "$dir/state"
-  cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/standin-lesson.py"
-  printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
-  "$BIN" -C "$dir" review standin-lesson --class multi-host-qualified --by pipeline-bench >/dev/null &&
-    GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create lab-pod --zone=us-west4-a --workers="$n" \
-      --project=lab-project-1 >/dev/null
-}
-
-# run_pipeline DIR SCRIPT DELAY N: runs a generated script as tests/e2e/lib.sh run_pipeline does;
-# prints the wall seconds; returns the script's status.
-run_pipeline() {
-  local dir=$1 script=$2 delay=$3 n=$4 devices=4 start end status=0
-  [[ $n == 1 ]] && devices=8 # v5litepod-8: one host with 8 chips
-  start=$EPOCHREALTIME
-  (cd "$dir" && env PATH="$STANDIN:$ROOT/tests/e2e/bin:$(dirname "$BIN"):$PATH" GCLOUD_STANDIN_STATE="$dir/state" \
-    CLOUDSDK_CORE_PROJECT=lab-project-1 TPULAUNCH_ALLOW_STANDIN=1 GCLOUD_STANDIN_DELAY="$delay" \
-    FAKEJAX_LOCAL_DEVICES=$devices bash "$script" >"$script.out" 2>"$script.err" </dev/null) || status=$?
-  end=$EPOCHREALTIME
-  awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f\n", b - a}'
-  return "$status"
-}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+bench_needs pipeline_bench
 
 mkdir -p "$WORK"
 : >"$WORK/results.tsv"
@@ -80,17 +40,7 @@ echo "                $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load average 
 for n in $WORKERS; do
   slice=$(slice_for "$n") || { echo "pipeline_bench: no v5e slice with $n workers" >&2; continue; }
   dir=$WORK/w$n
-  if ! setup_course "$dir" "$n"; then
-    echo "pipeline_bench: could not set up the stand-in course for $n workers" >&2
-    continue
-  fi
-  # Bootstrap the venvs once, untimed and without delay.
-  "$BIN" -C "$dir" plan standin-lesson --slice "$slice" "${PLAN_FLAGS[@]}" --run-id boot --bootstrap \
-    --format sh >"$dir/boot.sh"
-  if ! run_pipeline "$dir" boot.sh 0 "$n" >/dev/null; then
-    echo "pipeline_bench: the bootstrap pipeline failed for $n workers (see $dir/boot.sh.err)" >&2
-    continue
-  fi
+  prepare_standin pipeline_bench "$dir" "$n" "$slice" || continue
   # Modes with the same effective bound, min(--parallel, N), run the same way (every fetch at
   # once, or one at a time): each is timed once and reported under every mode it stands for.
   modes=()

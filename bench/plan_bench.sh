@@ -22,20 +22,10 @@ OUT=${BENCH_OUT:-/tmp/tpulaunch-bench/plan}
 COURSE=$ROOT/examples/course
 REF=$ROOT/bench/course_plan_reference.py
 
-if [[ ! -x "$BIN" ]]; then
-  echo "plan_bench: no tpulaunch binary at $BIN (build it, or pass its path)" >&2
-  exit 0
-fi
-if ! command -v hyperfine >/dev/null; then
-  echo "plan_bench: hyperfine is not installed" >&2
-  exit 0
-fi
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+bench_needs plan_bench hyperfine
 mkdir -p "$OUT"
-# -N (no intermediate shell) exists since hyperfine 1.13; Debian bookworm has 1.15.
-shell_flag=()
-if hyperfine --help 2>/dev/null | grep -q -- '^ *-N'; then
-  shell_flag=(-N)
-fi
 
 TPU_ARGS="--slice v5litepod-16 --tpu my-pod --zone us-west4-a --run-id r1"
 # name | plan arguments (same for both programs)

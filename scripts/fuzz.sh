@@ -63,6 +63,14 @@ run_target() {
   artifacts="$out/$target/artifacts"
   mkdir -p "$corpus" "$artifacts"
   cp -R "$seeds/." "$corpus/"
+  if [[ "$target" == python ]]; then
+    # The repository's own Python (the example course, the gcloud stand-in and its fake JAX, the
+    # remote programs) seeds the Python target as it is now, instead of committed copies that drift.
+    local file
+    while IFS= read -r -d '' file; do
+      cp "$file" "$corpus/repo-$(printf '%s' "${file#"$root"/}" | tr '/' '-')"
+    done < <(find "$root/examples" "$root/tests/gcloud-standin" "$root/src/remote" -name '*.py' -type f -print0)
+  fi
   log="$out/$target/fuzz.log"
   echo "fuzz: $target for ${seconds}s (log: $log)" >&2
   status=0

@@ -110,46 +110,39 @@ void indent(std::string& out, int depth) {
   out.append(static_cast<std::size_t>(depth) * 2, ' ');
 }
 
+// An object or array as dump(2) lays it out: `open` and `close` together when empty, otherwise
+// each element on a line of its own, one level deeper, separated by commas.
+template <typename Elements, typename WriteElement>
+void write_container(std::string& out, char open, char close, const Elements& elements, int depth,
+                     WriteElement write_element) {
+  out += open;
+  if (!elements.empty()) {
+    const char* separator = "\n";
+    for (const auto& element : elements) {
+      out += separator;
+      separator = ",\n";
+      indent(out, depth + 1);
+      write_element(element);
+    }
+    out += '\n';
+    indent(out, depth);
+  }
+  out += close;
+}
+
 void write_value(std::string& out, const Json& value, int depth) {
   switch (value.type()) {
-  case Json::value_t::object: {
-    if (value.empty()) {
-      out += "{}";
-      return;
-    }
-    out += "{\n";
-    bool first = true;
-    for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
-      out += first ? "" : ",\n";
-      first = false;
-      indent(out, depth + 1);
-      write_string(out, key);
+  case Json::value_t::object:
+    write_container(out, '{', '}', value.get_ref<const Json::object_t&>(), depth, [&](const auto& member) {
+      write_string(out, member.first);
       out += ": ";
-      write_value(out, member, depth + 1);
-    }
-    out += '\n';
-    indent(out, depth);
-    out += '}';
+      write_value(out, member.second, depth + 1);
+    });
     return;
-  }
-  case Json::value_t::array: {
-    if (value.empty()) {
-      out += "[]";
-      return;
-    }
-    out += "[\n";
-    bool first = true;
-    for (const Json& element : value.get_ref<const Json::array_t&>()) {
-      out += first ? "" : ",\n";
-      first = false;
-      indent(out, depth + 1);
-      write_value(out, element, depth + 1);
-    }
-    out += '\n';
-    indent(out, depth);
-    out += ']';
+  case Json::value_t::array:
+    write_container(out, '[', ']', value.get_ref<const Json::array_t&>(), depth,
+                    [&](const Json& element) { write_value(out, element, depth + 1); });
     return;
-  }
   case Json::value_t::string:
     write_string(out, value.get_ref<const std::string&>());
     return;

@@ -8,35 +8,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "test_catalog.hpp"
+#include "support/plan_fixture.hpp"
 #include "tpulaunch/embedded/discover_py.hpp"
 #include "tpulaunch/embedded/run_guard_bash.hpp"
 
 namespace tpulaunch {
 namespace {
 
-class PlanTest : public ::testing::Test {
+class PlanTest : public test_support::PlanFixture {
 protected:
-  void SetUp() override {
-    m_entry.id = "lesson";
-    m_entry.script_class = ScriptClass::multi_host_qualified;
-    m_entry.class_name = "multi-host-qualified";
-    m_status.id = "lesson";
-    m_status.path = "public/exercises/lesson.py";
-    m_status.state = ReviewState::reviewed;
-    m_status.entry = &m_entry;
-    m_status.actual_sha256 = std::string(64, 'a');
-    m_options.tpu = "pod";
-    m_options.zone = "us-central1-a";
-    m_options.run_id = "r1";
-  }
-
-  Plan plan(const char* slice, RouteKind route) {
-    auto result = build_plan(m_status, route, m_catalog->find(slice), m_options);
-    EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
-    return result.ok() ? std::move(result).value() : Plan{};
-  }
-
   // The first step of `kind` (the test fails when there is none).
   static const Step& step(const Plan& p, StepKind kind) {
     const auto it = std::find_if(p.steps.begin(), p.steps.end(), [kind](const Step& s) { return s.kind == kind; });
@@ -62,11 +42,6 @@ protected:
     }
     return n;
   }
-
-  const Catalog* m_catalog = &test_support::embedded_catalog();
-  MatrixEntry m_entry;
-  ScriptStatus m_status;
-  PlanOptions m_options;
 };
 
 TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {

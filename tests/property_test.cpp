@@ -517,6 +517,28 @@ private:
   std::vector<std::string> m_examples;
 };
 
+// Runs `driver` over `cases` (Sandbox::run_batched) and splits the records into cases; a shard
+// that failed, a record stream out of step, or fewer cases than were given is a failure.
+std::vector<std::vector<Record>> run_cases(const Sandbox& sandbox, const std::string& name, std::string_view driver,
+                                           const std::vector<std::string>& cases, const std::vector<std::string>& modes,
+                                           bool from_log, const std::string& locale, std::string_view what,
+                                           Failures& failures) {
+  std::string problem;
+  const std::string records = sandbox.run_batched(name, driver, cases, modes, from_log, locale, problem);
+  if (!problem.empty()) {
+    failures.add(problem);
+    problem.clear();
+  }
+  auto parsed = parse_cases(records, problem);
+  if (!problem.empty()) {
+    failures.add(problem);
+  }
+  if (parsed.size() != cases.size()) {
+    failures.add(fmt::format("bash ran {} of {} {}", parsed.size(), cases.size(), what));
+  }
+  return parsed;
+}
+
 // Local lines, deduplicated by rendered text. Two different argvs that render to the same text
 // would be a quoting bug in itself (the renderer must be injective), so that is checked here too.
 class LocalCases {
@@ -541,19 +563,7 @@ public:
   // Runs every line through bash and compares; returns how many lines were checked.
   std::size_t check(const Sandbox& sandbox, const std::string& name, Failures& failures,
                     const std::string& locale = "C") const {
-    std::string problem;
-    const std::string records = sandbox.run_batched(name, k_local_driver, m_lines, {}, false, locale, problem);
-    if (!problem.empty()) {
-      failures.add(problem);
-      problem.clear();
-    }
-    const auto cases = parse_cases(records, problem);
-    if (!problem.empty()) {
-      failures.add(problem);
-    }
-    if (cases.size() != m_lines.size()) {
-      failures.add(fmt::format("bash evaluated {} of {} lines", cases.size(), m_lines.size()));
-    }
+    const auto cases = run_cases(sandbox, name, k_local_driver, m_lines, {}, false, locale, "lines", failures);
     for (std::size_t i = 0; i < std::min(cases.size(), m_lines.size()); ++i) {
       const auto& expected = m_expected.at(m_lines[i]);
       if (cases[i].size() != 1 || cases[i][0] != expected) {
@@ -594,19 +604,8 @@ public:
 
   std::size_t check(const Sandbox& sandbox, const std::string& name, Failures& failures,
                     const std::function<bool(const Record& expected, const Record& actual)>& same) const {
-    std::string problem;
-    const std::string records = sandbox.run_batched(name, k_remote_driver, m_commands, m_modes, true, "C", problem);
-    if (!problem.empty()) {
-      failures.add(problem);
-      problem.clear();
-    }
-    const auto cases = parse_cases(records, problem);
-    if (!problem.empty()) {
-      failures.add(problem);
-    }
-    if (cases.size() != m_commands.size()) {
-      failures.add(fmt::format("bash ran {} of {} remote commands", cases.size(), m_commands.size()));
-    }
+    const auto cases =
+        run_cases(sandbox, name, k_remote_driver, m_commands, m_modes, true, "C", "remote commands", failures);
     for (std::size_t i = 0; i < std::min(cases.size(), m_commands.size()); ++i) {
       std::vector<Record> actual = cases[i];
       const RemoteExpectation& expected = m_expected[i];

@@ -11,36 +11,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "test_catalog.hpp"
+#include "support/plan_fixture.hpp"
 
 #include "tpulaunch/figure.hpp"
 
 namespace tpulaunch {
 namespace {
 
-class RenderTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    m_entry.script_class = ScriptClass::multi_host_qualified;
-    m_entry.class_name = "multi-host-qualified";
-    m_status.id = "lesson";
-    m_status.path = "public/exercises/lesson.py";
-    m_status.state = ReviewState::reviewed;
-    m_status.entry = &m_entry;
-    m_status.actual_sha256 = std::string(64, 'b');
-    m_options.tpu = "pod";
-    m_options.zone = "us-central1-a";
-    m_options.run_id = "r1";
-  }
-  Plan plan(const char* slice, RouteKind route) {
-    return std::move(build_plan(m_status, route, m_catalog->find(slice), m_options)).value();
-  }
-
-  const Catalog* m_catalog = &test_support::embedded_catalog();
-  MatrixEntry m_entry;
-  ScriptStatus m_status;
-  PlanOptions m_options;
-};
+using RenderTest = test_support::PlanFixture;
 
 TEST_F(RenderTest, JsonHasTheDocumentedFields) {
   const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
