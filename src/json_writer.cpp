@@ -55,10 +55,12 @@ bool needs_care(std::uint64_t word) {
   return (control | has_zero(word ^ (k_ones * '"')) | has_zero(word ^ (k_ones * '\\')) | (word & k_highs)) != 0;
 }
 
-void write_string(std::string& out, const std::string& text) {
+} // namespace
+
+void JsonWriter::write_string(std::string_view text) {
   constexpr std::string_view k_hex = "0123456789abcdef";
-  const std::size_t start = out.size();
-  out += '"';
+  const std::size_t start = m_out.size();
+  m_out += '"';
   std::size_t plain_from = 0;
   std::size_t i = 0;
   while (i < text.size()) {
@@ -79,98 +81,160 @@ void write_string(std::string& out, const std::string& text) {
       }
       if (kind == ByteClass::non_ascii) {
         // UTF-8 is checked and written by nlohmann, exactly as dump() does.
-        out.resize(start);
-        out += Json(text).dump();
+        m_out.resize(start);
+        m_out += nlohmann::ordered_json(std::string(text)).dump();
         return;
       }
-      out.append(text, plain_from, i - plain_from);
+      m_out.append(text.substr(plain_from, i - plain_from));
       plain_from = i + 1;
       if (kind == ByteClass::short_escape) {
-        out += '\\';
-        out += short_escape(text[i]);
+        m_out += '\\';
+        m_out += short_escape(text[i]);
       } else {
-        out += "\\u00";
-        out += k_hex[byte >> 4U];
-        out += k_hex[byte & 0xfU];
+        m_out += "\\u00";
+        m_out += k_hex[byte >> 4U];
+        m_out += k_hex[byte & 0xfU];
       }
     }
   }
-  out.append(text, plain_from, std::string::npos);
-  out += '"';
+  m_out.append(text.substr(plain_from));
+  m_out += '"';
 }
 
-// An integer in decimal, as nlohmann writes it (without its serializer's locale set-up).
-template <typename Integer> void write_integer(std::string& out, Integer value) {
+// Where a value starts: right after its key in an object; on a line of its own, one level
+// deeper, in an array; as it is at the top.
+void JsonWriter::before_value() {
+  if (m_after_key) {
+    m_after_key = false;
+    return;
+  }
+  if (m_empty.empty()) {
+    return;
+  }
+  m_out += m_empty.back() ? "\n" : ",\n";
+  m_empty.back() = false;
+  m_out.append(m_empty.size() * 2, ' ');
+}
+
+void JsonWriter::open(char bracket) {
+  before_value();
+  m_out += bracket;
+  m_empty.push_back(true);
+}
+
+// An empty container closes on the same line ("{}"); otherwise on a line of its own.
+void JsonWriter::close(char bracket) {
+  const bool empty = m_empty.back();
+  m_empty.pop_back();
+  if (!empty) {
+    m_out += '\n';
+    m_out.append(m_empty.size() * 2, ' ');
+  }
+  m_out += bracket;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  open('{');
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  close('}');
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  open('[');
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  close(']');
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  before_value(); // a member starts as an array element does
+  write_string(name);
+  m_out += ": ";
+  m_after_key = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view text) {
+  before_value();
+  write_string(text);
+  return *this;
+}
+
+JsonWriter& JsonWriter::string_or_null(std::string_view text) {
+  return text.empty() ? null() : string(text);
+}
+
+JsonWriter& JsonWriter::null() {
+  before_value();
+  m_out += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool flag) {
+  before_value();
+  m_out += flag ? "true" : "false";
+  return *this;
+}
+
+// Integers in decimal, as nlohmann writes them (without its serializer's locale set-up).
+JsonWriter& JsonWriter::signed_integer(std::int64_t number) {
+  before_value();
   std::array<char, 24> digits{};
-  const auto [end, error] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
-  out.append(digits.data(), end);
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), number);
+  m_out.append(digits.data(), result.ptr);
+  return *this;
 }
 
-void indent(std::string& out, int depth) {
-  out.append(static_cast<std::size_t>(depth) * 2, ' ');
+JsonWriter& JsonWriter::unsigned_integer(std::uint64_t number) {
+  before_value();
+  std::array<char, 24> digits{};
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), number);
+  m_out.append(digits.data(), result.ptr);
+  return *this;
 }
 
-// An object or array as dump(2) lays it out: `open` and `close` together when empty, otherwise
-// each element on a line of its own, one level deeper, separated by commas.
-template <typename Elements, typename WriteElement>
-void write_container(std::string& out, char open, char close, const Elements& elements, int depth,
-                     WriteElement write_element) {
-  out += open;
-  if (!elements.empty()) {
-    const char* separator = "\n";
-    for (const auto& element : elements) {
-      out += separator;
-      separator = ",\n";
-      indent(out, depth + 1);
-      write_element(element);
-    }
-    out += '\n';
-    indent(out, depth);
-  }
-  out += close;
-}
-
-void write_value(std::string& out, const Json& value, int depth) {
-  switch (value.type()) {
+JsonWriter& JsonWriter::value(const nlohmann::ordered_json& document) {
+  switch (document.type()) {
   case Json::value_t::object:
-    write_container(out, '{', '}', value.get_ref<const Json::object_t&>(), depth, [&](const auto& member) {
-      write_string(out, member.first);
-      out += ": ";
-      write_value(out, member.second, depth + 1);
-    });
-    return;
+    begin_object();
+    for (const auto& [name, member] : document.get_ref<const Json::object_t&>()) {
+      key(name).value(member);
+    }
+    return end_object();
   case Json::value_t::array:
-    write_container(out, '[', ']', value.get_ref<const Json::array_t&>(), depth,
-                    [&](const Json& element) { write_value(out, element, depth + 1); });
-    return;
+    begin_array();
+    for (const Json& element : document.get_ref<const Json::array_t&>()) {
+      value(element);
+    }
+    return end_array();
   case Json::value_t::string:
-    write_string(out, value.get_ref<const std::string&>());
-    return;
+    return string(document.get_ref<const std::string&>());
   case Json::value_t::number_integer:
-    write_integer(out, value.get<std::int64_t>());
-    return;
+    return integer(document.get<std::int64_t>());
   case Json::value_t::number_unsigned:
-    write_integer(out, value.get<std::uint64_t>());
-    return;
+    return integer(document.get<std::uint64_t>());
   case Json::value_t::boolean:
-    out += value.get<bool>() ? "true" : "false";
-    return;
+    return boolean(document.get<bool>());
   case Json::value_t::null:
-    out += "null";
-    return;
-  default:
-    out += value.dump();
-    return; // floating point and binary: nlohmann's own text
+    return null();
+  default: // floating point and binary: nlohmann's own text
+    before_value();
+    m_out += document.dump();
+    return *this;
   }
 }
-
-} // namespace
 
 std::string dump_json(const nlohmann::ordered_json& value) {
-  std::string out;
-  out.reserve(64U * 1024U); // a plan's JSON is some 20 kB; one allocation instead of a dozen
-  write_value(out, value, 0);
-  return out;
+  JsonWriter writer;
+  writer.value(value);
+  return std::move(writer).take();
 }
 
 } // namespace tpulaunch

@@ -7,6 +7,7 @@
 
 #include "tpulaunch/embedded/fetch_bash.hpp"
 #include "tpulaunch/embedded/worker_report_bash.hpp"
+#include "tpulaunch/json_writer.hpp"
 #include "tpulaunch/run_folder.hpp"
 
 namespace tpulaunch {
@@ -520,12 +521,6 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   return notes;
 }
 
-// Appends a member to a JSON object without looking for one of the same name first (what
-// operator[] does, a linear search in an ordered_json): each caller names a member once.
-template <typename Value> void put(nlohmann::ordered_json& object, const char* key, Value&& value) {
-  object.get_ref<nlohmann::ordered_json::object_t&>().emplace_back(key, std::forward<Value>(value));
-}
-
 } // namespace
 
 nlohmann::ordered_json slice_json(const Slice& s) {
@@ -546,91 +541,131 @@ nlohmann::ordered_json slice_json(const Slice& s) {
   return j;
 }
 
-nlohmann::ordered_json plan_json(const Plan& plan) {
-  auto or_null = [](const std::string& value) {
-    return value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
-  };
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  put(j, "script", plan.script);
-  put(j, "path", or_null(plan.path));
-  put(j, "class", class_name(plan));
-  put(j, "sha256", or_null(plan.sha256));
-  put(j, "route", to_string(plan.route));
-  put(j, "slice", plan.slice == nullptr ? nlohmann::ordered_json(nullptr) : slice_json(*plan.slice));
-  put(j, "multi_host", plan.multi_host());
-  if (plan.route != RouteKind::cpu) {
-    put(j, "form", plan.options.form == PlanForm::course ? "course" : "full");
-    put(j, "tpu", plan.options.tpu);
-    put(j, "zone", plan.options.zone);
-    put(j, "project", or_null(plan.options.project));
-    put(j, "run_id", plan.options.run_id);
-    put(j, "local_run_dir", plan.local_run_dir);
-    put(j, "results",
-        plan.results_run_url ? nlohmann::ordered_json(*plan.results_run_url) : nlohmann::ordered_json(nullptr));
-    put(j, "verify", to_string(plan.verify));
-    const LifecycleOptions& life = plan.options.lifecycle;
-    nlohmann::ordered_json lifecycle = nlohmann::ordered_json::object();
-    put(lifecycle, "capacity", to_string(life.capacity));
-    put(lifecycle, "provisioning", to_string(life.provisioning));
-    put(lifecycle, "runtime_version",
-        life.capacity == Capacity::existing ? nlohmann::ordered_json(nullptr)
-                                            : nlohmann::ordered_json(plan.runtime_version));
-    put(lifecycle, "queued_resource", or_null(plan.queued_resource));
-    put(lifecycle, "valid_until", or_null(life.valid_until));
-    put(lifecycle, "timeout_seconds",
-        plan.timeout_seconds > 0 ? nlohmann::ordered_json(plan.timeout_seconds) : nlohmann::ordered_json(nullptr));
-    put(lifecycle, "grace_seconds", plan.grace_seconds);
-    put(lifecycle, "kill_stale", life.kill_stale);
-    put(lifecycle, "tpu_devices", to_string(plan.slice->devices));
-    put(lifecycle, "preemption_check", plan.preemptible());
-    put(j, "lifecycle", std::move(lifecycle));
+std::string plan_json(const Plan& plan) {
+  JsonWriter w(32U * 1024U);
+  w.begin_object();
+  w.key("script").string(plan.script);
+  w.key("path").string_or_null(plan.path);
+  w.key("class").string(class_name(plan));
+  w.key("sha256").string_or_null(plan.sha256);
+  w.key("route").string(to_string(plan.route));
+  w.key("slice");
+  if (plan.slice == nullptr) {
+    w.null();
   } else {
-    put(j, "receipt", plan.cpu_receipt);
+    w.value(slice_json(*plan.slice));
   }
-  put(j, "directory", or_null(plan.options.directory));
-  put(j, "python", or_null(plan.options.python));
-  nlohmann::ordered_json env = nlohmann::ordered_json::object();
+  w.key("multi_host").boolean(plan.multi_host());
+  if (plan.route != RouteKind::cpu) {
+    w.key("form").string(plan.options.form == PlanForm::course ? "course" : "full");
+    w.key("tpu").string(plan.options.tpu);
+    w.key("zone").string(plan.options.zone);
+    w.key("project").string_or_null(plan.options.project);
+    w.key("run_id").string(plan.options.run_id);
+    w.key("local_run_dir").string(plan.local_run_dir);
+    w.key("results").string_or_null(plan.results_run_url.value_or(""));
+    w.key("verify").string(to_string(plan.verify));
+    const LifecycleOptions& life = plan.options.lifecycle;
+    w.key("lifecycle").begin_object();
+    w.key("capacity").string(to_string(life.capacity));
+    w.key("provisioning").string(to_string(life.provisioning));
+    w.key("runtime_version").string_or_null(life.capacity == Capacity::existing ? "" : plan.runtime_version);
+    w.key("queued_resource").string_or_null(plan.queued_resource);
+    w.key("valid_until").string_or_null(life.valid_until);
+    w.key("timeout_seconds");
+    if (plan.timeout_seconds > 0) {
+      w.integer(plan.timeout_seconds);
+    } else {
+      w.null();
+    }
+    w.key("grace_seconds").integer(plan.grace_seconds);
+    w.key("kill_stale").boolean(life.kill_stale);
+    w.key("tpu_devices").string(to_string(plan.slice->devices));
+    w.key("preemption_check").boolean(plan.preemptible());
+    w.end_object();
+  } else {
+    w.key("receipt").string(plan.cpu_receipt);
+  }
+  w.key("directory").string_or_null(plan.options.directory);
+  w.key("python").string_or_null(plan.options.python);
+  w.key("env").begin_object();
   for (const EnvVar& var : plan.options.env) {
-    env[var.name] = var.value;
+    w.key(var.name).string(var.value);
   }
-  put(j, "env", std::move(env));
-  put(j, "args", plan.options.args);
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  w.end_object();
+  w.key("args").begin_array();
+  for (const std::string& arg : plan.options.args) {
+    w.string(arg);
+  }
+  w.end_array();
+  w.key("steps").begin_array();
   std::vector<std::size_t> fetch_steps;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
-    const std::string group(concurrent_group(step.kind));
-    nlohmann::ordered_json s = nlohmann::ordered_json::object();
-    put(s, "index", i);
-    put(s, "name", step.name());
-    put(s, "where", where_name(step.where));
-    put(s, "workers", step.workers ? nlohmann::ordered_json(step.workers->text()) : nlohmann::ordered_json(nullptr));
-    put(s, "concurrent_group", or_null(group));
-    put(s, "summary", step.summary);
-    put(s, "argv", step.line.argv());
-    put(s, "command", to_shell(step.line));
-    if (step.poll) {
-      put(s, "poll",
-          nlohmann::ordered_json{{"until", step.poll->until},
-                                 {"stop_on", step.poll->stop_on},
-                                 {"every_seconds", step.poll->every_seconds},
-                                 {"deadline_seconds", step.poll->deadline_seconds}});
+    w.begin_object();
+    w.key("index").integer(i);
+    w.key("name").string(step.name());
+    w.key("where").string(where_name(step.where));
+    w.key("workers").string_or_null(step.workers ? step.workers->text() : "");
+    w.key("concurrent_group").string_or_null(concurrent_group(step.kind));
+    w.key("summary").string(step.summary);
+    w.key("argv").begin_array();
+    for (const auto& element : step.line.elements()) {
+      // ShellLine::argv(), one word at a time: a one-part word's text is that part.
+      if (const auto* word = std::get_if<Word>(&element)) {
+        w.string(word->parts().size() == 1 ? word->parts().front().text : word->text());
+      }
     }
-    steps.push_back(std::move(s));
+    w.end_array();
+    w.key("command").string(to_shell(step.line));
+    if (step.poll) {
+      w.key("poll").begin_object();
+      w.key("until").string(step.poll->until);
+      w.key("stop_on").begin_array();
+      for (const std::string& state : step.poll->stop_on) {
+        w.string(state);
+      }
+      w.end_array();
+      w.key("every_seconds").integer(step.poll->every_seconds);
+      w.key("deadline_seconds").integer(step.poll->deadline_seconds);
+      w.end_object();
+    }
+    w.end_object();
     if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);
     }
   }
-  put(j, "steps", std::move(steps));
-  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  w.end_array();
+  w.key("concurrency").begin_array();
   if (!fetch_steps.empty()) {
-    groups.push_back({{"group", concurrent_group(StepKind::fetch)}, {"steps", fetch_steps},
-                      {"max_parallel", plan.options.parallel},
-                      {"note", "each worker's fetch is independent; a failure never stops the others"}});
+    w.begin_object();
+    w.key("group").string(concurrent_group(StepKind::fetch));
+    w.key("steps").begin_array();
+    for (const std::size_t index : fetch_steps) {
+      w.integer(index);
+    }
+    w.end_array();
+    w.key("max_parallel").integer(plan.options.parallel);
+    w.key("note").string("each worker's fetch is independent; a failure never stops the others");
+    w.end_object();
   }
-  put(j, "concurrency", std::move(groups));
-  put(j, "notes", plan_notes(plan));
-  return j;
+  w.end_array();
+  w.key("notes").begin_array();
+  for (const std::string& note : plan_notes(plan)) {
+    w.string(note);
+  }
+  w.end_array();
+  if (plan.program == PlanProgram::discovery) {
+    // What a discovery run is, and what each worker's receipt must report.
+    w.key("receipt").string("discovery");
+    w.key("expected").begin_object();
+    w.key("process_count").integer(plan.slice->hosts);
+    w.key("local_device_count").integer(plan.slice->local_device_count());
+    w.key("device_count").integer(plan.slice->device_count());
+    w.end_object();
+  }
+  w.end_object();
+  return std::move(w).take();
 }
 
 std::string render_text(const Plan& plan) {

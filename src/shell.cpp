@@ -117,16 +117,19 @@ ShellScript& ShellScript::script(const ShellScript& other) {
   return *this;
 }
 
-std::string shell_quote(std::string_view value) {
+namespace {
+
+// The renderer's parts append to one string: a line of forty words is one allocation, not one per
+// word and quoted part.
+void append_quoted(std::string& out, std::string_view value) {
   std::size_t bare = 0;
   while (bare < value.size() && k_safe_bytes[static_cast<unsigned char>(value[bare])]) {
     ++bare;
   }
   if (!value.empty() && bare == value.size()) {
-    return std::string(value);
+    out.append(value);
+    return;
   }
-  std::string out;
-  out.reserve(value.size() + 2);
   out += '\'';
   std::size_t from = 0;
   for (auto quote = value.find('\''); quote != std::string_view::npos; quote = value.find('\'', from)) {
@@ -136,41 +139,41 @@ std::string shell_quote(std::string_view value) {
   }
   out.append(value.substr(from));
   out += '\'';
-  return out;
 }
 
-std::string to_shell(const Word& word) {
+void append_word(std::string& out, const Word& word) {
   if (word.parts().empty()) {
-    return "''";
+    out += "''";
+    return;
   }
-  std::string out;
   for (const auto& part : word.parts()) {
-    out += part.is_code ? part.text : shell_quote(part.text);
+    if (part.is_code) {
+      out += part.text;
+    } else {
+      append_quoted(out, part.text);
+    }
   }
-  return out;
 }
 
-std::string to_shell(const ShellLine& line) {
-  std::string out;
+void append_line(std::string& out, const ShellLine& line) {
   bool previous_was_word = false;
   for (const auto& element : line.elements()) {
     if (const auto* w = std::get_if<Word>(&element)) {
       if (previous_was_word) {
         out += ' ';
       }
-      out += to_shell(*w);
+      append_word(out, *w);
       previous_was_word = true;
     } else {
       out += std::get<Code>(element).text();
       previous_was_word = false;
     }
   }
-  return out;
 }
 
-std::string to_shell(const Comment& comment) {
+void append_comment(std::string& out, const Comment& comment) {
   constexpr std::string_view k_hex = "0123456789abcdef";
-  std::string out = "# ";
+  out += "# ";
   for (const char c : comment.text()) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) {
@@ -181,13 +184,43 @@ std::string to_shell(const Comment& comment) {
       out += c;
     }
   }
+}
+
+} // namespace
+
+std::string shell_quote(std::string_view value) {
+  std::string out;
+  out.reserve(value.size() + 2);
+  append_quoted(out, value);
+  return out;
+}
+
+std::string to_shell(const Word& word) {
+  std::string out;
+  append_word(out, word);
+  return out;
+}
+
+std::string to_shell(const ShellLine& line) {
+  std::string out;
+  append_line(out, line);
+  return out;
+}
+
+std::string to_shell(const Comment& comment) {
+  std::string out;
+  append_comment(out, comment);
   return out;
 }
 
 std::string to_shell(const ShellScript& script) {
   std::string out;
   for (const auto& element : script.elements()) {
-    out += std::visit([](const auto& e) { return to_shell(e); }, element);
+    if (const auto* line = std::get_if<ShellLine>(&element)) {
+      append_line(out, *line);
+    } else {
+      append_comment(out, std::get<Comment>(element));
+    }
     out += '\n';
   }
   return out;

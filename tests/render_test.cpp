@@ -20,8 +20,32 @@ namespace {
 
 using RenderTest = test_support::PlanFixture;
 
+TEST_F(RenderTest, PlanJsonIsLaidOutAsDumpLaysItOut) {
+  // plan_json writes its text directly; it must read as nlohmann's dump(2) of the same document.
+  m_options.env = {{"SEED", "caf\xc3\xa9 \"1\"\n"}};
+  m_options.args = {"--steps", "10"};
+  m_options.teardown = true;
+  for (const auto& [slice, route] :
+       {std::pair{"v5litepod-16", RouteKind::multi_host}, std::pair{"v5litepod-8", RouteKind::single_host}}) {
+    const std::string text = plan_json(plan(slice, route));
+    EXPECT_EQ(nlohmann::ordered_json::parse(text).dump(2), text) << slice;
+  }
+  auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
+  ASSERT_TRUE(cpu.ok());
+  const std::string cpu_text = plan_json(*cpu);
+  EXPECT_EQ(nlohmann::ordered_json::parse(cpu_text).dump(2), cpu_text);
+  auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_TRUE(discovery.ok());
+  const std::string discovery_text = plan_json(*discovery);
+  const auto j = nlohmann::ordered_json::parse(discovery_text);
+  EXPECT_EQ(j.dump(2), discovery_text);
+  EXPECT_EQ(j["receipt"], "discovery");
+  EXPECT_EQ(j["expected"]["process_count"], 4);
+  EXPECT_EQ(j["expected"]["device_count"], 16);
+}
+
 TEST_F(RenderTest, JsonHasTheDocumentedFields) {
-  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
+  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
   for (const char* key : {"script", "path", "class", "route", "slice", "multi_host", "steps"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -40,7 +64,7 @@ TEST_F(RenderTest, JsonHasTheDocumentedFields) {
 
 TEST_F(RenderTest, JsonCommandIsTheRenderedArgv) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  const auto j = plan_json(p);
+  const auto j = nlohmann::ordered_json::parse(plan_json(p));
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     EXPECT_EQ(j["steps"][i]["command"], to_shell(p.steps[i].line));
     EXPECT_EQ(j["steps"][i]["argv"].get<std::vector<std::string>>(), p.steps[i].line.argv());
@@ -100,12 +124,14 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   EXPECT_LT(named, run_failed);
   EXPECT_LT(run_failed, verify);
   EXPECT_LT(verify, teardown);
-  const auto j = plan_json(p);
+  const auto j = nlohmann::ordered_json::parse(plan_json(p));
   EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
   EXPECT_EQ(j["concurrency"].size(), 0U);
-  EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
+  EXPECT_EQ(nlohmann::ordered_json::parse(plan_json(plan("v5litepod-8", RouteKind::single_host)))["results"],
+            "gs://lab-results/course/pod/lesson/r1");
   m_options.results.clear();
-  EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
+  EXPECT_TRUE(
+      nlohmann::ordered_json::parse(plan_json(plan("v5litepod-8", RouteKind::single_host)))["results"].is_null());
   EXPECT_NE(render_text(p).find("results: each worker uploads to gs://lab-results/course/pod/lesson/r1/worker-<i>/"),
             std::string::npos);
 }
@@ -156,7 +182,7 @@ TEST_F(RenderTest, DefaultScriptHasNoCapacityOrPreemptionCode) {
 TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
   m_options.lifecycle.capacity = Capacity::create;
   m_options.lifecycle.timeout = "30m";
-  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
+  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
   EXPECT_EQ(j["lifecycle"]["capacity"], "create");
   EXPECT_EQ(j["lifecycle"]["timeout_seconds"], 1800);
   EXPECT_EQ(j["lifecycle"]["runtime_version"], "v2-alpha-tpuv5-lite");

@@ -20,12 +20,7 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, options));
   Output output;
   if (args.format == "json") {
-    auto j = plan_json(plan);
-    j["receipt"] = "discovery";
-    j["expected"] = {{"process_count", slice->hosts},
-                     {"local_device_count", slice->local_device_count()},
-                     {"device_count", slice->device_count()}};
-    output.out = dump_json(j) + "\n";
+    output.out = plan_json(plan) + "\n";
   } else if (args.format == "sh") {
     output.out = render_sh(plan);
   } else {

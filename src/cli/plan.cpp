@@ -100,7 +100,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
   Output output;
   if (args.format == "json") {
-    output.out = dump_json(plan_json(plan)) + "\n";
+    output.out = plan_json(plan) + "\n";
   } else if (args.format == "sh") {
     output.out = render_sh(plan);
   } else {
