@@ -1,5 +1,7 @@
 #include "tpulaunch/json_writer.hpp"
 
+#include "json_bytes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -45,59 +47,37 @@ char short_escape(char c) {
   }
 }
 
-// True when one of the eight bytes in `word` may need more than a copy: a control byte, '"', '\\'
-// or a byte of 0x80 and above. (A false alarm only sends the eight bytes down the slow path.)
-bool needs_care(std::uint64_t word) {
-  constexpr std::uint64_t k_ones = 0x0101010101010101ULL;
-  constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
-  const auto has_zero = [](std::uint64_t w) { return (w - k_ones) & ~w & k_highs; };
-  const std::uint64_t control = (word - k_ones * 0x20U) & ~word & k_highs;
-  return (control | has_zero(word ^ (k_ones * '"')) | has_zero(word ^ (k_ones * '\\')) | (word & k_highs)) != 0;
-}
-
 } // namespace
 
 void JsonWriter::write_string(std::string_view text) {
   constexpr std::string_view k_hex = "0123456789abcdef";
   const std::size_t start = m_out.size();
   m_out += '"';
-  std::size_t plain_from = 0;
   std::size_t i = 0;
-  while (i < text.size()) {
-    if (i + 8 <= text.size()) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, text.data() + i, sizeof word);
-      if (!needs_care(word)) {
-        i += 8;
-        continue;
-      }
+  while (true) {
+    const std::size_t end = plain_json_run(text, i);
+    m_out.append(text.substr(i, end - i));
+    if (end == text.size()) {
+      break;
     }
-    const std::size_t end = std::min(text.size(), i + 8);
-    for (; i < end; ++i) {
-      const auto byte = static_cast<unsigned char>(text[i]);
-      const ByteClass kind = k_byte_classes[byte];
-      if (kind == ByteClass::plain) {
-        continue;
-      }
-      if (kind == ByteClass::non_ascii) {
-        // UTF-8 is checked and written by nlohmann, exactly as dump() does.
-        m_out.resize(start);
-        m_out += nlohmann::ordered_json(std::string(text)).dump();
-        return;
-      }
-      m_out.append(text.substr(plain_from, i - plain_from));
-      plain_from = i + 1;
-      if (kind == ByteClass::short_escape) {
-        m_out += '\\';
-        m_out += short_escape(text[i]);
-      } else {
-        m_out += "\\u00";
-        m_out += k_hex[byte >> 4U];
-        m_out += k_hex[byte & 0xfU];
-      }
+    const auto byte = static_cast<unsigned char>(text[end]);
+    const ByteClass kind = k_byte_classes[byte];
+    if (kind == ByteClass::non_ascii) {
+      // UTF-8 is checked and written by nlohmann, exactly as dump() does.
+      m_out.resize(start);
+      m_out += nlohmann::ordered_json(std::string(text)).dump();
+      return;
     }
+    if (kind == ByteClass::short_escape) {
+      m_out += '\\';
+      m_out += short_escape(text[end]);
+    } else {
+      m_out += "\\u00";
+      m_out += k_hex[byte >> 4U];
+      m_out += k_hex[byte & 0xfU];
+    }
+    i = end + 1;
   }
-  m_out.append(text.substr(plain_from));
   m_out += '"';
 }
 

@@ -25,14 +25,17 @@ unsigned available_cores() {
 
 namespace {
 
-// The state the workers and the delivering thread share, guarded by `mutex`. An item is started
-// by one worker (`next`), marked done in `done` (indexed by item % window), and delivered in order
-// (`delivered`); a worker may start item i only while i < delivered + window.
+// The state the workers and the delivering thread share, guarded by `mutex`. Workers claim items
+// `chunk` at a time (`next`), mark each done in `done` (indexed by item % window), and the calling
+// thread delivers them in order (`delivered`); a chunk may be claimed only while all of it is
+// within `window` items of the next delivery. Claiming and waking by chunks rather than by items
+// keeps the threads off the futex: one wake-up per chunk, not two per item.
 struct Pool {
   std::size_t count;
   std::size_t window;
+  std::size_t chunk;
   std::mutex mutex;
-  std::condition_variable slot_free; // a worker may start another item, or must stop
+  std::condition_variable slot_free; // a worker may claim another chunk, or must stop
   std::condition_variable item_done; // the next item to deliver may be ready
   std::size_t next = 0;
   std::size_t delivered = 0;
@@ -40,7 +43,8 @@ struct Pool {
   bool stop = false;
   std::exception_ptr error;
 
-  Pool(std::size_t items, std::size_t slots) : count(items), window(slots), done(slots, 0) {}
+  Pool(std::size_t items, std::size_t slots, std::size_t per_claim)
+      : count(items), window(slots), chunk(per_claim), done(slots, 0) {}
 
   void fail(std::exception_ptr e) {
     const std::lock_guard lock(mutex);
@@ -54,23 +58,33 @@ struct Pool {
 
   void run_worker(const std::function<void(std::size_t)>& work) {
     for (;;) {
-      std::size_t item = 0;
+      std::size_t first = 0;
+      std::size_t last = 0;
       {
         std::unique_lock lock(mutex);
-        slot_free.wait(lock, [&] { return stop || next >= count || next < delivered + window; });
+        slot_free.wait(lock,
+                       [&] { return stop || next >= count || std::min(count, next + chunk) <= delivered + window; });
         if (stop || next >= count) {
           return;
         }
-        item = next++;
+        first = next;
+        last = std::min(count, next + chunk);
+        next = last;
       }
-      try {
-        work(item);
-      } catch (...) {
-        fail(std::current_exception());
-        return;
+      for (std::size_t item = first; item < last; ++item) {
+        try {
+          work(item);
+        } catch (...) {
+          fail(std::current_exception());
+          return;
+        }
       }
-      const std::lock_guard lock(mutex);
-      done[item % window] = 1;
+      {
+        const std::lock_guard lock(mutex);
+        for (std::size_t item = first; item < last; ++item) {
+          done[item % window] = 1;
+        }
+      }
       item_done.notify_one();
     }
   }
@@ -87,9 +101,13 @@ void run_ordered(std::size_t count, unsigned jobs, std::size_t window, const std
     }
     return;
   }
-  Pool pool(count, window < 1 ? 1 : window);
-  std::vector<std::thread> threads;
+  window = std::max<std::size_t>(window, 1);
   const std::size_t thread_count = std::min<std::size_t>(jobs, count);
+  // Each thread claims a quarter of its share of the window at a time: enough items to keep the
+  // wake-ups rare, few enough that the other threads always find work while one delivers.
+  const std::size_t chunk = std::max<std::size_t>(1, window / (4 * thread_count));
+  Pool pool(count, window, chunk);
+  std::vector<std::thread> threads;
   threads.reserve(thread_count);
   for (std::size_t t = 0; t < thread_count; ++t) {
     threads.emplace_back([&pool, &work] { pool.run_worker(work); });
@@ -109,9 +127,15 @@ void run_ordered(std::size_t count, unsigned jobs, std::size_t window, const std
       pool.fail(std::current_exception());
       break;
     }
-    const std::lock_guard lock(pool.mutex);
-    ++pool.delivered;
-    pool.slot_free.notify_one();
+    bool wake = false;
+    {
+      const std::lock_guard lock(pool.mutex);
+      ++pool.delivered;
+      wake = pool.delivered % chunk == 0;
+    }
+    if (wake) {
+      pool.slot_free.notify_all(); // a whole chunk's room is free again
+    }
   }
   {
     // Every item is delivered (or an error stopped the run): wake any worker still waiting.

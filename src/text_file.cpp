@@ -30,8 +30,12 @@ Result<std::string> read_text_file(const std::string& path, std::string_view wha
     return config_error(fmt::format("cannot read {} '{}': {} bytes, more than the {} it may have", what,
                                     printable(path), info.st_size, max_bytes));
   }
+  // Room for one byte more than fstat said: a read that returns exactly the size fstat gave, short
+  // of the room asked for, has reached the end, so the usual file takes one read and no second
+  // read to find its end. (Any other short read reads on.)
+  const std::size_t expected = info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
   std::string content;
-  content.resize(info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0);
+  content.resize(expected + 1);
   std::size_t used = 0;
   while (true) {
     if (used == content.size()) {
@@ -55,6 +59,9 @@ Result<std::string> read_text_file(const std::string& path, std::string_view wha
       break;
     }
     used += static_cast<std::size_t>(n);
+    if (used == expected && used < content.size()) {
+      break;
+    }
   }
   ::close(fd);
   content.resize(used);

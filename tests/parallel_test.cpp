@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace tpulaunch {
@@ -68,22 +69,26 @@ TEST(Parallel, SeveralJobsWorkOffTheCallingThreadAndDeliverOnIt) {
 }
 
 TEST(Parallel, NeverMoreThanTheWindowBetweenStartAndDelivery) {
-  std::atomic<std::size_t> started{0};
-  std::atomic<std::size_t> delivered{0};
-  std::atomic<std::size_t> most{0};
-  run_ordered(
-      400, 4, 5,
-      [&](std::size_t i) {
-        const std::size_t in_flight = ++started - delivered.load();
-        std::size_t seen = most.load();
-        while (in_flight > seen && !most.compare_exchange_weak(seen, in_flight)) {
-        }
-        (void)uneven_work(i);
-      },
-      [&](std::size_t) { ++delivered; });
-  EXPECT_EQ(delivered.load(), 400U);
-  EXPECT_LE(most.load(), 5U);
-  EXPECT_GE(most.load(), 1U);
+  // A window smaller than the threads (claims of one item), and one that the threads claim a few
+  // items of at a time, with a count that is no multiple of the claim.
+  for (const auto& [count, jobs, window] : {std::tuple{400U, 4U, 5U}, std::tuple{1003U, 2U, 64U}}) {
+    std::atomic<std::size_t> started{0};
+    std::atomic<std::size_t> delivered{0};
+    std::atomic<std::size_t> most{0};
+    run_ordered(
+        count, jobs, window,
+        [&](std::size_t i) {
+          const std::size_t in_flight = ++started - delivered.load();
+          std::size_t seen = most.load();
+          while (in_flight > seen && !most.compare_exchange_weak(seen, in_flight)) {
+          }
+          (void)uneven_work(i);
+        },
+        [&](std::size_t) { ++delivered; });
+    EXPECT_EQ(delivered.load(), count);
+    EXPECT_LE(most.load(), window);
+    EXPECT_GE(most.load(), 1U);
+  }
 }
 
 TEST(Parallel, AnExceptionFromWorkStopsTheRunAndIsRethrown) {
