@@ -1,6 +1,6 @@
 #include "tpulaunch/json_reader.hpp"
 
-#include "json_bytes.hpp"
+#include "byte_scan.hpp"
 #include "tpulaunch/utf8.hpp"
 
 #include <algorithm>
@@ -390,7 +390,7 @@ private:
       }
       if (c < 0x80) {
         // Copy the run of plain ASCII up to the next quote, escape or special byte at once.
-        const std::size_t end = plain_json_run(m_text, m_pos + 1);
+        const std::size_t end = byte_scan::plain_json_run(m_text, m_pos + 1);
         out.append(m_text.substr(m_pos, end - m_pos));
         m_column += static_cast<std::uint32_t>(end - m_pos); // no newline can be in the run
         m_pos = end;

@@ -1,6 +1,6 @@
 #include "tpulaunch/json_writer.hpp"
 
-#include "json_bytes.hpp"
+#include "byte_scan.hpp"
 
 #include <algorithm>
 #include <array>
@@ -55,7 +55,7 @@ void JsonWriter::write_string(std::string_view text) {
   m_out += '"';
   std::size_t i = 0;
   while (true) {
-    const std::size_t end = plain_json_run(text, i);
+    const std::size_t end = byte_scan::plain_json_run(text, i);
     m_out.append(text.substr(i, end - i));
     if (end == text.size()) {
       break;

@@ -1,7 +1,7 @@
 #include "tpulaunch/utf8.hpp"
 
-#include <cstdint>
-#include <cstring>
+#include "byte_scan.hpp"
+
 #include <optional>
 
 #include <fmt/format.h>
@@ -14,24 +14,13 @@ struct LinePosition {
   std::size_t column = 1;
 };
 
-// True when the eight bytes of `word` are ASCII with no NUL: text that needs no closer look.
-bool plain_ascii(std::uint64_t word) {
-  constexpr std::uint64_t k_ones = 0x0101010101010101ULL;
-  constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
-  return ((word | ((word - k_ones) & ~word)) & k_highs) == 0;
-}
-
 // The first byte that makes `text` not UTF-8 text (a NUL or an invalid sequence), if any.
 std::optional<std::size_t> first_non_text_byte(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
-    if (i + 8 <= text.size()) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, text.data() + i, sizeof word);
-      if (plain_ascii(word)) {
-        i += 8;
-        continue;
-      }
+    i = byte_scan::plain_ascii_words(text, i);
+    if (i == text.size()) {
+      break;
     }
     const auto c = static_cast<unsigned char>(text[i]);
     if (c == 0) {
