@@ -47,6 +47,13 @@ char short_escape(char c) {
   }
 }
 
+// An integer in decimal, as nlohmann writes it (without its serializer's locale set-up).
+template <typename Integer> void append_decimal(std::string& out, Integer number) {
+  std::array<char, 24> digits{};
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), number);
+  out.append(digits.data(), result.ptr);
+}
+
 } // namespace
 
 void JsonWriter::write_string(std::string_view text) {
@@ -163,20 +170,15 @@ JsonWriter& JsonWriter::boolean(bool flag) {
   return *this;
 }
 
-// Integers in decimal, as nlohmann writes them (without its serializer's locale set-up).
 JsonWriter& JsonWriter::signed_integer(std::int64_t number) {
   before_value();
-  std::array<char, 24> digits{};
-  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), number);
-  m_out.append(digits.data(), result.ptr);
+  append_decimal(m_out, number);
   return *this;
 }
 
 JsonWriter& JsonWriter::unsigned_integer(std::uint64_t number) {
   before_value();
-  std::array<char, 24> digits{};
-  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), number);
-  m_out.append(digits.data(), result.ptr);
+  append_decimal(m_out, number);
   return *this;
 }
 
