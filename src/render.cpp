@@ -506,6 +506,12 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
 // What a person must know that the commands do not say.
 std::vector<std::string> plan_notes(const Plan& plan) {
   std::vector<std::string> notes;
+  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
+    // The one word of the plan a person cannot read: say what it is and how to read it.
+    notes.emplace_back("the long word in the run command is tpulaunch's run guard (src/remote/run_guard.bash in its "
+                       "source, without comment lines), gzip-compressed and base64-encoded so that no quoting touches "
+                       "it; printf %s WORD | base64 --decode | gunzip shows it");
+  }
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
     const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
     notes.push_back(fmt::format("every worker needs the interpreter {} with jax[tpu]; a fresh TPU VM has only python3, so "
