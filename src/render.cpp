@@ -508,9 +508,15 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   std::vector<std::string> notes;
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
     // The one word of the plan a person cannot read: say what it is and how to read it.
-    notes.emplace_back("the long word in the run command is tpulaunch's run guard (src/remote/run_guard.bash in its "
-                       "source, without comment lines), gzip-compressed and base64-encoded so that no quoting touches "
-                       "it; printf %s WORD | base64 --decode | gunzip shows it");
+    notes.emplace_back(
+        plan.program == PlanProgram::discovery
+            ? "the two long words in the run command are tpulaunch's discovery program and run guard "
+              "(src/remote/discover.py, and run_guard.bash without comment lines, in its source), "
+              "gzip-compressed and base64-encoded so that no quoting touches them; printf %s WORD | "
+              "base64 --decode | gunzip shows each"
+            : "the long word in the run command is tpulaunch's run guard (src/remote/run_guard.bash in "
+              "its source, without comment lines), gzip-compressed and base64-encoded so that no quoting "
+              "touches it; printf %s WORD | base64 --decode | gunzip shows it");
   }
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
     const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
