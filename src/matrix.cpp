@@ -281,39 +281,11 @@ std::string ScriptStatus::explanation() const {
   return {};
 }
 
-Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
-  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
-  ScriptStatus status;
-  status.id = std::string(id);
-  status.path = matrix.script_path(id);
-  status.entry = matrix.find(id);
+namespace {
 
-  // The exercises folder itself must stay in the course: a symlinked folder leading elsewhere is
-  // refused like any other path that escapes it.
-  TPULAUNCH_CHECK(exercises_inside_course(matrix));
-  // One lstat says whether the file is there, whether it is a symlink, its type and its size: check
-  // does this for thousands of files, so no system call is spent twice.
-  struct stat info {};
-  if (::lstat(status.path.c_str(), &info) != 0) {
-    status.state = status.entry == nullptr ? ReviewState::no_entry : ReviewState::missing_file;
-    return status;
-  }
-  // A script must really live inside the exercises folder: a symlink that leads out of the course
-  // would let a reviewed name run unreviewed code. A plain file at the top of the folder is inside
-  // by construction; a symlink, or a script in a subfolder (which may be a symlink), is resolved.
-  const bool link = S_ISLNK(info.st_mode);
-  if (link || is_nested_script_id(id)) {
-    TPULAUNCH_CHECK(script_inside_exercises(matrix, id, status.path));
-  }
-  if ((link && ::stat(status.path.c_str(), &info) != 0) || !S_ISREG(info.st_mode)) {
-    return config_error(fmt::format("script '{}': {} is not a regular file", id, status.path));
-  }
-  if (static_cast<std::uintmax_t>(info.st_size) > k_max_script_bytes) {
-    return config_error(fmt::format("script '{}': {} is {} bytes, more than the {} a script may have", id, status.path,
-                                    info.st_size, k_max_script_bytes));
-  }
-  TPULAUNCH_TRY(status.source, read_text_file(status.path, "script", k_max_script_bytes));
-  TPULAUNCH_CHECK(check_utf8_text(status.source, status.path, fmt::format("script '{}'", id)));
+// Checks the source `status` holds (UTF-8 text), hashes it and compares with the entry's digest.
+Result<ScriptStatus> with_review_state(ScriptStatus status) {
+  TPULAUNCH_CHECK(check_utf8_text(status.source, status.path, fmt::format("script '{}'", status.id)));
   status.actual_sha256 = sha256_hex(status.source);
   if (status.entry == nullptr) {
     status.state = ReviewState::no_entry;
@@ -325,6 +297,64 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
     status.state = ReviewState::reviewed;
   }
   return status;
+}
+
+} // namespace
+
+Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
+  ScriptStatus status;
+  status.id = std::string(id);
+  status.path = matrix.script_path(id);
+  status.entry = matrix.find(id);
+
+  // The exercises folder itself must stay in the course: a symlinked folder leading elsewhere is
+  // refused like any other path that escapes it.
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
+  const auto not_regular = [&] {
+    return config_error(fmt::format("script '{}': {} is not a regular file", id, status.path));
+  };
+  const auto too_large = [&](std::uintmax_t size) {
+    return config_error(fmt::format("script '{}': {} is {} bytes, more than the {} a script may have", id, status.path,
+                                    size, k_max_script_bytes));
+  };
+  // A plain file at the top of the folder is inside by construction, so the usual script takes one
+  // open (which does not follow a symlink) and one fstat: check does this for thousands of files.
+  if (!is_nested_script_id(id)) {
+    TPULAUNCH_TRY(FileContent file, read_file_nofollow(status.path, "script", k_max_script_bytes));
+    switch (file.kind) {
+    case FileKind::missing:
+      status.state = status.entry == nullptr ? ReviewState::no_entry : ReviewState::missing_file;
+      return status;
+    case FileKind::other:
+      return not_regular();
+    case FileKind::regular:
+      if (file.size > k_max_script_bytes) {
+        return too_large(file.size);
+      }
+      status.source = std::move(file.text);
+      return with_review_state(std::move(status));
+    case FileKind::symlink:
+      break; // resolved below
+    }
+  }
+  // A symlink, or a script in a subfolder (whose folders may be symlinks), must really lead inside
+  // the exercises folder: a symlink that leads out of the course would let a reviewed name run
+  // unreviewed code.
+  struct stat info {};
+  if (::lstat(status.path.c_str(), &info) != 0) {
+    status.state = status.entry == nullptr ? ReviewState::no_entry : ReviewState::missing_file;
+    return status;
+  }
+  TPULAUNCH_CHECK(script_inside_exercises(matrix, id, status.path));
+  if ((S_ISLNK(info.st_mode) && ::stat(status.path.c_str(), &info) != 0) || !S_ISREG(info.st_mode)) {
+    return not_regular();
+  }
+  if (static_cast<std::uintmax_t>(info.st_size) > k_max_script_bytes) {
+    return too_large(static_cast<std::uintmax_t>(info.st_size));
+  }
+  TPULAUNCH_TRY(status.source, read_text_file(status.path, "script", k_max_script_bytes));
+  return with_review_state(std::move(status));
 }
 
 Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument) {

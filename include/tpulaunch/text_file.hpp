@@ -21,4 +21,20 @@ inline constexpr std::size_t k_max_script_bytes = 16U * 1024U * 1024U;
 Result<std::string> read_text_file(const std::string& path, std::string_view what,
                                    std::size_t max_bytes = k_max_input_bytes);
 
+// What read_file_nofollow found at a path.
+enum class FileKind { regular, missing, symlink, other };
+struct FileContent {
+  FileKind kind = FileKind::missing;
+  std::size_t size = 0; // bytes, by fstat, for a regular file
+  std::string text;     // the content, for a regular file of at most max_bytes
+};
+
+// Reads `path` as read_text_file does, but never follows a symlink at its last component and
+// leaves the cases a caller must tell apart to it: a missing path, a symlink and something that is
+// not a regular file come back as `kind` with no text, a regular file larger than `max_bytes` as
+// its `size` with no text. Only a failure to open or read is an Error. One open and one fstat for
+// the usual file: `check` reads thousands, and a separate lstat first would cost a third more
+// system calls.
+Result<FileContent> read_file_nofollow(const std::string& path, std::string_view what, std::size_t max_bytes);
+
 } // namespace tpulaunch
