@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -19,88 +20,81 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What a worker finds for one script: its status (file read, UTF-8 checked, hashed) and, when it
-// is reviewed, its classification. The source is dropped once classified, so results waiting to
-// be recorded hold no file contents.
-struct FileScan {
-  Result<ScriptStatus> status;
-  std::optional<Classification> classification;
-};
-
-FileScan scan_file(const Matrix& matrix, const std::string& id) {
-  FileScan scan{resolve_script(matrix, id), std::nullopt};
-  if (scan.status && scan.status->reviewed()) {
-    scan.classification = classify_source(scan.status->source);
-    log_classification(scan.status->path, *scan.classification);
-  }
-  if (scan.status) {
-    std::string().swap(scan.status->source);
-  }
-  return scan;
-}
-
-class Auditor {
+// The findings about one script, worked out wholly on the thread that read it: the file is read,
+// hashed and (when reviewed) classified, its review state and any contradiction with its entry
+// found, and everything but the findings freed there. A result waiting in the pool's ring is
+// then just a vector, nearly always empty, and the delivering thread never frees memory another
+// thread allocated (glibc's free() of such memory contends for that thread's arena lock).
+class FileAudit {
 public:
-  Auditor(const Matrix& matrix, AuditReport& report, bool strict) : m_matrix(matrix), m_report(report), m_strict(strict) {}
+  FileAudit(const Matrix& matrix, bool strict) : m_matrix(matrix), m_strict(strict) {}
 
-  void add(Severity severity, std::string kind, const ScriptStatus& s, std::uint32_t line, std::string message) {
-    m_report.findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
+  [[nodiscard]] std::vector<AuditFinding> audit(const std::string& id) const {
+    std::vector<AuditFinding> findings;
+    auto resolved = resolve_script(m_matrix, id);
+    if (!resolved) {
+      ScriptStatus s;
+      s.id = id;
+      s.path = m_matrix.script_path(id);
+      add(findings, Severity::error, "unreadable", s, 0, resolved.error().message);
+      return findings;
+    }
+    const ScriptStatus& s = *resolved;
+    switch (s.state) {
+    case ReviewState::no_entry:
+      add(findings, m_strict ? Severity::error : Severity::warning, "unreviewed", s, 0,
+          fmt::format("'{}' has no matrix entry: review-required, it gets no route", id));
+      break;
+    case ReviewState::unknown_class:
+      add(findings, Severity::error, "unknown-class", s, 0, s.explanation());
+      break;
+    case ReviewState::stale_digest:
+      add(findings, Severity::error, "stale-digest", s, 0, s.explanation());
+      break;
+    case ReviewState::missing_file:
+      add(findings, Severity::error, "missing-file", s, 0, s.explanation());
+      break;
+    case ReviewState::reviewed: {
+      const Classification classification = classify_source(s.source);
+      log_classification(s.path, classification);
+      check_contradictions(findings, s, classification);
+      break;
+    }
+    }
+    return findings;
   }
 
+  static void add(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
+                  std::uint32_t line, std::string message) {
+    findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
+  }
+
+private:
   // Evidence that contradicts the reviewed class of a fresh entry.
-  void check_contradictions(const ScriptStatus& s, const Classification& c) {
+  static void check_contradictions(std::vector<AuditFinding>& findings, const ScriptStatus& s,
+                                   const Classification& c) {
     const MatrixEntry& entry = *s.entry;
     const ScriptClass cls = *entry.script_class;
     if (cls == ScriptClass::cpu_only) {
       return; // the CPU route is always safe: nothing here can send it to a TPU
     }
     for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
-      add(Severity::error, "contradiction", s, e.line,
-          fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name, e.rule, e.text));
+      add(findings, Severity::error, "contradiction", s, e.line,
+          fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name, e.rule,
+                      e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
       for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
-        add(Severity::error, "contradiction", s, 0,
+        add(findings, Severity::error, "contradiction", s, 0,
             fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence{}", s.id, marker->name,
-                        marker->not_overridable.empty() ? "" : fmt::format(" (no override can cover it: {})",
-                                                                           marker->not_overridable)));
+                        marker->not_overridable.empty()
+                            ? ""
+                            : fmt::format(" (no override can cover it: {})", marker->not_overridable)));
       }
     }
   }
 
-  void audit_file(const std::string& id, const FileScan& scan) {
-    const auto& resolved = scan.status;
-    if (!resolved) {
-      ScriptStatus s;
-      s.id = id;
-      s.path = m_matrix.script_path(id);
-      add(Severity::error, "unreadable", s, 0, resolved.error().message);
-      return;
-    }
-    const ScriptStatus& s = *resolved;
-    switch (s.state) {
-    case ReviewState::no_entry:
-      add(m_strict ? Severity::error : Severity::warning, "unreviewed", s, 0,
-          fmt::format("'{}' has no matrix entry: review-required, it gets no route", id));
-      return;
-    case ReviewState::unknown_class:
-      add(Severity::error, "unknown-class", s, 0, s.explanation());
-      return;
-    case ReviewState::stale_digest:
-      add(Severity::error, "stale-digest", s, 0, s.explanation());
-      return;
-    case ReviewState::missing_file:
-      add(Severity::error, "missing-file", s, 0, s.explanation());
-      return;
-    case ReviewState::reviewed:
-      check_contradictions(s, *scan.classification);
-      return;
-    }
-  }
-
-private:
   const Matrix& m_matrix;
-  AuditReport& m_report;
   bool m_strict;
 };
 
@@ -142,7 +136,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
   AuditReport report;
   report.scripts = ids.size() + listing.invalid_names.size();
   report.entries = matrix.scripts.size();
-  Auditor auditor(matrix, report, strict);
+  const FileAudit file_audit(matrix, strict);
   const Severity unlisted = strict ? Severity::error : Severity::warning;
   for (const auto& path : listing.invalid_names) {
     std::error_code ec;
@@ -157,9 +151,11 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
                                            "a symlink to a folder is not followed: scripts must live in the exercises "
                                            "folder itself"});
   }
-  map_ordered<FileScan>(
-      ids.size(), jobs, [&](std::size_t i) { return scan_file(matrix, ids[i]); },
-      [&](std::size_t i, FileScan&& scan) { auditor.audit_file(ids[i], scan); });
+  map_ordered<std::vector<AuditFinding>>(
+      ids.size(), jobs, [&](std::size_t i) { return file_audit.audit(ids[i]); },
+      [&](std::size_t, std::vector<AuditFinding>&& findings) {
+        std::move(findings.begin(), findings.end(), std::back_inserter(report.findings));
+      });
   for (const auto& [id, entry] : matrix.scripts) {
     if (!std::binary_search(ids.begin(), ids.end(), id)) {
       ScriptStatus s;
@@ -167,7 +163,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
       s.path = matrix.script_path(id);
       s.entry = &entry;
       s.state = ReviewState::missing_file;
-      auditor.add(Severity::error, "missing-file", s, 0, s.explanation());
+      FileAudit::add(report.findings, Severity::error, "missing-file", s, 0, s.explanation());
     }
   }
   for (std::size_t i = 0; i < routes.size(); ++i) {
@@ -175,9 +171,9 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     const Decision& decision = routing.decision;
     if (!decision.allowed()) {
       const std::uint32_t line = decision.refusal->evidence.empty() ? 0 : decision.refusal->evidence.front().line;
-      auditor.add(Severity::error, "route-refused", routing.status, line,
-                  fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice, decision.refusal->rule,
-                              decision.refusal->reason));
+      FileAudit::add(report.findings, Severity::error, "route-refused", routing.status, line,
+                     fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice,
+                                 decision.refusal->rule, decision.refusal->reason));
     }
   }
   return report;

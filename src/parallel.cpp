@@ -26,25 +26,38 @@ unsigned available_cores() {
 namespace {
 
 // The state the workers and the delivering thread share, guarded by `mutex`. Workers claim items
-// `chunk` at a time (`next`), mark each done in `done` (indexed by item % window), and the calling
-// thread delivers them in order (`delivered`); a chunk may be claimed only while all of it is
-// within `window` items of the next delivery. Claiming and waking by chunks rather than by items
-// keeps the threads off the futex: one wake-up per chunk, not two per item.
+// `chunk` at a time (`next`) and mark each done in `done` (indexed by item % window); `ready` is
+// the end of the run of done items that starts at the next delivery. The calling thread delivers
+// them in order (`delivered`); a chunk may be claimed only while all of it is within `window`
+// items of the next delivery.
+//
+// Every sleep and wake-up is a futex call and, with more threads than cores, a context switch:
+// on two cores, waking the delivering thread for each finished chunk cost more CPU than the
+// delivering. So the delivering thread sleeps until `batch` items (half the window) are ready, or
+// the last ones are, and delivers them all; workers wake it only then, and it wakes them only
+// when one waits for room.
 struct Pool {
   std::size_t count;
   std::size_t window;
   std::size_t chunk;
+  std::size_t batch;
   std::mutex mutex;
   std::condition_variable slot_free; // a worker may claim another chunk, or must stop
-  std::condition_variable item_done; // the next item to deliver may be ready
+  std::condition_variable items_ready; // a batch is ready to deliver, or the run must stop
   std::size_t next = 0;
+  std::size_t ready = 0;
   std::size_t delivered = 0;
+  std::size_t waiting_workers = 0;
+  bool deliverer_waiting = false;
   std::vector<char> done;
   bool stop = false;
   std::exception_ptr error;
 
   Pool(std::size_t items, std::size_t slots, std::size_t per_claim)
-      : count(items), window(slots), chunk(per_claim), done(slots, 0) {}
+      : count(items), window(slots), chunk(per_claim), batch(std::max<std::size_t>(1, slots / 2)), done(slots, 0) {}
+
+  // True when the delivering thread has enough to do (called with `mutex` held).
+  [[nodiscard]] bool batch_ready() const { return stop || ready >= std::min(count, delivered + batch); }
 
   void fail(std::exception_ptr e) {
     const std::lock_guard lock(mutex);
@@ -53,7 +66,7 @@ struct Pool {
     }
     stop = true;
     slot_free.notify_all();
-    item_done.notify_all();
+    items_ready.notify_all();
   }
 
   void run_worker(const std::function<void(std::size_t)>& work) {
@@ -62,8 +75,14 @@ struct Pool {
       std::size_t last = 0;
       {
         std::unique_lock lock(mutex);
-        slot_free.wait(lock,
-                       [&] { return stop || next >= count || std::min(count, next + chunk) <= delivered + window; });
+        const auto may_claim = [&] {
+          return stop || next >= count || std::min(count, next + chunk) <= delivered + window;
+        };
+        if (!may_claim()) {
+          ++waiting_workers;
+          slot_free.wait(lock, may_claim);
+          --waiting_workers;
+        }
         if (stop || next >= count) {
           return;
         }
@@ -79,13 +98,58 @@ struct Pool {
           return;
         }
       }
+      bool wake = false;
       {
         const std::lock_guard lock(mutex);
         for (std::size_t item = first; item < last; ++item) {
           done[item % window] = 1;
         }
+        while (ready < count && ready < delivered + window && done[ready % window] != 0) {
+          ++ready;
+        }
+        wake = deliverer_waiting && batch_ready();
       }
-      item_done.notify_one();
+      if (wake) {
+        items_ready.notify_one();
+      }
+    }
+  }
+
+  // Delivers every item in order on the calling thread, a ready batch at a time.
+  void deliver_all(const std::function<void(std::size_t)>& deliver) {
+    std::size_t i = 0;
+    while (i < count) {
+      std::size_t end = 0;
+      {
+        std::unique_lock lock(mutex);
+        if (!batch_ready()) {
+          deliverer_waiting = true;
+          items_ready.wait(lock, [&] { return batch_ready(); });
+          deliverer_waiting = false;
+        }
+        if (stop) {
+          return;
+        }
+        end = ready;
+      }
+      for (; i < end; ++i) {
+        done[i % window] = 0; // no worker touches this slot until `delivered` passes it
+        try {
+          deliver(i);
+        } catch (...) {
+          fail(std::current_exception());
+          return;
+        }
+      }
+      bool wake = false;
+      {
+        const std::lock_guard lock(mutex);
+        delivered = end;
+        wake = waiting_workers > 0;
+      }
+      if (wake) {
+        slot_free.notify_all(); // a batch's room is free again
+      }
     }
   }
 };
@@ -104,7 +168,7 @@ void run_ordered(std::size_t count, unsigned jobs, std::size_t window, const std
   window = std::max<std::size_t>(window, 1);
   const std::size_t thread_count = std::min<std::size_t>(jobs, count);
   // Each thread claims a quarter of its share of the window at a time: enough items to keep the
-  // wake-ups rare, few enough that the other threads always find work while one delivers.
+  // mutex quiet, few enough that the other threads always find work.
   const std::size_t chunk = std::max<std::size_t>(1, window / (4 * thread_count));
   Pool pool(count, window, chunk);
   std::vector<std::thread> threads;
@@ -112,31 +176,7 @@ void run_ordered(std::size_t count, unsigned jobs, std::size_t window, const std
   for (std::size_t t = 0; t < thread_count; ++t) {
     threads.emplace_back([&pool, &work] { pool.run_worker(work); });
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    {
-      std::unique_lock lock(pool.mutex);
-      pool.item_done.wait(lock, [&] { return pool.stop || pool.done[i % pool.window] != 0; });
-      if (pool.stop) {
-        break;
-      }
-      pool.done[i % pool.window] = 0;
-    }
-    try {
-      deliver(i);
-    } catch (...) {
-      pool.fail(std::current_exception());
-      break;
-    }
-    bool wake = false;
-    {
-      const std::lock_guard lock(pool.mutex);
-      ++pool.delivered;
-      wake = pool.delivered % chunk == 0;
-    }
-    if (wake) {
-      pool.slot_free.notify_all(); // a whole chunk's room is free again
-    }
-  }
+  pool.deliver_all(deliver);
   {
     // Every item is delivered (or an error stopped the run): wake any worker still waiting.
     const std::lock_guard lock(pool.mutex);
