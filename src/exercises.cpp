@@ -1,9 +1,15 @@
 #include "tpulaunch/exercises.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -65,46 +71,105 @@ Status script_inside_exercises(const Matrix& matrix, std::string_view id, const 
   return Ok{};
 }
 
+namespace {
+
+// Walks the exercises folder with readdir(3) and the type each entry comes with: a course of
+// 10,000 scripts is listed before any is read, so this is time nothing else overlaps.
+class FolderWalk {
+public:
+  FolderWalk(const Matrix& matrix, std::string root, ExerciseListing& out)
+      : m_matrix(matrix), m_root(std::move(root)), m_out(out) {}
+
+  // Lists the root folder and every real subfolder of it.
+  Status run() {
+    const int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? unreadable(errno) : list(fd, "");
+  }
+
+private:
+  // Lists the open folder `fd` (closing it), whose path below the root is `relative` ("" for the
+  // root, else ending in '/'), and every real subfolder of it.
+  Status list(int fd, const std::string& relative) {
+    DIR* const dir = ::fdopendir(fd);
+    if (dir == nullptr) {
+      const int error = errno;
+      ::close(fd);
+      return unreadable(error);
+    }
+    const std::unique_ptr<DIR, int (*)(DIR*)> closer(dir, &::closedir);
+    std::string path = relative;
+    for (;;) {
+      errno = 0;
+      const dirent* const entry = ::readdir(dir);
+      if (entry == nullptr) {
+        return errno == 0 ? Status{Ok{}} : unreadable(errno);
+      }
+      const std::string_view name = entry->d_name;
+      if (name == "." || name == "..") {
+        continue;
+      }
+      path.resize(relative.size());
+      path += name;
+      TPULAUNCH_CHECK(add(dir, entry, path));
+    }
+  }
+
+  Status add(DIR* dir, const dirent* entry, const std::string& path) {
+    const std::string_view name = entry->d_name;
+    unsigned char type = entry->d_type;
+    struct stat info {};
+    if (type == DT_UNKNOWN && ::fstatat(::dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+      type = IFTODT(info.st_mode); // a file system that does not say
+    }
+    if (type == DT_LNK && ::fstatat(::dirfd(dir), entry->d_name, &info, 0) == 0 && S_ISDIR(info.st_mode)) {
+      m_out.linked_folders.push_back(shown_path(path)); // never followed: it may lead anywhere
+      return Ok{};
+    }
+    if (type == DT_DIR) {
+      if (!validate_value(ValueKind::script_id, path).ok()) {
+        m_out.invalid_names.push_back(shown_path(path)); // no script in it could ever be reviewed
+        return Ok{};
+      }
+      const int sub = ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        return unreadable(errno);
+      }
+      return list(sub, path + "/");
+    }
+    // Any other entry named *.py (a file, a symlink to one, a dangling symlink) is a script; its
+    // reader decides what it is. ".py" alone is a hidden file's name, not a script's.
+    if (name.size() <= 3 || !name.ends_with(".py")) {
+      return Ok{};
+    }
+    const std::string_view id = std::string_view(path).substr(0, path.size() - 3);
+    if (validate_value(ValueKind::script_id, id).ok()) {
+      m_out.ids.emplace_back(id);
+    } else {
+      m_out.invalid_names.push_back(shown_path(path));
+    }
+    return Ok{};
+  }
+
+  [[nodiscard]] std::string shown_path(const std::string& relative) const {
+    return (fs::path(m_root) / relative).string();
+  }
+
+  [[nodiscard]] Status unreadable(int error) const {
+    return config_error(fmt::format("cannot read the exercises folder '{}' named by {}: {}", m_root, m_matrix.origin,
+                                    std::strerror(error)));
+  }
+
+  const Matrix& m_matrix;
+  std::string m_root;
+  ExerciseListing& m_out;
+};
+
+} // namespace
+
 Result<ExerciseListing> list_exercises(const Matrix& matrix) {
   TPULAUNCH_CHECK(exercises_inside_course(matrix));
-  const std::string dir = shown(matrix.exercises_path());
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, ec);
-  const auto unreadable = [&](const std::error_code& error) {
-    return config_error(
-        fmt::format("cannot read the exercises folder '{}' named by {}: {}", dir, matrix.origin, error.message()));
-  };
-  if (ec) {
-    return unreadable(ec);
-  }
   ExerciseListing listing;
-  for (const fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
-    if (ec) {
-      return unreadable(ec);
-    }
-    const fs::path& path = it->path();
-    const std::string relative = path.lexically_relative(dir).generic_string();
-    if (it->is_symlink(ec) && it->is_directory(ec)) {
-      listing.linked_folders.push_back(path.string()); // never followed: it may lead anywhere
-      continue;
-    }
-    if (it->is_directory(ec) && !it->is_symlink(ec)) {
-      if (!validate_value(ValueKind::script_id, relative).ok()) {
-        listing.invalid_names.push_back(path.string()); // no script in it could ever be reviewed
-        it.disable_recursion_pending();
-      }
-      continue;
-    }
-    if (path.extension() != ".py") {
-      continue;
-    }
-    const std::string id = relative.substr(0, relative.size() - 3);
-    if (validate_value(ValueKind::script_id, id).ok()) {
-      listing.ids.push_back(id);
-    } else {
-      listing.invalid_names.push_back(path.string());
-    }
-  }
+  TPULAUNCH_CHECK(FolderWalk(matrix, shown(matrix.exercises_path()), listing).run());
   std::sort(listing.ids.begin(), listing.ids.end());
   std::sort(listing.invalid_names.begin(), listing.invalid_names.end());
   std::sort(listing.linked_folders.begin(), listing.linked_folders.end());
