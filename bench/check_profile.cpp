@@ -6,7 +6,8 @@
 // Phases: the matrix parse; listing the exercises folder; resolve_script for every file (its
 // filesystem checks, the read, the UTF-8 check and SHA-256); then each of read, UTF-8 check,
 // SHA-256 and classify_source alone over sources already in memory; and audit_course as a
-// whole (what `check` does between loading the matrix and printing).
+// whole (what `check` does between loading the matrix and printing), on one thread and on every
+// core.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -18,10 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "tpulaunch/check.hpp"
 #include "tpulaunch/catalog.hpp"
+#include "tpulaunch/check.hpp"
 #include "tpulaunch/classifier.hpp"
+#include "tpulaunch/exercises.hpp"
 #include "tpulaunch/matrix.hpp"
+#include "tpulaunch/parallel.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/text_file.hpp"
 #include "tpulaunch/utf8.hpp"
@@ -34,6 +37,10 @@ double peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+std::string fmt_jobs(unsigned cores) {
+  return "--jobs " + std::to_string(cores) + " (the default here)";
 }
 
 template <typename F> double median_seconds(int repeats, F&& f) {
@@ -82,13 +89,8 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> ids;
   const double t_list = median_seconds(repeats, [&] {
-    ids.clear();
-    for (const auto& entry : fs::directory_iterator(matrix.exercises_path().empty() ? "." : matrix.exercises_path())) {
-      if (entry.path().extension() == ".py") {
-        ids.push_back(entry.path().stem().string());
-      }
-    }
-    std::sort(ids.begin(), ids.end());
+    auto listing = tpulaunch::list_exercises(matrix);
+    ids = listing ? std::move(listing->ids) : std::vector<std::string>{};
   });
 
   std::vector<std::string> sources(ids.size());
@@ -136,9 +138,12 @@ int main(int argc, char** argv) {
   auto catalog = tpulaunch::load_embedded_catalog();
   std::size_t findings = 0;
   const double t_audit = median_seconds(repeats, [&] {
-    auto report = tpulaunch::audit_course(matrix, *catalog, {}, false);
+    auto report = tpulaunch::audit_course(matrix, *catalog, {}, false, 1);
     findings = report ? report->findings.size() : 0;
   });
+  const unsigned cores = tpulaunch::available_cores();
+  const double t_audit_cores =
+      median_seconds(repeats, [&] { (void)tpulaunch::audit_course(matrix, *catalog, {}, false, cores); });
   const double fs_checks = t_resolve - t_read - t_utf8 - t_sha;
 
   std::printf("check_profile: %s: %zu scripts (%zu reviewed), %.1f MB of Python, matrix %.2f MB with %zu entries; "
@@ -146,7 +151,7 @@ int main(int argc, char** argv) {
               argv[1], ids.size(), reviewed, corpus, matrix_bytes, matrix.scripts.size(), repeats);
   std::printf("| %-34s | %9s | %8s | %s |\n", "phase", "ms", "MB/s", "note");
   std::printf("|%s|%s|%s|%s|\n", "------------------------------------", "----------:", "---------:", "---");
-  row("load_matrix_file (parse_matrix)", t_matrix, matrix_bytes, "JSON with positions, then entries");
+  row("load_matrix_file (parse_matrix)", t_matrix, matrix_bytes, "read straight into the Matrix, one pass");
   row("list + sort the exercises folder", t_list, 0, "");
   row("resolve_script, every file", t_resolve, corpus, "fs checks + read + UTF-8 + SHA-256");
   row("  read_text_file alone", t_read, corpus, "open, fstat, read");
@@ -154,7 +159,8 @@ int main(int argc, char** argv) {
   row("  sha256_hex alone", t_sha, corpus, "");
   row("  = filesystem checks (the rest)", fs_checks, 0, "resolve_script minus the three rows above");
   row("classify_source, every file", t_classify, corpus, "audit classifies reviewed files only");
-  row("audit_course (check minus CLI/output)", t_audit, corpus, "");
+  row("audit_course (check minus CLI/output)", t_audit, corpus, "--jobs 1");
+  row("audit_course on every core", t_audit_cores, corpus, fmt_jobs(cores).c_str());
   std::printf("\n%zu evidence rows, %zu findings. Peak RSS: %.1f MB at start, %.1f MB after loading the matrix, "
               "%.1f MB at the end.\n",
               evidence, findings, rss_start, rss_matrix, peak_rss_mb());

@@ -156,8 +156,13 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
       [&](std::size_t, std::vector<AuditFinding>&& findings) {
         std::move(findings.begin(), findings.end(), std::back_inserter(report.findings));
       });
+  // Entries with no file: both lists are sorted, so one merge-like pass finds them.
+  auto listed = ids.begin();
   for (const auto& [id, entry] : matrix.scripts) {
-    if (!std::binary_search(ids.begin(), ids.end(), id)) {
+    while (listed != ids.end() && *listed < id) {
+      ++listed;
+    }
+    if (listed == ids.end() || *listed != id) {
       ScriptStatus s;
       s.id = id;
       s.path = matrix.script_path(id);
