@@ -119,13 +119,24 @@ public:
   }
 
   void skip_space() {
-    while (!at_end()) {
-      const char c = m_text[m_pos];
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-        return;
+    // One pass with the position in locals: a matrix is a third indentation.
+    std::size_t pos = m_pos;
+    std::uint32_t line = m_line;
+    std::uint32_t column = m_column;
+    for (; pos < m_text.size(); ++pos) {
+      const char c = m_text[pos];
+      if (c == '\n') {
+        ++line;
+        column = 1;
+      } else if (c == ' ' || c == '\t' || c == '\r') {
+        ++column;
+      } else {
+        break;
       }
-      advance();
     }
+    m_pos = pos;
+    m_line = line;
+    m_column = column;
   }
 
 private:
