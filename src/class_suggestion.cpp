@@ -2,6 +2,8 @@
 // is never a review.
 #include "class_suggestion.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 
 namespace tpulaunch {
@@ -63,7 +65,7 @@ void suggest(Classification& c) {
   }
   if (cpu != nullptr) {
     c.suggested = ScriptClass::cpu_only;
-    c.why = "selects CPU devices at line " + std::to_string(cpu->line) + " (" + cpu->rule + ")";
+    c.why = fmt::format("selects CPU devices at line {} ({})", cpu->line, cpu->rule);
     const Evidence* collective = first_rule(c, "collective");
     if (collective != nullptr) {
       c.why += "; its collectives (line " + std::to_string(collective->line) +
@@ -72,8 +74,8 @@ void suggest(Classification& c) {
     return;
   }
   if (const Evidence* maybe = first_of(c, Category::cpu_selection, true)) {
-    c.why = "may select CPU devices at line " + std::to_string(maybe->line) + " (" + maybe->rule +
-            (maybe->detail.empty() ? std::string() : ": " + maybe->detail) + "); a reviewer must decide";
+    c.why = fmt::format("may select CPU devices at line {} ({}{}{}); a reviewer must decide", maybe->line, maybe->rule,
+                        maybe->detail.empty() ? "" : ": ", maybe->detail);
     return;
   }
   if (init != nullptr) {

@@ -86,7 +86,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
                                  request.id, lines_of(cpu), entry.class_name));
     }
     for (const Evidence* e : cpu) {
-      entry.overrides.push_back(EvidenceOverride{e->rule, e->line, request.override_reason});
+      entry.overrides.push_back(EvidenceOverride{std::string(e->rule), e->line, request.override_reason});
     }
   }
   if (request.script_class == ScriptClass::multi_host_qualified) {

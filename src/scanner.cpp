@@ -63,8 +63,8 @@ void Scanner::add_evidence_at(std::string_view rule_id, const Pos& pos, std::uin
     shown += "..."; // a minified or generated line: the start is enough to find it
   }
 
-  m_evidence.push_back(Evidence{std::string(rule->id), rule->category, pos.line, pos.column, std::move(shown),
-                                std::string(rule->implies), std::move(detail)});
+  m_evidence.push_back(
+      Evidence{rule->id, rule->category, pos.line, pos.column, std::move(shown), rule->implies, std::move(detail)});
   m_evidence_stmt.push_back(stmt);
   if (rule_id == "backend-is-tpu") {
     m_backend_stmts.push_back(stmt);

@@ -13,7 +13,7 @@ namespace {
 std::vector<std::string> rules(std::string_view source) {
   std::vector<std::string> out;
   for (const auto& e : classify_source(source).evidence) {
-    out.push_back(e.rule);
+    out.emplace_back(e.rule);
   }
   return out;
 }

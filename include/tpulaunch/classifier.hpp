@@ -22,13 +22,15 @@ enum class Category { cpu_selection, multi_host, backend_assertion };
 std::string_view to_string(Category category);
 
 // One match of a rule in the source.
+// `rule` and `implies` are the rule table's own text (static, like every ClassifierRule's): a row
+// costs no copy of them, and the classifier makes tens of thousands of rows for a large course.
 struct Evidence {
-  std::string rule;       // a ClassifierRule id, e.g. "devices-cpu"
+  std::string_view rule; // a ClassifierRule id, e.g. "devices-cpu"
   Category category = Category::cpu_selection;
   std::uint32_t line = 0;   // 1-based, of the token where the match starts
   std::uint32_t column = 0; // 1-based, in bytes
   std::string text;       // that source line, trimmed (cut to 200 bytes + "...")
-  std::string implies;    // the rule's one-line meaning
+  std::string_view implies; // the rule's one-line meaning
   std::string detail{};   // for a rule that cannot decide: what it could not read, e.g.
                           // "'PLAT' is bound 2 times (lines 3, 9)"; empty otherwise
 };
