@@ -359,7 +359,7 @@ inline void Scanner::epilogue(const Token& tok, bool captured) {
   ++m_count;
 }
 
-bool Scanner::on_name(const Token& tok) {
+inline bool Scanner::on_name(const Token& tok) {
   const bool importing = prologue(tok, false);
   const std::string_view text = tok.text;
   // Only in, from, raise, import and assert matter: one length test rejects most names.
@@ -416,7 +416,7 @@ bool Scanner::on_close(const Token& tok) {
   return true;
 }
 
-bool Scanner::on_op(const Token& tok) {
+inline bool Scanner::on_op(const Token& tok) {
   const std::string_view text = tok.text;
   const bool dot = text.size() == 1 && text[0] == '.';
   prologue(tok, dot);

@@ -124,12 +124,14 @@ public:
   // Sink interface of PythonLexer::run: the lexer builds each token in the ring slot after
   // back(1), then calls one of these.
   Token& slot() { return m_window[m_count & (k_window - 1)]; }
-  bool on_name(const Token& tok);
+  // on_name and on_op run for most tokens: they are inlined into the lexer's loop (scanner.cpp,
+  // the one place that runs it with a Scanner), which GCC would not do for their size alone.
+  [[gnu::always_inline]] inline bool on_name(const Token& tok);
   bool on_number(const Token& tok) { return on_literal(tok); }
   bool on_string(const Token& tok) { return on_literal(tok); }
   bool on_open(const Token& tok);
   bool on_close(const Token& tok);
-  bool on_op(const Token& tok);
+  [[gnu::always_inline]] inline bool on_op(const Token& tok);
   bool on_newline(const Token& tok);
   void on_end(const Token& tok);
 
