@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build with warnings as errors, run the whole ctest suite,
-# then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer, then each fuzz target
-# for a bounded time. FUZZ_SECONDS (default 60) sets the per-target fuzzing time; 0 skips it.
+# then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer, then the tests that run
+# the thread pool under ThreadSanitizer, then each fuzz target for a bounded time. FUZZ_SECONDS (default 60) sets the per-target fuzzing time; 0 skips it.
 # Each phase ends with a line saying how long it took, and a summary of all of them closes the run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +28,11 @@ phase "configure (asan)" cmake --preset asan >/dev/null
 phase "build (asan)" cmake --build --preset asan
 phase "ctest (asan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --preset asan
+
+echo "== the thread pool under ThreadSanitizer (tsan preset)" >&2
+phase "configure (tsan)" cmake --preset tsan >/dev/null
+phase "build (tsan)" cmake --build --preset tsan
+phase "ctest (tsan)" env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan
 
 if [[ -x scripts/fuzz.sh && "${FUZZ_SECONDS:-60}" != 0 ]]; then
   echo "== fuzz each target for ${FUZZ_SECONDS:-60} s" >&2

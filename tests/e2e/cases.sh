@@ -1179,11 +1179,12 @@ PY
 
 # --jobs N reads, hashes and classifies on N threads; the findings, their order and the exit
 # status are the same as --jobs 1 (no thread at all), in every format. The course is the
-# synthetic one the benchmark uses, at 300 scripts (stale, unreviewed, contradicting, missing).
+# synthetic one the benchmark uses (stale, unreviewed, contradicting, missing), at 1,300 scripts:
+# more than the pool's window (256 per job), so results wait for room and the ring wraps.
 case_check__jobs_give_identical_output() {
   local dir format jobs reference
   dir=$(workdir check-jobs)
-  python3 "$SOURCE_DIR/bench/make_synthetic_course.py" "$dir" --scripts 300 >/dev/null 2>&1 ||
+  python3 "$SOURCE_DIR/bench/make_synthetic_course.py" "$dir" --scripts 1300 >/dev/null 2>&1 ||
     fail "the synthetic course generator failed"
   for format in text json github; do
     run -C "$dir" check --format "$format" --jobs 1
@@ -1194,7 +1195,7 @@ case_check__jobs_give_identical_output() {
       for kind in stale-digest unreviewed contradiction missing-file; do
         expect_stdout_contains "[$kind]"
       done
-      expect_stdout_contains "check: 300 scripts,"
+      expect_stdout_contains "check: 1300 scripts,"
     fi
     for jobs in 2 3 7; do
       run -C "$dir" check --format "$format" --jobs "$jobs"
