@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "byte_scan.hpp"
+#include "escapes.hpp"
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/utf8.hpp"
 
@@ -56,39 +57,9 @@ public:
     if (peek() != '{') {
       return false;
     }
-    advance();
-    skip_space();
-    if (peek() == '}') {
-      advance();
-      return true;
-    }
-    std::string key;
-    while (true) {
-      skip_space();
-      key.clear();
-      if (peek() != '"' || !parse_string(key)) {
-        return false;
-      }
-      skip_space();
-      if (peek() != ':') {
-        return false;
-      }
-      advance();
-      skip_space();
-      if (!member(key)) {
-        return false;
-      }
-      skip_space();
-      if (peek() == ',') {
-        advance();
-        continue;
-      }
-      if (peek() == '}') {
-        advance();
-        return true;
-      }
-      return false;
-    }
+    const auto any_key = [](const std::string&, std::uint32_t, std::uint32_t) { return Status{Ok{}}; };
+    const auto value = [&](std::string& key) { return member(key) ? Status{Ok{}} : fail("not read"); };
+    return walk_object(any_key, value).ok();
   }
 
   // Reads a string value at the current position into `out`; false when there is none.
@@ -219,27 +190,17 @@ private:
     return !seen.insert(key).second;
   }
 
-  Status parse_object(JsonValue& out, std::string& pointer, int depth) {
+  // The one walk over an object's members, after its '{': `key(key, line, column)` as soon as
+  // a member name is read (before its ':', so a duplicate is named first), then `value(key)` with
+  // the position at the member's value, which it must read (and may move `key` from).
+  template <typename Key, typename Value> Status walk_object(Key&& key_seen, Value&& value) {
     advance(); // '{'
-    out = JsonValue::object();
-    // Members are gathered here and moved into the object at the end. ordered_json's members are
-    // pair<const string, json>, which a growing vector can only copy, so appending to the object
-    // one by one deep-copied every member parsed so far at each reallocation: a third of the time
-    // to load a 10,000-script matrix.
-    std::vector<std::pair<std::string, JsonValue>> members;
-    std::unordered_set<std::string> seen; // the keys of `members`, once there are many
-    const auto finish = [&] {
-      auto& object = out.get_ref<JsonValue::object_t&>();
-      object.reserve(members.size());
-      for (auto& [key, member] : members) {
-        object.emplace_back(std::move(key), std::move(member));
-      }
-    };
     skip_space();
     if (peek() == '}') {
       advance();
       return Ok{};
     }
+    std::string key;
     while (true) {
       skip_space();
       if (peek() != '"') {
@@ -247,34 +208,16 @@ private:
       }
       const auto key_line = m_line;
       const auto key_column = m_column;
-      std::string key;
-      if (auto status = parse_string(key); !status) {
-        return status;
-      }
-      if (duplicate(members, seen, key)) {
-        return fail_at(key_line, key_column, fmt::format("duplicate key \"{}\"", printable(key)));
-      }
+      key.clear();
+      TPULAUNCH_CHECK(parse_string(key));
+      TPULAUNCH_CHECK(key_seen(key, key_line, key_column));
       skip_space();
       if (peek() != ':') {
         return fail(fmt::format("expected ':' after member name, found {}", found()));
       }
       advance();
       skip_space();
-      const auto size_before = pointer.size();
-      if (m_positions != nullptr) {
-        pointer += '/';
-        pointer += json_pointer_token(key);
-        (*m_positions)[pointer + "#key"] = TextPosition{key_line, key_column};
-      }
-      JsonValue member;
-      auto status = parse_value(member, pointer, depth + 1);
-      pointer.resize(size_before);
-      if (!status) {
-        return status;
-      }
-      // Keys are unique (checked above), so append: a lookup per member would make a large
-      // object (a matrix with 10,000 scripts) quadratic.
-      members.emplace_back(std::move(key), std::move(member));
+      TPULAUNCH_CHECK(value(key));
       skip_space();
       if (peek() == ',') {
         advance();
@@ -282,11 +225,50 @@ private:
       }
       if (peek() == '}') {
         advance();
-        finish();
         return Ok{};
       }
       return fail(fmt::format("expected ',' or '}}' in object, found {}", found()));
     }
+  }
+
+  Status parse_object(JsonValue& out, std::string& pointer, int depth) {
+    out = JsonValue::object();
+    // Members are gathered here and moved into the object at the end. ordered_json's members are
+    // pair<const string, json>, which a growing vector can only copy, so appending to the object
+    // one by one deep-copied every member parsed so far at each reallocation: a third of the time
+    // to load a 10,000-script matrix.
+    std::vector<std::pair<std::string, JsonValue>> members;
+    std::unordered_set<std::string> seen; // the keys of `members`, once there are many
+    const auto key_seen = [&](const std::string& key, std::uint32_t line, std::uint32_t column) -> Status {
+      if (duplicate(members, seen, key)) {
+        return fail_at(line, column, fmt::format("duplicate key \"{}\"", printable(key)));
+      }
+      if (m_positions != nullptr) {
+        (*m_positions)[pointer + "/" + json_pointer_token(key) + "#key"] = TextPosition{line, column};
+      }
+      return Ok{};
+    };
+    const auto value = [&](std::string& key) -> Status {
+      const auto size_before = pointer.size();
+      if (m_positions != nullptr) {
+        pointer += '/';
+        pointer += json_pointer_token(key);
+      }
+      JsonValue member;
+      auto status = parse_value(member, pointer, depth + 1);
+      pointer.resize(size_before);
+      // Keys are unique (checked above), so append: a lookup per member would make a large
+      // object (a matrix with 10,000 scripts) quadratic.
+      members.emplace_back(std::move(key), std::move(member));
+      return status;
+    };
+    TPULAUNCH_CHECK(walk_object(key_seen, value));
+    auto& object = out.get_ref<JsonValue::object_t&>();
+    object.reserve(members.size());
+    for (auto& [key, member] : members) {
+      object.emplace_back(std::move(key), std::move(member));
+    }
+    return Ok{};
   }
 
   Status parse_array(JsonValue& out, std::string& pointer, int depth) {
@@ -395,17 +377,11 @@ private:
   bool read_hex4(std::uint32_t& value) {
     value = 0;
     for (int i = 0; i < 4; ++i) {
-      const char c = peek();
-      value <<= 4U;
-      if (c >= '0' && c <= '9') {
-        value |= static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        value |= static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        value |= static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
+      const int digit = escapes::hex_digit(peek());
+      if (digit < 0) {
         return false;
       }
+      value = (value << 4U) | static_cast<std::uint32_t>(digit);
       advance();
     }
     return true;
@@ -440,19 +416,11 @@ private:
           out += '/';
           break;
         case 'b':
-          out += '\b';
-          break;
         case 'f':
-          out += '\f';
-          break;
         case 'n':
-          out += '\n';
-          break;
         case 'r':
-          out += '\r';
-          break;
         case 't':
-          out += '\t';
+          out += escapes::control(e);
           break;
         case 'u': {
           std::uint32_t cp = 0;

@@ -1,27 +1,11 @@
 // String literals: the body between a string token's quotes, and its value with escapes processed.
 #include <cstdint>
 
+#include "escapes.hpp"
 #include "tpulaunch/python_lexer.hpp"
 #include "tpulaunch/utf8.hpp"
 
 namespace tpulaunch {
-namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-} // namespace
-
 std::string_view Token::body() const {
   if (kind != TokenKind::string) {
     return {};
@@ -68,29 +52,17 @@ std::string string_value(const Token& token) {
       out += e;
       break;
     case 'a':
-      out += '\a';
-      break;
     case 'b':
-      out += '\b';
-      break;
     case 'f':
-      out += '\f';
-      break;
     case 'n':
-      out += '\n';
-      break;
     case 'r':
-      out += '\r';
-      break;
     case 't':
-      out += '\t';
-      break;
     case 'v':
-      out += '\v';
+      out += escapes::control(e);
       break;
     case 'x': {
-      const int hi = i + 2 < body.size() ? hex_value(body[i + 2]) : -1;
-      const int lo = i + 3 < body.size() ? hex_value(body[i + 3]) : -1;
+      const int hi = i + 2 < body.size() ? escapes::hex_digit(body[i + 2]) : -1;
+      const int lo = i + 3 < body.size() ? escapes::hex_digit(body[i + 3]) : -1;
       if (hi < 0 || lo < 0) {
         out.append(body.substr(i, 2));
         break;
@@ -110,7 +82,7 @@ std::string string_value(const Token& token) {
       std::uint32_t value = 0;
       bool ok = !token.bytes && i + 2 + digits <= body.size();
       for (std::size_t k = 0; ok && k < digits; ++k) {
-        const int h = hex_value(body[i + 2 + k]);
+        const int h = escapes::hex_digit(body[i + 2 + k]);
         ok = h >= 0;
         value = value * 16 + static_cast<std::uint32_t>(h < 0 ? 0 : h);
       }

@@ -2,7 +2,6 @@
 // subfolder, and what it reports instead of skipping silently.
 #include "tpulaunch/exercises.hpp"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -12,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_folder.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -20,17 +21,10 @@ namespace fs = std::filesystem;
 class ExercisesTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tpulaunch-exercises.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    m_root = pattern;
     fs::create_directories(m_root / "ex");
     m_matrix.base_dir = m_root.string();
     m_matrix.exercises_dir = "ex";
     m_matrix.origin = (m_root / "execution-matrix.json").string();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(m_root, ec);
   }
   void file(const std::string& relative) {
     fs::create_directories((m_root / "ex" / relative).parent_path());
@@ -38,7 +32,8 @@ protected:
   }
   [[nodiscard]] std::string shown(const std::string& relative) const { return (m_root / "ex" / relative).string(); }
 
-  fs::path m_root;
+  test_support::TempFolder m_folder{"exercises"};
+  const fs::path& m_root = m_folder.path();
   Matrix m_matrix;
 };
 

@@ -23,6 +23,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "support/temp_folder.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -105,16 +107,12 @@ int wait_for(pid_t pid) {
 class MatrixFileTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tpulaunch-matrix-file.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    m_dir = pattern;
     m_path = (m_dir / "execution-matrix.json").string();
     write_file(m_path, k_matrix);
   }
   void TearDown() override {
     std::error_code ec;
-    fs::permissions(m_path, fs::perms::owner_read | fs::perms::owner_write, ec);
-    fs::remove_all(m_dir, ec);
+    fs::permissions(m_path, fs::perms::owner_read | fs::perms::owner_write, ec); // so it can be removed
   }
 
   // Everything in the folder besides the matrix itself (temp files, lock files).
@@ -138,7 +136,8 @@ protected:
     return out;
   }
 
-  fs::path m_dir;
+  test_support::TempFolder m_folder{"matrix-file"};
+  const fs::path& m_dir = m_folder.path();
   std::string m_path;
 };
 

@@ -3,7 +3,6 @@
 // without following or blocking on any of them.
 #include "tpulaunch/text_file.hpp"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_folder.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -20,21 +21,13 @@ namespace fs = std::filesystem;
 
 class TextFileTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tpulaunch-text-file.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    m_root = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(m_root, ec);
-  }
   std::string write(const std::string& name, const std::string& content) {
     const auto path = (m_root / name).string();
     std::ofstream(path, std::ios::binary) << content;
     return path;
   }
-  fs::path m_root;
+  test_support::TempFolder m_folder{"text-file"};
+  const fs::path& m_root = m_folder.path();
 };
 
 TEST_F(TextFileTest, ReadsAWholeRegularFileOfAnySizeUpToTheLimit) {
