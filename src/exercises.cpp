@@ -119,7 +119,7 @@ private:
     unsigned char type = entry->d_type;
     struct stat info {};
     if (type == DT_UNKNOWN && ::fstatat(::dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
-      type = IFTODT(info.st_mode); // a file system that does not say
+      type = static_cast<unsigned char>(IFTODT(info.st_mode)); // a file system that does not say
     }
     if (type == DT_LNK && ::fstatat(::dirfd(dir), entry->d_name, &info, 0) == 0 && S_ISDIR(info.st_mode)) {
       m_out.linked_folders.push_back(shown_path(path)); // never followed: it may lead anywhere
