@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
-#include <optional>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -19,6 +17,12 @@ namespace tpulaunch {
 namespace {
 
 namespace fs = std::filesystem;
+
+// One finding about script `s` (its id and path), appended to `findings`.
+void add_finding(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
+                 std::uint32_t line, std::string message) {
+  findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
+}
 
 // The findings about one script, worked out wholly on the thread that read it: the file is read,
 // hashed and (when reviewed) classified, its review state and any contradiction with its entry
@@ -36,23 +40,23 @@ public:
       ScriptStatus s;
       s.id = id;
       s.path = m_matrix.script_path(id);
-      add(findings, Severity::error, "unreadable", s, 0, resolved.error().message);
+      add_finding(findings, Severity::error, "unreadable", s, 0, resolved.error().message);
       return findings;
     }
     const ScriptStatus& s = *resolved;
     switch (s.state) {
     case ReviewState::no_entry:
-      add(findings, m_strict ? Severity::error : Severity::warning, "unreviewed", s, 0,
-          fmt::format("'{}' has no matrix entry: review-required, it gets no route", id));
+      add_finding(findings, m_strict ? Severity::error : Severity::warning, "unreviewed", s, 0,
+                  fmt::format("'{}' has no matrix entry: review-required, it gets no route", id));
       break;
     case ReviewState::unknown_class:
-      add(findings, Severity::error, "unknown-class", s, 0, s.explanation());
+      add_finding(findings, Severity::error, "unknown-class", s, 0, s.explanation());
       break;
     case ReviewState::stale_digest:
-      add(findings, Severity::error, "stale-digest", s, 0, s.explanation());
+      add_finding(findings, Severity::error, "stale-digest", s, 0, s.explanation());
       break;
     case ReviewState::missing_file:
-      add(findings, Severity::error, "missing-file", s, 0, s.explanation());
+      add_finding(findings, Severity::error, "missing-file", s, 0, s.explanation());
       break;
     case ReviewState::reviewed: {
       const Classification classification = classify_source(s.source);
@@ -62,11 +66,6 @@ public:
     }
     }
     return findings;
-  }
-
-  static void add(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
-                  std::uint32_t line, std::string message) {
-    findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
   }
 
 private:
@@ -79,17 +78,17 @@ private:
       return; // the CPU route is always safe: nothing here can send it to a TPU
     }
     for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
-      add(findings, Severity::error, "contradiction", s, e.line,
-          fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name, e.rule,
-                      e.text));
+      add_finding(findings, Severity::error, "contradiction", s, e.line,
+                  fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name,
+                              e.rule, e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
       for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
-        add(findings, Severity::error, "contradiction", s, 0,
-            fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence{}", s.id, marker->name,
-                        marker->not_overridable.empty()
-                            ? ""
-                            : fmt::format(" (no override can cover it: {})", marker->not_overridable)));
+        add_finding(findings, Severity::error, "contradiction", s, 0,
+                    fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence{}", s.id, marker->name,
+                                marker->not_overridable.empty()
+                                    ? ""
+                                    : fmt::format(" (no override can cover it: {})", marker->not_overridable)));
       }
     }
   }
@@ -168,7 +167,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
       s.path = matrix.script_path(id);
       s.entry = &entry;
       s.state = ReviewState::missing_file;
-      FileAudit::add(report.findings, Severity::error, "missing-file", s, 0, s.explanation());
+      add_finding(report.findings, Severity::error, "missing-file", s, 0, s.explanation());
     }
   }
   for (std::size_t i = 0; i < routes.size(); ++i) {
@@ -176,9 +175,9 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     const Decision& decision = routing.decision;
     if (!decision.allowed()) {
       const std::uint32_t line = decision.refusal->evidence.empty() ? 0 : decision.refusal->evidence.front().line;
-      FileAudit::add(report.findings, Severity::error, "route-refused", routing.status, line,
-                     fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice,
-                                 decision.refusal->rule, decision.refusal->reason));
+      add_finding(report.findings, Severity::error, "route-refused", routing.status, line,
+                  fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice,
+                              decision.refusal->rule, decision.refusal->reason));
     }
   }
   return report;

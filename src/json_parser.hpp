@@ -75,19 +75,6 @@ public:
   }
 
   [[nodiscard]] bool at_end() const { return m_pos >= m_text.size(); }
-  [[nodiscard]] char peek() const { return at_end() ? '\0' : m_text[m_pos]; }
-
-  void advance(std::size_t count = 1) {
-    for (std::size_t i = 0; i < count && !at_end(); ++i) {
-      if (m_text[m_pos] == '\n') {
-        ++m_line;
-        m_column = 1;
-      } else {
-        ++m_column;
-      }
-      ++m_pos;
-    }
-  }
 
   void skip_space() {
     // One pass with the position in locals: a matrix is a third indentation.
@@ -111,6 +98,20 @@ public:
   }
 
 private:
+  [[nodiscard]] char peek() const { return at_end() ? '\0' : m_text[m_pos]; }
+
+  void advance(std::size_t count = 1) {
+    for (std::size_t i = 0; i < count && !at_end(); ++i) {
+      if (m_text[m_pos] == '\n') {
+        ++m_line;
+        m_column = 1;
+      } else {
+        ++m_column;
+      }
+      ++m_pos;
+    }
+  }
+
   Status fail(std::string_view what) const { return fail_at(m_line, m_column, what); }
   Status fail_at(std::uint32_t line, std::uint32_t column, std::string_view what) const {
     return config_error(fmt::format("{}:{}:{}: {}", m_origin, line, column, what));
