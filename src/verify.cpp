@@ -1,5 +1,7 @@
 #include "tpulaunch/verify.hpp"
 
+#include "tpulaunch/run_folder.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -143,6 +145,7 @@ public:
         continue;
       }
       const FetchedWorker& fetched = workers[static_cast<std::size_t>(worker)];
+      check_status_record(worker, fetched);
       check_log(worker, fetched);
       if (m_options.kind == VerifyKind::logs) {
         continue;
@@ -171,6 +174,40 @@ private:
       }
     }
     return nullptr;
+  }
+
+  // The run guard's record of this worker's part: anything but `state=succeeded` is a finding,
+  // with the worker's own one-sentence summary (printed as text, never as terminal control).
+  void check_status_record(int worker, const FetchedWorker& fetched) {
+    if (!fetched.status_record) {
+      return;
+    }
+    const FetchedFile& record = *fetched.status_record;
+    if (!record.error.empty()) {
+      add(worker, record.name, record.error);
+      return;
+    }
+    std::string state;
+    std::string summary;
+    std::size_t start = 0;
+    while (start < record.text.size()) {
+      std::size_t end = record.text.find('\n', start);
+      if (end == std::string::npos) {
+        end = record.text.size();
+      }
+      const std::string_view line(record.text.data() + start, end - start);
+      if (line.starts_with("state=")) {
+        state = line.substr(6);
+      } else if (line.starts_with("summary=")) {
+        summary = line.substr(8);
+      }
+      start = end + 1;
+    }
+    if (state != "succeeded") {
+      add(worker, record.name,
+          fmt::format("the worker recorded {}: {}", state.empty() ? "no outcome" : printable(state),
+                      summary.empty() ? "no summary" : printable(summary)));
+    }
   }
 
   void check_log(int worker, const FetchedWorker& fetched) {
@@ -463,12 +500,35 @@ private:
 };
 
 // The folder holding worker i's files: worker-<i>/<run-id>/ (how `scp --recurse` of the remote
-// run folder lands), or worker-<i>/ itself for the course form.
-fs::path content_dir(const fs::path& run, int worker) {
-  const fs::path dir = run / fmt::format("worker-{}", worker);
-  const fs::path nested = dir / run.filename();
+// run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what
+// it holds, not by the run folder's name, so a run folder copied under another name still
+// verifies: the one subfolder of worker-<i>/ with a run record, else the one named like the run
+// folder. Several with a record is a finding (`ambiguous`), never a guess.
+struct ContentDir {
+  fs::path dir;
+  std::string ambiguous; // non-empty: why no single folder could be chosen
+};
+
+ContentDir content_dir(const fs::path& run, int worker) {
+  const fs::path dir = run / worker_folder(worker);
   std::error_code ec;
-  return fs::is_directory(nested, ec) ? nested : dir;
+  std::vector<fs::path> recorded;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && fs::exists(entry.path() / "run-status.rec", ec)) {
+      recorded.push_back(entry.path());
+    }
+  }
+  if (recorded.size() == 1) {
+    return {recorded.front(), ""};
+  }
+  if (recorded.size() > 1) {
+    std::sort(recorded.begin(), recorded.end());
+    return {dir, fmt::format("{} holds {} run folders with a run record ({} and {}): one run per folder",
+                             dir.string(), recorded.size(), recorded[0].filename().string(),
+                             recorded[1].filename().string())};
+  }
+  const fs::path nested = dir / run.filename();
+  return {fs::is_directory(nested, ec) ? nested : dir, ""};
 }
 
 bool is_artifact(const std::string& name) {
@@ -478,12 +538,27 @@ bool is_artifact(const std::string& name) {
 
 FetchedWorker read_worker(const fs::path& run, int worker) {
   FetchedWorker fetched;
-  const fs::path dir = content_dir(run, worker);
+  const ContentDir content = content_dir(run, worker);
+  const fs::path& dir = content.dir;
   fetched.folder = dir.string();
   std::error_code ec;
   fetched.present = fs::is_directory(dir, ec);
   if (!fetched.present) {
     return fetched;
+  }
+  if (!content.ambiguous.empty()) {
+    fetched.status_record = FetchedFile{"run-status.rec", {}, content.ambiguous};
+    return fetched;
+  }
+  if (fs::exists(dir / "run-status.rec", ec)) {
+    FetchedFile record{"run-status.rec", {}, {}};
+    auto text = read_text_file((dir / "run-status.rec").string(), "run record", k_max_receipt_bytes);
+    if (text) {
+      record.text = std::move(text).value();
+    } else {
+      record.error = text.error().message;
+    }
+    fetched.status_record = std::move(record);
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.is_regular_file(ec) && entry.path().extension() == ".txt") {

@@ -85,6 +85,35 @@ TEST_F(DetailedReceiptsTest, EachFailureNamesTheWorkerAndTheField) {
   EXPECT_EQ(report.findings.size(), 2U);
 }
 
+// The run guard's record is the worker's own word on its part: a worker that recorded a
+// failure never verifies, whatever receipts it left.
+TEST_F(DetailedReceiptsTest, AWorkerThatRecordedFailureNeverVerifies) {
+  for (int i = 0; i < 4; ++i) {
+    std::ofstream(content(i) / "run-status.rec") << "record=tpulaunch-run-status 1\nstate=succeeded\nsummary=succeeded\n";
+  }
+  EXPECT_TRUE(verify().ok());
+  std::ofstream(content(1) / "run-status.rec") << "record=tpulaunch-run-status 1\nstate=failed\nstatus=7\n"
+                                                   "summary=failed with status 7\n";
+  const auto report = verify();
+  EXPECT_TRUE(has(report, 1, "run-status.rec", "the worker recorded failed: failed with status 7"));
+  EXPECT_EQ(report.findings.size(), 1U);
+}
+
+// The fetched folder is found by what it holds, so a run folder copied under another name verifies.
+TEST_F(DetailedReceiptsTest, ACopiedRunFolderVerifies) {
+  for (int i = 0; i < 4; ++i) {
+    std::ofstream(content(i) / "run-status.rec") << "state=succeeded\n";
+  }
+  const fs::path copy = m_run.parent_path() / "copy-of-r1";
+  fs::copy(m_run, copy, fs::copy_options::recursive);
+  auto result = verify_run(copy.string(), *m_slice, VerifyOptions{VerifyKind::training, false});
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok()) << (result->findings.empty() ? "" : result->findings[0].message);
+  // Two runs' folders in one worker folder: which one is meant is never guessed.
+  fs::copy(content(2), m_run / "worker-2" / "r2", fs::copy_options::recursive);
+  EXPECT_TRUE(has(verify(), 2, "run-status.rec", "holds 2 run folders with a run record (r1 and r2)"));
+}
+
 TEST_F(DetailedReceiptsTest, AMissingWorkerIsAFailure) {
   fs::remove_all(m_run / "worker-3");
   EXPECT_TRUE(has(verify(), 3, "folder", "nothing was fetched"));

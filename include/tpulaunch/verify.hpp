@@ -71,6 +71,9 @@ struct FetchedWorker {
   std::string folder;   // for messages
   int logs = 0;         // stdout logs (*.txt) beside artifacts/
   std::vector<FetchedFile> artifacts; // the receipts and checkpoint in artifacts/
+  // The worker's run record (run-status.rec, written by the run guard), when one came back: a
+  // worker that recorded anything but success never verifies, whatever its receipts say.
+  std::optional<FetchedFile> status_record;
 };
 
 // The checks themselves, on files already read (the seam the unit tests and the fuzz target use).
@@ -78,8 +81,9 @@ struct FetchedWorker {
 VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Slice& slice, const VerifyOptions& options);
 
 // Reads `folder` (./tpu-runs/<tpu>/<id>/<run-id>) and checks it for `slice`: worker-<i>/ for every
-// host, each holding what the kind requires. Problems in the receipts are findings; only a
-// missing or unreadable folder is an Error (config).
+// host, each holding what the kind requires, directly or in the one folder the fetch brought back
+// (worker-<i>/<run-id>/, whatever the run folder is called now: a copied run folder verifies).
+// Problems in the receipts are findings; only a missing or unreadable folder is an Error (config).
 Result<VerifyReport> verify_run(const std::string& folder, const Slice& slice, const VerifyOptions& options);
 
 } // namespace tpulaunch

@@ -5,7 +5,8 @@
 #        [--kill-stale] [--upload URL] [--env KEY=VALUE]... --python PYTHON -- SCRIPT [ARG]...
 #
 # In order, on this worker:
-#   1. create DIR and DIR/artifacts (TPU_RUN_DIR for the program), so that every worker's fetch
+#   1. stop (93) when DIR already holds a run record (this run id ran here before), writing
+#      nothing; else create DIR and DIR/artifacts (TPU_RUN_DIR for the program), so that every worker's fetch
 #      finds its run folder whatever happens next;
 #   2. with --stage-from: move SRC (where the copy landed: the home folder, which a fresh TPU VM
 #      has) to FILE, creating FILE's folder, else stop (98); with --sha256: check that FILE has that
@@ -41,7 +42,7 @@
 #   no-python, stage-missing (the last four: the program never started).
 #
 # Exit statuses (include/tpulaunch/exit_code.hpp lists them; keep the two in step):
-#   0 the program succeeded; 1-253 its own status; 94 TPU busy; 95 its upload failed (--upload,
+#   0 the program succeeded; 1-253 its own status; 93 the run folder holds a run already; 94 TPU busy; 95 its upload failed (--upload,
 #   the program succeeded); 96 no interpreter; 97 staged file differs from the reviewed digest;
 #   98 the guard could not start (bad arguments, run folder not writable, staged file missing);
 #   124 timed out; 254 the program exited 255; 128+N this call was interrupted by signal N.
@@ -54,6 +55,7 @@
 
 set -u -o pipefail
 
+readonly status_run_exists=93
 readonly status_busy=94
 readonly status_upload_failed=95
 readonly status_no_python=96
@@ -433,6 +435,12 @@ main() {
   trap 'on_signal HUP' HUP
   trap 'on_signal INT' INT
   trap 'on_signal TERM' TERM
+  # A run id names one run: a record here means this run ran on this worker before. Its folder is
+  # left as it is (nothing is written into it), and the run stops.
+  if [[ -e $run_dir/run-status.rec ]]; then
+    say "$run_dir holds a run already (this run id ran here before); a second run never overwrites the first: make a new plan"
+    exit "$status_run_exists"
+  fi
   mkdir -p -- "$run_dir/artifacts" || usage_error "cannot create $run_dir/artifacts"
   record=("record=tpulaunch-run-status 1")
   set_record host "$(one_line "$host")"

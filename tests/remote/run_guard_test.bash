@@ -44,9 +44,12 @@ reset() {
   done
 }
 
-# guard ARGS... -- PROGRAM...: runs the guard; sets rc, and out/err files.
+# guard ARGS... -- PROGRAM...: runs the guard as a new run in the run folder (the record of the
+# call before is removed; the guard refuses a folder that holds one, tested below); sets rc, and
+# out/err files.
 guard() {
   rc=0
+  rm -f "$WORK/run/run-status.rec"
   TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" \
     --log "$WORK/run/log.txt" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
 }
@@ -263,6 +266,19 @@ rm -f "$WORK/gcloud-args"
 PATH="$WORK/bin:$PATH" guard --upload gs://b --python "$WORK/none" -- x.py
 if ((rc == 96)) && [[ -f $WORK/gcloud-args ]]; then ok "--upload: a worker that never started still uploads its record"
 else bad "--upload after never starting" "rc=$rc"; fi
+
+# --- a re-run --------------------------------------------------------------------------------
+# A run folder that holds a run record already is refused with 93 and left exactly as it was.
+reset
+guard --python bash -- -c 'echo first'
+before=$(cat "$WORK/run/run-status.rec" "$WORK/run/log.txt")
+rc=0
+TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" \
+  --log "$WORK/run/log.txt" --python bash -- -c 'echo second' >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+if ((rc == 93)) && [[ $(cat "$WORK/run/run-status.rec" "$WORK/run/log.txt") == "$before" ]] &&
+  grep -qF "holds a run already" "$WORK/err"; then
+  ok "a run folder with a run record: 93, nothing in it changed"
+else bad "re-run" "rc=$rc"; fi
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 ((failed == 0))
