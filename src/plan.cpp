@@ -20,6 +20,7 @@ namespace {
 // Shell code used in remote command strings. Compile-time constants only (see shell.hpp).
 constexpr Code k_then{"; "};
 constexpr Code k_and{" && "};
+constexpr Code k_not{"!"};
 constexpr Code k_or_exit{" || exit 1"};
 constexpr Code k_pipe{" | "};
 constexpr Code k_merge_stderr{" 2>&1"};
@@ -173,13 +174,19 @@ Step prepare_step(const Plan& plan) {
   step.summary = folders.empty()                ? "work in the folder the plan was made in"
                  : plan.route == RouteKind::cpu ? "work in the folder the plan was made in; create the folder the "
                                                   "CPU receipt goes in"
-                                                : "work in the folder the plan was made in; create the folders the "
-                                                  "downloads land in";
+                                                : "work in the folder the plan was made in; check that this run's "
+                                                  "folder is new (a second run never overwrites the first); create "
+                                                  "the folders the downloads land in";
   if (!plan.options.directory.empty()) {
     step.line.word("cd").word(plan.options.directory);
     if (!folders.empty()) {
       step.line.code(k_and);
     }
+  }
+  if (plan.route != RouteKind::cpu) {
+    // A run id names one run: a second run of the same plan (a saved script run again, a pasted
+    // plan pasted twice) stops here instead of mixing its results with the first's.
+    step.line.word("test").word(Word(k_not)).word("-e").word(plan.local_run_dir).code(k_and);
   }
   if (!folders.empty()) {
     step.line.word("mkdir").word("-p");
@@ -361,8 +368,9 @@ std::string_view deleted_what(const Plan& plan) {
 Step teardown_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::teardown;
-  step.where = StepWhere::remote;
-  step.summary = fmt::format("delete {}, only after every worker's results are back and verified", deleted_what(plan));
+  step.where = StepWhere::local;
+  step.when = StepWhen::verify_succeeded;
+  step.summary = fmt::format("delete {}", deleted_what(plan));
   step.line = delete_line(plan);
   return step;
 }
@@ -382,7 +390,7 @@ void add_provisioning(ShellLine& line, Provisioning provisioning) {
 Step create_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::create;
-  step.where = StepWhere::remote;
+  step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
   step.summary = fmt::format("create the TPU VM ({}{}) and return at once; the wait step polls its state",
                              plan.slice->name,
                              plan.options.lifecycle.provisioning == Provisioning::standard
@@ -401,7 +409,7 @@ Step queue_step(const Plan& plan) {
   const LifecycleOptions& life = plan.options.lifecycle;
   Step step;
   step.kind = StepKind::queue;
-  step.where = StepWhere::remote;
+  step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
   step.summary = fmt::format("ask for {} as queued resource {}, node {}{}", plan.slice->name, plan.queued_resource,
                              plan.options.tpu,
                              life.valid_until.empty() ? "" : ", waiting at most " + life.valid_until + " for capacity");
@@ -416,12 +424,31 @@ Step queue_step(const Plan& plan) {
   return step;
 }
 
+// Before creating: what the plan is about to create must not exist yet. A TPU (or queued resource)
+// of that name is not this plan's, so the plan refuses it, naming its state, rather than run on it
+// or, later, delete it. The line is the describe call; the sh script refuses when it succeeds.
+Step name_check_step(const Plan& plan) {
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  Step step;
+  step.kind = StepKind::name_check;
+  step.where = StepWhere::local;
+  step.summary = fmt::format("check that no {} named {} exists yet (this plan creates it): a state printed here means "
+                             "one does, and the plan stops (exit {})",
+                             queued ? "queued resource" : "TPU", queued ? plan.queued_resource : plan.options.tpu,
+                             to_int(PipelineStatus::name_taken));
+  step.line = queued ? gcloud_queued("describe") : gcloud("describe");
+  step.line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
+      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
+  add_project(step.line, plan);
+  return step;
+}
+
 Step release_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::release;
-  step.where = StepWhere::remote;
-  step.summary = fmt::format("how to delete {} (it holds quota): used if it never becomes usable{}", deleted_what(plan),
-                             plan.preemptible() ? ", and after a preemption with --teardown" : "");
+  step.where = StepWhere::local;
+  step.when = StepWhen::capacity_unusable;
+  step.summary = fmt::format("delete {} (it holds quota)", deleted_what(plan));
   step.line = delete_line(plan);
   return step;
 }
@@ -434,7 +461,7 @@ Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
   const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
   Step step;
   step.kind = StepKind::wait;
-  step.where = StepWhere::remote;
+  step.where = StepWhere::local;
   step.poll = Poll{queued ? "ACTIVE" : "READY", queued ? k_queued_dead_ends : k_node_dead_ends, poll_seconds,
                    deadline_seconds};
   std::string stops;
@@ -454,9 +481,9 @@ Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
 Step preemption_check_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::preemption_check;
-  step.where = StepWhere::remote;
-  step.summary = fmt::format("if a step fails on this {} TPU, ask for its state once: PREEMPTED or TERMINATED is "
-                             "reported as such (exit {})",
+  step.where = StepWhere::local;
+  step.when = StepWhen::step_failed;
+  step.summary = fmt::format("ask for the {} TPU's state once: PREEMPTED or TERMINATED is reported as such (exit {})",
                              to_string(plan.options.lifecycle.provisioning), to_int(PipelineStatus::preempted));
   step.line = gcloud("describe");
   step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word(flag("--format", "value(state)"));
@@ -496,6 +523,11 @@ Status resolve_lifecycle(Plan& plan) {
                         "--queued-resource and --valid-until-duration need --queued"));
   TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && life.ready_timeout.empty() && life.poll.empty()),
                         "--runtime-version, --ready-timeout and --poll need --create or --queued"));
+  // A TPU the plan creates is a fresh VM, with python3 only: without an interpreter the run could
+  // only fail (status 96) while the TPU bills. So the plan bootstraps it, unless --python names one.
+  if (creates && plan.options.python.empty()) {
+    plan.options.bootstrap = true;
+  }
   plan.runtime_version = life.runtime_version.empty() ? plan.slice->runtime_version : life.runtime_version;
   TPULAUNCH_CHECK(validate_value(ValueKind::runtime_version, plan.runtime_version));
   if (life.capacity == Capacity::queued) {
@@ -521,6 +553,7 @@ Status add_capacity_steps(Plan& plan) {
     TPULAUNCH_TRY(const int deadline, seconds_of(ValueKind::ready_timeout, life.ready_timeout.empty()
                                                                                ? (queued ? "12h" : "30m")
                                                                                : life.ready_timeout));
+    plan.steps.push_back(name_check_step(plan));
     plan.steps.push_back(queued ? queue_step(plan) : create_step(plan));
     plan.steps.push_back(release_step(plan));
     plan.steps.push_back(wait_step(plan, poll, deadline));
@@ -605,6 +638,7 @@ std::string_view to_string(StepKind kind) {
   switch (kind) {
   case StepKind::prepare: return "prepare";
   case StepKind::preflight: return "preflight";
+  case StepKind::name_check: return "name-check";
   case StepKind::create: return "create";
   case StepKind::queue: return "queue";
   case StepKind::release: return "release";
@@ -639,6 +673,16 @@ std::string_view to_string(Provisioning provisioning) {
   case Provisioning::guaranteed: return "guaranteed";
   }
   return "standard";
+}
+
+std::string_view to_string(StepWhen when) {
+  switch (when) {
+  case StepWhen::always: return "always";
+  case StepWhen::capacity_unusable: return "capacity-unusable";
+  case StepWhen::step_failed: return "step-failed";
+  case StepWhen::verify_succeeded: return "verify-succeeded";
+  }
+  return "always";
 }
 
 std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
@@ -691,7 +735,10 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     add_env(run.line, plan);
     run.line.word(local_python(plan)).word(local_path(script.path));
     add_args(run.line, plan);
-    run.line.code(k_pipe).word("tee").word(plan.cpu_receipt);
+    // The output goes to <receipt>.partial, which becomes the receipt only when the program
+    // succeeded: a failed run again never truncates the receipt of one that worked.
+    const std::string partial = plan.cpu_receipt + ".partial";
+    run.line.code(k_pipe).word("tee").word(partial).code(k_and).word("mv").word("-f").word(partial).word(plan.cpu_receipt);
     plan.steps.push_back(std::move(run));
     return plan;
   }
@@ -717,7 +764,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
       plan.steps.push_back(preflight_step());
     }
     TPULAUNCH_CHECK(add_capacity_steps(plan));
-    if (options.bootstrap) {
+    if (plan.options.bootstrap) {
       plan.steps.push_back(bootstrap_step(plan));
     }
   }
@@ -755,7 +802,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
     plan.steps.push_back(preflight_step());
   }
   TPULAUNCH_CHECK(add_capacity_steps(plan));
-  if (options.bootstrap) {
+  if (plan.options.bootstrap) {
     plan.steps.push_back(bootstrap_step(plan));
   }
   // The program is decoded into the run folder (`printf %s BASE64 | base64 --decode | gunzip >FILE`), so

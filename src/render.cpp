@@ -129,15 +129,13 @@ constexpr Code k_wait_function{
     "    status=0\n"
     "    state=$(capacity_state) || status=$?\n"
     "    if ((status != 0)); then\n"
-    "      echo \"tpulaunch: error: could not read the state of $what (gcloud exited $status); deleting it\" >&2\n"
-    "      release_capacity || true\n"
-    "      exit 1\n"
-    "    fi\n"
-    "    if [[ $state == \"$want\" ]]; then\n"
+    "      # One failed look (a network blip, an API error) is not a verdict: look again.\n"
+    "      state=\"\"\n"
+    "      step \"wait: could not read the state of $what (gcloud exited $status); it is kept, and looked at again\"\n"
+    "    elif [[ $state == \"$want\" ]]; then\n"
     "      step \"wait: $what is $state\"\n"
     "      return 0\n"
-    "    fi\n"
-    "    if [[ -n $state && $dead_ends == *\" $state \"* ]]; then\n"
+    "    elif [[ -n $state && $dead_ends == *\" $state \"* ]]; then\n"
     "      echo \"tpulaunch: error: $what is $state, which never becomes $want; deleting it so that it stops holding "
     "quota\" >&2\n"
     "      release_capacity || true\n"
@@ -153,6 +151,29 @@ constexpr Code k_wait_function{
     "    sleep \"$poll\"\n"
     "  done\n"
     "}"};
+
+// name-check: the describe call succeeds only when something of that name exists, which this plan
+// did not create: it stops, naming the state, before it creates or touches anything.
+constexpr Code k_name_check_open{"if state=$("};
+constexpr Code k_name_check_then{" 2>/dev/null); then\n  "};
+constexpr Code k_exit_name_taken_fi{"\n  exit 89\nfi"};
+// prepare: a run folder that exists already is a run that happened before.
+constexpr Code k_if_not_block{"if ! { "};
+constexpr Code k_block_then{"; }; then\n  "};
+constexpr Code k_exit_run_exists_fi{"\n  exit 93\nfi"};
+// The text form's wait: a loop a person can paste, which looks again after a failed look and stops
+// at a state that never leads to the one it waits for (the sh form then deletes it; here the
+// release line, commented, says how).
+constexpr Code k_text_wait_open{"until state=$("};
+constexpr Code k_text_wait_test{") && [ \"$state\" = "};
+constexpr Code k_text_wait_case{" ]; do case $state in "};
+constexpr Code k_alternative{" | "};
+constexpr Code k_text_wait_stop{") "};
+constexpr Code k_text_wait_break{" >&2; break ;; esac; "};
+constexpr Code k_text_wait_sleep{" >&2; sleep "};
+constexpr Code k_text_wait_close{"; done"};
+constexpr Code k_state_value{"\"$state\""};
+constexpr Code k_state_or_unread{"\"${state:-not readable}\""};
 
 // --- preemption: one state query after a failed step on a spot or preemptible TPU -------------
 constexpr Code k_node_state_open{"node_state() { "};
@@ -321,6 +342,54 @@ void add_line(ShellScript& sh, ShellLine line) {
   sh.line(std::move(line));
 }
 
+// What a conditional step waits for, in words: the text form's label and the JSON form's
+// "condition". Empty for a step that always runs.
+std::string condition_text(const Plan& plan, const Step& step) {
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  switch (step.when) {
+  case StepWhen::always: return "";
+  case StepWhen::capacity_unusable: {
+    std::string text;
+    if (plan.options.lifecycle.capacity != Capacity::existing) {
+      text = fmt::format("only if {} never becomes {} (a state it never leaves, or --ready-timeout)",
+                         queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu,
+                         queued ? "ACTIVE" : "READY");
+    }
+    if (plan.preemptible() && plan.options.teardown) {
+      text += text.empty() ? "only after a preemption (--teardown)" : ", or after a preemption (--teardown)";
+    }
+    return text.empty() ? "only when you choose to delete it" : text;
+  }
+  case StepWhen::step_failed:
+    return fmt::format("only if a step fails on this {} TPU", to_string(plan.options.lifecycle.provisioning));
+  case StepWhen::verify_succeeded: return "only after verify succeeded";
+  }
+  return "";
+}
+
+// The wait as one line a person can paste (text form): look until the state is the one waited for,
+// again after a failed look, and stop at a state that never leads there.
+ShellLine text_wait_line(const Plan& plan, const Step& step) {
+  const Poll& poll = *step.poll;
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const std::string what = queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu;
+  ShellLine line = ShellLine().code(k_text_wait_open).line(step.line).code(k_text_wait_test).word(poll.until);
+  line.code(k_text_wait_case);
+  for (std::size_t i = 0; i < poll.stop_on.size(); ++i) {
+    if (i > 0) {
+      line.code(k_alternative);
+    }
+    line.word(poll.stop_on[i]);
+  }
+  line.code(k_text_wait_stop).word("echo").word(Word("tpulaunch: " + what + " is ").append(k_state_value).append(
+      fmt::format(", which never becomes {}: delete it (the release line above)", poll.until)));
+  line.code(k_text_wait_break).word("echo");
+  line.word(Word("tpulaunch: " + what + " is ").append(k_state_or_unread).append(
+      fmt::format("; next look in {}s", poll.every_seconds)));
+  line.code(k_text_wait_sleep).word(std::to_string(poll.every_seconds)).code(k_text_wait_close);
+  return line;
+}
+
 // One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
 // concurrent group (the fetches) at once.
 using ShEmitter = void (*)(ShellScript& sh, const Plan& plan, std::span<const Step> steps);
@@ -346,9 +415,49 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   add_line(sh, plan.preemptible() && on_the_tpu ? ShellLine(step.line).code(k_or_failed_step) : step.line);
 }
 
-void emit_release(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
-  sh.line(ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))});
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  sh.line(step_banner(step));
+  const std::string name = queued ? plan.queued_resource : plan.options.tpu;
+  add_line(sh, ShellLine()
+                   .code(k_name_check_open)
+                   .line(step.line)
+                   .code(k_name_check_then)
+                   .line(ShellLine{"echo", Word(fmt::format("tpulaunch: error: a {} named {} exists already (state ",
+                                                            queued ? "queued resource" : "TPU", name))
+                                               .append(k_state_or_unread)
+                                               .append(fmt::format("), and this plan creates it: nothing was created "
+                                                                   "or touched; choose another {}, or use that one "
+                                                                   "without {}",
+                                                                   queued ? "--queued-resource" : "--tpu",
+                                                                   queued ? "--queued" : "--create"))}
+                             .code(k_to_stderr))
+                   .code(k_exit_name_taken_fi));
+}
+
+// prepare on a TPU route: a run folder that exists already stops the script before anything else.
+void emit_prepare(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  if (plan.route == RouteKind::cpu) {
+    sh.line(step.line);
+    return;
+  }
+  sh.line(step_banner(step));
+  add_line(sh, ShellLine()
+                   .code(k_if_not_block)
+                   .line(step.line)
+                   .code(k_block_then)
+                   .line(echo_error(fmt::format(
+                       "tpulaunch: error: could not start the run folder {}: it exists already (run id {} ran before, "
+                       "and a second run never overwrites the first: make a new plan), or it cannot be made here",
+                       plan.local_run_dir, plan.options.run_id)))
+                   .code(k_exit_run_exists_fi));
+}
+
+void emit_release(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
   sh.line(readonly_value(k_set_release, to_shell(step.line)));
   add_line(sh, ShellLine().code(k_release_open).line(step.line).code(k_release_close));
 }
@@ -369,9 +478,9 @@ void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
                     Word(queued ? "queued resource " + plan.queued_resource : "TPU VM " + plan.options.tpu)});
 }
 
-void emit_preemption_check(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
-  sh.comment(fmt::format("{}: {}", step.name(), step.summary));
+  sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
   add_line(sh, ShellLine().code(k_node_state_open).line(step.line).code(k_function_close));
   sh.code(k_preemption_functions);
 }
@@ -448,7 +557,8 @@ ShEmitter sh_emitter(StepKind kind) {
   case StepKind::release: return emit_release;
   case StepKind::wait: return emit_wait;
   case StepKind::preemption_check: return emit_preemption_check;
-  case StepKind::prepare:
+  case StepKind::name_check: return emit_name_check;
+  case StepKind::prepare: return emit_prepare;
   case StepKind::create:
   case StepKind::queue:
   case StepKind::bootstrap:
@@ -525,10 +635,21 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                                 "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
                                 python, k_remote_no_python));
   }
+  if (plan.options.lifecycle.capacity != Capacity::existing && plan.options.bootstrap) {
+    notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
+                       "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
+  }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
     notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
                                 "billing); once you have looked at the results, delete it with: {}",
                                 plan.options.tpu, to_shell(teardown->line)));
+  }
+  if (plan.route != RouteKind::cpu && std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) {
+        return step.when != StepWhen::always;
+      })) {
+    notes.emplace_back("the commented steps run only on their condition: --format sh runs them when it holds; pasted, "
+                       "these lines run one after another whatever the one before did, so nothing here deletes the "
+                       "TPU");
   }
   return notes;
 }
@@ -621,17 +742,34 @@ std::string plan_json(const Plan& plan) {
     w.key("workers").string_or_null(step.workers ? step.workers->text() : "");
     w.key("concurrent_group").string_or_null(concurrent_group(step.kind));
     w.key("summary").string(step.summary);
-    w.key("argv").begin_array();
-    for (const auto& element : step.line.elements()) {
-      // ShellLine::argv(), one word at a time: a one-part word's text is that part.
-      if (const auto* word = std::get_if<Word>(&element)) {
-        w.string(word->parts().size() == 1 ? word->parts().front().text : word->text());
-      }
+    w.key("when").string(to_string(step.when));
+    if (step.when != StepWhen::always) {
+      w.key("condition").string(condition_text(plan, step));
     }
-    w.end_array();
+    // A line of one program is its argv; a line with shell syntax (&&, |, ;) is no argv, and says so.
+    const bool shell_syntax = std::any_of(step.line.elements().begin(), step.line.elements().end(),
+                                          [](const ShellLine::Element& e) { return std::holds_alternative<Code>(e); });
+    w.key("argv");
+    if (shell_syntax) {
+      w.null();
+      w.key("shell").string(to_shell(step.line));
+    } else {
+      w.begin_array();
+      for (const auto& element : step.line.elements()) {
+        // ShellLine::argv(), one word at a time: a one-part word's text is that part.
+        const auto& word = std::get<Word>(element);
+        w.string(word.parts().size() == 1 ? word.parts().front().text : word.text());
+      }
+      w.end_array();
+    }
     w.key("command").string(to_shell(step.line));
+    if (step.kind == StepKind::name_check) {
+      w.key("expect").string("absent"); // the describe call must fail: a state means the name is taken
+    }
     if (step.poll) {
-      w.key("poll").begin_object();
+      // The line is the describe call to repeat: a failed look is looked at again, a state in
+      // stop_on runs the release step, and so does the deadline.
+      w.key("loop").begin_object();
       w.key("until").string(step.poll->until);
       w.key("stop_on").begin_array();
       for (const std::string& state : step.poll->stop_on) {
@@ -640,6 +778,8 @@ std::string plan_json(const Plan& plan) {
       w.end_array();
       w.key("every_seconds").integer(step.poll->every_seconds);
       w.key("deadline_seconds").integer(step.poll->deadline_seconds);
+      w.key("on_error").string("look-again");
+      w.key("on_stop").string("release");
       w.end_object();
     }
     w.end_object();
@@ -695,10 +835,17 @@ std::string render_text(const Plan& plan) {
     out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
   }
   out += "\ncommands:\n";
+  // Pasted, each line runs whatever the one before did: a step that runs only on a condition is
+  // shown commented, labelled with it, and the wait is a loop.
   ShellScript commands;
   for (const Step& step : plan.steps) {
+    if (step.when != StepWhen::always) {
+      commands.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+      commands.comment("  " + to_shell(step.line));
+      continue;
+    }
     commands.comment(fmt::format("{}: {}", step.name(), step.summary));
-    commands.line(step.line);
+    commands.line(step.poll ? text_wait_line(plan, step) : step.line);
   }
   out += indent(to_shell(commands), "  ");
   const auto notes = plan_notes(plan);
@@ -745,7 +892,11 @@ std::string render_sh(const Plan& plan) {
       }
     }
     sh.blank();
-    if (!trap_set && plan.options.teardown && plan.steps[i].where == StepWhere::remote) {
+    // The TPU is the plan's to report as left running from the first call that uses it, or from
+    // the moment its create (or queue) call succeeded: never for a name the plan did not create.
+    const bool after_capacity =
+        i > 0 && (plan.steps[i - 1].kind == StepKind::create || plan.steps[i - 1].kind == StepKind::queue);
+    if (!trap_set && plan.options.teardown && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
       sh.code(k_left_running_trap);
       trap_set = true;
     }

@@ -146,7 +146,8 @@ TEST_F(PlanTest, CpuReceiptOfAScriptInASubfolderGetsItsFolder) {
   ASSERT_EQ(result->steps.size(), 2U);
   EXPECT_EQ(to_shell(result->steps[0].line), "mkdir -p advanced/");
   EXPECT_EQ(to_shell(result->steps[1].line),
-            "set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee advanced/sub_lesson-cpu.txt");
+            "set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee advanced/sub_lesson-cpu.txt.partial && "
+            "mv -f advanced/sub_lesson-cpu.txt.partial advanced/sub_lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
@@ -183,7 +184,8 @@ TEST_F(PlanTest, PrepareChangesToThePlansFolderAndCreatesTheDownloadFolders) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   ASSERT_EQ(p.steps[0].kind, StepKind::prepare);
   EXPECT_EQ(to_shell(p.steps[0].line),
-            "cd '/home/a b/course' && mkdir -p ./tpu-runs/pod/lesson/r1/worker-0/ ./tpu-runs/pod/lesson/r1/worker-1/ "
+            "cd '/home/a b/course' && test ! -e ./tpu-runs/pod/lesson/r1 && mkdir -p ./tpu-runs/pod/lesson/r1/worker-0/ "
+            "./tpu-runs/pod/lesson/r1/worker-1/ "
             "./tpu-runs/pod/lesson/r1/worker-2/ ./tpu-runs/pod/lesson/r1/worker-3/");
 }
 
@@ -202,7 +204,8 @@ TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string guard = text.str();
-  for (const auto& [name, status] : {std::pair{"status_busy", PipelineStatus::tpu_busy},
+  for (const auto& [name, status] : {std::pair{"status_run_exists", PipelineStatus::run_exists},
+                                     std::pair{"status_busy", PipelineStatus::tpu_busy},
                                      std::pair{"status_upload_failed", PipelineStatus::upload_failed},
                                      std::pair{"status_no_python", PipelineStatus::no_python},
                                      std::pair{"status_digest_mismatch", PipelineStatus::digest_mismatch},
@@ -228,16 +231,22 @@ TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
   m_options.teardown = true;
   m_options.project = "my-project-1";
   const Plan p = plan("v4-32", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "create", "release", "wait", "preemption-check", "stage",
-                                                "run", "fetch", "fetch", "fetch", "fetch", "verify", "teardown"}));
+  // A created TPU is a fresh VM: the plan bootstraps it. The name is checked before creating.
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "name-check", "create", "release", "wait",
+                                                "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
+                                                "fetch", "verify", "teardown"}));
   EXPECT_EQ(p.steps[2].line.argv(),
+            (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "describe", "pod", "--zone=us-central1-a",
+                                      "--format=value(state)", "--project=my-project-1"}));
+  EXPECT_EQ(p.steps[3].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "create", "pod", "--zone=us-central1-a",
                                       "--accelerator-type=v4-32", "--version=tpu-ubuntu2204-base", "--spot", "--async",
                                       "--project=my-project-1"}));
-  EXPECT_EQ(p.steps[3].line.argv(),
+  EXPECT_EQ(p.steps[4].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "delete", "pod", "--zone=us-central1-a",
                                       "--quiet", "--project=my-project-1"}));
-  const Step& wait = p.steps[4];
+  EXPECT_EQ(p.steps[4].when, StepWhen::capacity_unusable);
+  const Step& wait = p.steps[5];
   EXPECT_EQ(to_shell(wait.line),
             "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(state)' --project=my-project-1");
   ASSERT_TRUE(wait.poll.has_value());
@@ -245,11 +254,13 @@ TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
   EXPECT_EQ(wait.poll->every_seconds, 15);
   EXPECT_EQ(wait.poll->deadline_seconds, 1800);
   EXPECT_NE(std::find(wait.poll->stop_on.begin(), wait.poll->stop_on.end(), "PREEMPTED"), wait.poll->stop_on.end());
-  EXPECT_EQ(to_shell(p.steps[5].line),
+  EXPECT_EQ(to_shell(p.steps[6].line),
             "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(state)' --project=my-project-1");
-  EXPECT_EQ(p.steps.back().line.argv(), p.steps[3].line.argv());
+  EXPECT_EQ(p.steps[6].when, StepWhen::step_failed);
+  EXPECT_EQ(p.steps.back().line.argv(), p.steps[4].line.argv());
+  EXPECT_EQ(p.steps.back().when, StepWhen::verify_succeeded);
   // v4 exposes /dev/accel*.
-  EXPECT_NE(p.steps[7].line.argv().back().find(" --devices accel "), std::string::npos);
+  EXPECT_NE(p.steps[9].line.argv().back().find(" --devices accel "), std::string::npos);
 }
 
 TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
@@ -261,26 +272,30 @@ TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
   m_options.lifecycle.timeout = "2h";
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "queue", "release", "wait", "preemption-check", "stage",
-                                                "run", "fetch", "fetch", "fetch", "fetch", "verify", "teardown"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "name-check", "queue", "release", "wait",
+                                                "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
+                                                "fetch", "verify", "teardown"}));
   EXPECT_EQ(p.queued_resource, "pod-qr");
   EXPECT_EQ(p.steps[2].line.argv(),
+            (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "describe", "pod-qr",
+                                      "--zone=us-central1-a", "--format=value(state.state)"}));
+  EXPECT_EQ(p.steps[3].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "create", "pod-qr", "--node-id=pod",
                                       "--zone=us-central1-a", "--accelerator-type=v5litepod-16",
                                       "--runtime-version=v2-alpha-tpuv5-lite", "--spot", "--valid-until-duration=6h"}));
   const std::vector<std::string> release{"gcloud", "compute", "tpus", "queued-resources", "delete", "pod-qr",
                                          "--zone=us-central1-a", "--force", "--quiet"};
-  EXPECT_EQ(p.steps[3].line.argv(), release);
+  EXPECT_EQ(p.steps[4].line.argv(), release);
   EXPECT_EQ(p.steps.back().line.argv(), release);
-  EXPECT_EQ(p.steps[4].line.argv(),
+  EXPECT_EQ(p.steps[5].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "describe", "pod-qr",
                                       "--zone=us-central1-a", "--format=value(state.state)"}));
-  EXPECT_EQ(p.steps[4].poll->until, "ACTIVE");
-  EXPECT_EQ(p.steps[4].poll->stop_on, (std::vector<std::string>{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"}));
-  EXPECT_EQ(p.steps[4].poll->every_seconds, 30);
-  EXPECT_EQ(p.steps[4].poll->deadline_seconds, 7200);
+  EXPECT_EQ(p.steps[5].poll->until, "ACTIVE");
+  EXPECT_EQ(p.steps[5].poll->stop_on, (std::vector<std::string>{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"}));
+  EXPECT_EQ(p.steps[5].poll->every_seconds, 30);
+  EXPECT_EQ(p.steps[5].poll->deadline_seconds, 7200);
   EXPECT_EQ(p.timeout_seconds, 7200);
-  const std::string run = p.steps[7].line.argv().back();
+  const std::string run = p.steps[9].line.argv().back();
   EXPECT_NE(run.find(" --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu "), std::string::npos);
 }
 
@@ -374,7 +389,8 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   auto result = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 1U);
-  EXPECT_EQ(to_shell(result->steps[0].line), "set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[0].line), "set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt.partial && mv -f lesson-cpu.txt.partial "
+            "lesson-cpu.txt");
   EXPECT_EQ(result->cpu_receipt, "lesson-cpu.txt");
   PlanOptions course;
   course.form = PlanForm::course;
@@ -383,7 +399,8 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 2U);
   EXPECT_EQ(to_shell(result->steps[0].line), "cd /c");
-  EXPECT_EQ(to_shell(result->steps[1].line), "set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[1].line), "set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt.partial && mv -f lesson-cpu.txt.partial "
+            "lesson-cpu.txt");
   PlanOptions chosen;
   chosen.python = "/opt/py 3/bin/python";
   chosen.env = {{"A", "x y"}};
@@ -391,7 +408,8 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   result = build_plan(m_status, RouteKind::cpu, nullptr, chosen);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(to_shell(result->steps[0].line),
-            "set -o pipefail; A='x y' '/opt/py 3/bin/python' public/exercises/lesson.py -v | tee lesson-cpu.txt");
+            "set -o pipefail; A='x y' '/opt/py 3/bin/python' public/exercises/lesson.py -v | tee lesson-cpu.txt.partial && "
+            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -67,6 +68,10 @@ TEST_F(RenderTest, JsonCommandIsTheRenderedArgv) {
   const auto j = nlohmann::ordered_json::parse(plan_json(p));
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     EXPECT_EQ(j["steps"][i]["command"], to_shell(p.steps[i].line));
+    if (j["steps"][i]["argv"].is_null()) { // shell syntax: the command says it all
+      EXPECT_EQ(j["steps"][i]["shell"], to_shell(p.steps[i].line));
+      continue;
+    }
     EXPECT_EQ(j["steps"][i]["argv"].get<std::vector<std::string>>(), p.steps[i].line.argv());
   }
 }
@@ -106,7 +111,9 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   EXPECT_NE(sh.find("readonly RESULTS=gs://lab-results/course/pod/lesson/r1\n"), std::string::npos) << sh;
   EXPECT_EQ(sh.find("PARALLEL"), std::string::npos) << sh;
   EXPECT_EQ(sh.find("fetch_start"), std::string::npos) << sh;
-  EXPECT_NE(sh.find("mkdir -p ./tpu-runs/pod/lesson/\n"), std::string::npos) << sh;
+  EXPECT_NE(sh.find("\nif ! { test ! -e ./tpu-runs/pod/lesson/r1 && mkdir -p ./tpu-runs/pod/lesson/; }; then\n"),
+            std::string::npos)
+      << sh;
   const auto run = sh.find(" || run_status=$?\n");
   const auto collect =
       sh.find("gcloud storage cp --recursive gs://lab-results/course/pod/lesson/r1 ./tpu-runs/pod/lesson/ || collect_status=$?\n");
@@ -141,7 +148,16 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
   m_options.lifecycle.provisioning = Provisioning::spot;
   m_options.teardown = true;
   const std::string sh = render_sh(plan("v5litepod-16", RouteKind::multi_host));
+  const auto name_check = sh.find("\nif state=$(gcloud compute tpus queued-resources describe pod-qr --zone=us-central1-a "
+                                 "--format='value(state.state)' 2>/dev/null); then\n");
   const auto queue = sh.find("\ngcloud compute tpus queued-resources create pod-qr --node-id=pod ");
+  // Reported as left running only once the queue call succeeded: never a name the plan did not create.
+  const auto trap = sh.find("\ntrap '(($? == 0)) || tpu_left_running' EXIT\n");
+  ASSERT_NE(name_check, std::string::npos) << sh;
+  ASSERT_NE(trap, std::string::npos) << sh;
+  EXPECT_LT(name_check, queue);
+  EXPECT_LT(queue, trap);
+  EXPECT_NE(sh.find(fmt::format("\n  exit {}\nfi", to_int(PipelineStatus::name_taken))), std::string::npos);
   const auto release = sh.find("\nrelease_capacity() {\n  if ! gcloud compute tpus queued-resources delete pod-qr "
                                "--zone=us-central1-a --force --quiet; then\n");
   const auto wait = sh.find("\nwait_for_capacity ACTIVE 'FAILED SUSPENDED SUSPENDING DELETING' 60 43200 "
@@ -157,7 +173,7 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
   for (const auto at : {queue, release, wait, check, stage, run, report, teardown}) {
     ASSERT_NE(at, std::string::npos) << sh;
   }
-  EXPECT_LT(queue, release);
+  EXPECT_LT(trap, release);
   EXPECT_LT(release, wait);
   EXPECT_LT(wait, check);
   EXPECT_LT(check, stage);
@@ -192,11 +208,83 @@ TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
   for (const auto& step : j["steps"]) {
     if (step["name"] == "wait") {
       saw_wait = true;
-      EXPECT_EQ(step["poll"]["until"], "READY");
-      EXPECT_EQ(step["poll"]["every_seconds"], 15);
+      EXPECT_EQ(step["loop"]["until"], "READY");
+      EXPECT_EQ(step["loop"]["every_seconds"], 15);
+      EXPECT_EQ(step["loop"]["on_error"], "look-again");
+      EXPECT_EQ(step["loop"]["on_stop"], "release");
     }
   }
   EXPECT_TRUE(saw_wait);
+}
+
+// Every form says when a step runs: JSON names the condition of each conditional step, local
+// gcloud calls are local, and a line of shell syntax is no argv.
+TEST_F(RenderTest, JsonMarksConditionalStepsAndShellSyntax) {
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  m_options.teardown = true;
+  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  std::map<std::string, nlohmann::ordered_json> by_name;
+  for (const auto& step : j["steps"]) {
+    by_name.emplace(step["name"].get<std::string>(), step);
+  }
+  EXPECT_EQ(by_name["release"]["when"], "capacity-unusable");
+  EXPECT_EQ(by_name["preemption-check"]["when"], "step-failed");
+  EXPECT_EQ(by_name["teardown"]["when"], "verify-succeeded");
+  EXPECT_EQ(by_name["teardown"]["condition"], "only after verify succeeded");
+  EXPECT_EQ(by_name["stage"]["when"], "always");
+  EXPECT_FALSE(by_name["stage"].contains("condition"));
+  for (const char* local : {"name-check", "queue", "wait", "release", "teardown"}) {
+    EXPECT_EQ(by_name[local]["where"], "local") << local;
+  }
+  EXPECT_EQ(by_name["name-check"]["expect"], "absent");
+  EXPECT_TRUE(by_name["prepare"]["argv"].is_null());
+  EXPECT_NE(by_name["prepare"]["shell"].get<std::string>().find("test ! -e ./tpu-runs/pod/lesson/r1 && mkdir -p "), std::string::npos);
+  EXPECT_EQ(by_name["stage"]["argv"][0], "gcloud");
+  EXPECT_FALSE(by_name["stage"].contains("shell"));
+}
+
+// Pasted, every line of the text form runs: no line that deletes anything is a plain command.
+TEST_F(RenderTest, TextFormNeverDeletesWhenPasted) {
+  for (const Capacity capacity : {Capacity::create, Capacity::queued}) {
+    m_options.lifecycle.capacity = capacity;
+    m_options.teardown = true;
+    const std::string text = render_text(plan("v5litepod-16", RouteKind::multi_host));
+    std::istringstream lines(text);
+    std::string line;
+    bool saw_commented_delete = false;
+    while (std::getline(lines, line)) {
+      if (line == "notes:") {
+        break;
+      }
+      if (line.find("tpu-vm delete ") == std::string::npos && line.find("queued-resources delete ") == std::string::npos) {
+        continue;
+      }
+      EXPECT_TRUE(line.starts_with("  # ")) << line;
+      saw_commented_delete = true;
+    }
+    EXPECT_TRUE(saw_commented_delete) << text;
+    EXPECT_NE(text.find("\n  until state=$(gcloud compute tpus "), std::string::npos) << text;
+  }
+}
+
+// A plan that creates its TPU bootstraps it (a fresh VM has no interpreter), unless --python
+// names one; it checks the name first.
+TEST_F(RenderTest, CreatingPlansBootstrapAndCheckTheNameFirst) {
+  m_options.lifecycle.capacity = Capacity::create;
+  const Plan created = plan("v5litepod-16", RouteKind::multi_host);
+  std::vector<std::string> names;
+  for (const Step& step : created.steps) {
+    names.emplace_back(step.name());
+  }
+  const auto at = [&](std::string_view name) { return std::find(names.begin(), names.end(), name) - names.begin(); };
+  EXPECT_LT(at("name-check"), at("create"));
+  EXPECT_LT(at("wait"), at("bootstrap"));
+  EXPECT_LT(at("bootstrap"), at("stage"));
+  m_options.python = "/usr/bin/python3";
+  const Plan named = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_TRUE(std::none_of(named.steps.begin(), named.steps.end(),
+                           [](const Step& s) { return s.kind == StepKind::bootstrap; }));
 }
 
 TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {

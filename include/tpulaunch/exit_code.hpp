@@ -39,9 +39,11 @@ constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
 // non-zero in worker order) and the script's own stops. The guard's numbers are constants in
 // that file too; tests/plan_test.cpp keeps the two in step.
 enum class PipelineStatus : int {
+  name_taken = 89,        // --create/--queued: a TPU or queued resource of that name exists already; nothing was created
   capacity_failed = 90,   // the queued resource (or created node) ended FAILED/SUSPENDED/…: deleted
   capacity_deadline = 91, // not READY / ACTIVE within --ready-timeout: what was created is deleted
   preempted = 92,         // the spot/preemptible TPU was PREEMPTED or TERMINATED during the pipeline
+  run_exists = 93,        // the run folder exists already (here, or on a worker): this run id ran before
   tpu_busy = 94,          // remote: a process holds the TPU devices or libtpu's lock; nothing ran
   upload_failed = 95,     // remote, --results: the program succeeded, its upload did not
   no_python = 96,         // remote: the interpreter is not on the worker (a fresh VM); nothing ran
@@ -58,13 +60,19 @@ struct PipelineStatusInfo {
 };
 
 // The documented table, in numeric order; docs/cli.md lists it and docs_test checks that.
-inline constexpr std::array<PipelineStatusInfo, 10> k_pipeline_statuses{{
+inline constexpr std::array<PipelineStatusInfo, 12> k_pipeline_statuses{{
+    {PipelineStatus::name_taken, "script",
+     "--create or --queued: a TPU (or queued resource) of that name exists already, so the plan created nothing and "
+     "touched nothing; its state is named"},
     {PipelineStatus::capacity_failed, "script",
      "the queued resource or created node ended FAILED, SUSPENDED or another state it does not leave; it was deleted"},
     {PipelineStatus::capacity_deadline, "script",
      "the TPU was not READY (or the queued resource ACTIVE) within --ready-timeout; what the script created was deleted"},
     {PipelineStatus::preempted, "script",
      "the spot or preemptible TPU was PREEMPTED or TERMINATED during the pipeline (not a failure of the program)"},
+    {PipelineStatus::run_exists, "script",
+     "the run folder exists already, here or on a worker (that worker's run guard says so): this run id ran before, "
+     "and a second run never overwrites the first; make a new plan"},
     {PipelineStatus::tpu_busy, "remote",
      "a process holds the TPU devices or libtpu's lock file on that worker; the program never started there"},
     {PipelineStatus::upload_failed, "remote",

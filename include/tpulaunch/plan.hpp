@@ -80,7 +80,8 @@ struct PlanOptions {
 // What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
 // text and JSON forms show.
 // prepare changes to the plan's folder and creates the download folders; create/queue get the
-// TPU; release defines how to delete what holds quota (used when capacity fails, on preemption
+// TPU, after name_check has found no TPU (or queued resource) of that name; release defines how
+// to delete what holds quota (used when capacity fails, on preemption
 // with --teardown); wait polls until the TPU is usable; preemption_check defines the one state
 // query a failed step on a spot or preemptible TPU makes; `collect` is the one local download
 // of every worker's folder from the results bucket (--results), which replaces the per-worker
@@ -88,6 +89,7 @@ struct PlanOptions {
 enum class StepKind {
   prepare,
   preflight,
+  name_check,
   create,
   queue,
   release,
@@ -107,6 +109,18 @@ std::string_view to_string(StepKind kind);
 std::string_view concurrent_group(StepKind kind);
 
 enum class StepWhere { local, remote };
+
+// When a step runs. Every form says the same: the sh script runs a conditional step only when its
+// condition holds, the text form shows it commented and labelled with `condition_text`, and the
+// JSON form names the condition (`"when"`). A step is never printed as a plain command unless it
+// always runs.
+// always: in order, when the steps before it succeeded.
+// capacity_unusable: release, only if what was asked for never becomes usable (a dead-end state,
+//   or --ready-timeout), or after a preemption with --teardown.
+// step_failed: the preemption check, only if a step on a spot or preemptible TPU failed.
+// verify_succeeded: teardown, only after every worker's results are back and verified.
+enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded };
+std::string_view to_string(StepWhen when);
 
 // The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
 // index.
@@ -139,6 +153,7 @@ struct Step {
   std::string summary;            // one line for a person
   ShellLine line;                 // the command (argv data; code only in remote command strings)
   std::optional<Poll> poll;       // wait steps: the line is the describe call to repeat
+  StepWhen when = StepWhen::always;
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };

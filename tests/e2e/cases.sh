@@ -13,15 +13,15 @@ case_plan__cpu_route() {
   run -C "$COURSE" plan distributed-02
   expect_status 0
   expect_stdout_golden plan-cpu-distributed-02.txt
-  expect_stdout_contains "set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt"
+  expect_stdout_contains "set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial && mv -f distributed-02-cpu.txt.partial distributed-02-cpu.txt"
   expect_stdout_lacks "gcloud"
   run -C "$COURSE" plan distributed-02 --format sh
   expect_status 0
-  expect_stdout_contains $'\nset -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt'
-  # The course's own CPU line, byte for byte.
+  expect_stdout_contains $'\nset -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial && mv -f'
+  # The course's own CPU line (its receipt written only when the program succeeded).
   run -C "$COURSE" plan distributed-02 --course
   expect_status 0
-  expect_stdout_contains $'\n  set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt'
+  expect_stdout_contains $'\n  set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial'
 }
 
 # A cpu-only script with no jax: its output, its receipt and its exit status through the sh form.
@@ -38,11 +38,15 @@ case_plan__cpu_route_keeps_the_receipt_and_the_status() {
   expect_status 0
   grep -qx "echo-args: wrote ./echo-args.json" "$dir/out.txt" || fail "the program's output is not on stdout"
   cmp -s "$dir/out.txt" "$dir/echo-args-cpu.txt" || fail "the CPU receipt echo-args-cpu.txt is not the program's output"
+  echo "kept from the run that worked" >>"$dir/echo-args-cpu.txt"
   run -C "$dir" plan echo-args --env ECHO_EXIT=5 --format sh
   printf '%s\n' "$out" >"$dir/fail.sh"
   status=0
   bash "$dir/fail.sh" >/dev/null 2>&1 || status=$?
   expect_status 5
+  # A failed run again leaves the receipt of the run that worked as it was.
+  grep -qx "kept from the run that worked" "$dir/echo-args-cpu.txt" ||
+    fail "a failed re-run truncated the CPU receipt of the run that worked"
   run -C "$dir" plan echo-args --format json
   expect_stdout_contains '"receipt": "echo-args-cpu.txt"'
 }
@@ -833,7 +837,9 @@ case_pipeline__context_carried_from_another_folder() {
   tpu_deleted "$dir" || fail "teardown did not run"
 }
 
-# The text form, pasted into bash line by line from another folder, does what the sh form does.
+# The text form, pasted into bash line by line from another folder, does what the sh form does,
+# except the teardown: it runs only if verify succeeded, so the text form shows it commented and a
+# paste leaves the TPU for the person to delete.
 case_pipeline__text_form_pasted_line_by_line() {
   local dir elsewhere
   dir=$(standin_course pipeline-paste 4)
@@ -842,7 +848,8 @@ case_pipeline__text_form_pasted_line_by_line() {
   expect_status 0
   # The commands: the indented lines of the "commands:" section that are not comments.
   sed -n '/^commands:$/,/^$/p' <<<"$out" | grep '^  [^#]' | sed 's/^  //' >"$elsewhere/pasted.txt"
-  [[ $(wc -l <"$elsewhere/pasted.txt") == 11 ]] || fail "expected 11 commands, got $(wc -l <"$elsewhere/pasted.txt")"
+  [[ $(wc -l <"$elsewhere/pasted.txt") == 10 ]] || fail "expected 10 commands, got $(wc -l <"$elsewhere/pasted.txt")"
+  expect_stdout_contains "  # teardown (only after verify succeeded):"
   status=0
   (cd "$elsewhere" && env PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:$PATH" GCLOUD_STANDIN_STATE="$dir/state" \
     CLOUDSDK_CORE_PROJECT=lab-project-1 TPULAUNCH_ALLOW_STANDIN=1 bash -s <"$elsewhere/pasted.txt" >"$elsewhere/out" \
@@ -856,7 +863,7 @@ case_pipeline__text_form_pasted_line_by_line() {
       fail "worker $i's receipt did not come back"
   done
   ! grep -q '"attempt": 2' "$dir/state/runs.jsonl" || fail "a pasted command was retried"
-  tpu_deleted "$dir" || fail "the pasted teardown did not delete the TPU"
+  ! tpu_deleted "$dir" || fail "a pasted plan deleted the TPU"
 }
 
 # --env and -- with values a shell reads, through both shell levels to the program on a (stand-in)

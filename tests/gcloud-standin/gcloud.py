@@ -986,11 +986,27 @@ def cmd_create(ns):
     raise Exit(0)
 
 
+def describe_blip(prog):
+    """GCLOUD_STANDIN_DESCRIBE_FAIL=N: the first N describe calls (tpu-vm or queued-resources) fail
+    as a passing API error would (UNAVAILABLE, exit 1), as a real call sometimes does: a wait
+    must look again, never give up on what it created."""
+    budget = int(os.environ.get("GCLOUD_STANDIN_DESCRIBE_FAIL") or "0")
+    if budget <= 0:
+        return
+    counter = state_dir() / "describe-failures"
+    done = int(counter.read_text()) if counter.exists() else 0
+    if done < budget:
+        write_atomic(counter, "{}\n".format(done + 1))
+        fail(prog, "UNAVAILABLE: {} the service is currently unavailable (GCLOUD_STANDIN_DESCRIBE_FAIL)"
+             .format(STANDIN_TAG))
+
+
 def cmd_describe(ns):
     spec = SPECS[TPU_VM, "describe"]
     prog = spec.prog
     reject_not_emulated(spec, ns)
     zone, project = resource_zone_project(prog, ns, "tpu")
+    describe_blip(prog)
     node = get_node(prog, ns.tpu, zone, project)
     with ConfigLock(node.root):
         config = load_config(prog, node.root / "config.json")
@@ -1100,6 +1116,7 @@ def cmd_qr_describe(ns):
     prog = spec.prog
     reject_not_emulated(spec, ns)
     zone, project = resource_zone_project(prog, ns, "queued_resource")
+    describe_blip(prog)
     folder, _ = get_qr(prog, ns.queued_resource, zone, project)
     with ConfigLock(folder):
         config = load_config(prog, folder / "config.json")

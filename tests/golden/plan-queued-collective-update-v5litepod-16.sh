@@ -31,8 +31,11 @@ tpu_left_running() {
   echo 'tpulaunch: warning: a step failed, so the TPU is left running: my-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet' >&2
 }
 
-step 'prepare: work in the folder the plan was made in; create the folders the downloads land in'
-cd @COURSE@ && mkdir -p ./tpu-runs/my-pod/collective-update/r1/worker-0/ ./tpu-runs/my-pod/collective-update/r1/worker-1/ ./tpu-runs/my-pod/collective-update/r1/worker-2/ ./tpu-runs/my-pod/collective-update/r1/worker-3/
+step 'prepare: work in the folder the plan was made in; check that this run'\''s folder is new (a second run never overwrites the first); create the folders the downloads land in'
+if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir -p ./tpu-runs/my-pod/collective-update/r1/worker-0/ ./tpu-runs/my-pod/collective-update/r1/worker-1/ ./tpu-runs/my-pod/collective-update/r1/worker-2/ ./tpu-runs/my-pod/collective-update/r1/worker-3/; }; then
+  echo 'tpulaunch: error: could not start the run folder ./tpu-runs/my-pod/collective-update/r1: it exists already (run id r1 ran before, and a second run never overwrites the first: make a new plan), or it cannot be made here' >&2
+  exit 93
+fi
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -40,11 +43,17 @@ if ! ssh-add -l >/dev/null 2>&1; then
   exit 1
 fi
 
-trap '(($? == 0)) || tpu_left_running' EXIT
+step 'name-check: check that no queued resource named my-pod-qr exists yet (this plan creates it): a state printed here means one does, and the plan stops (exit 89)'
+if state=$(gcloud compute tpus queued-resources describe my-pod-qr --zone=us-west4-a --format='value(state.state)' 2>/dev/null); then
+  echo 'tpulaunch: error: a queued resource named my-pod-qr exists already (state '"${state:-not readable}"'), and this plan creates it: nothing was created or touched; choose another --queued-resource, or use that one without --queued' >&2
+  exit 89
+fi
+
 step 'queue: ask for v5litepod-16 as queued resource my-pod-qr, node my-pod'
 gcloud compute tpus queued-resources create my-pod-qr --node-id=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot
 
-step 'release: how to delete the queued resource and its TPU VM (it holds quota): used if it never becomes usable, and after a preemption with --teardown'
+trap '(($? == 0)) || tpu_left_running' EXIT
+# release (only if queued resource my-pod-qr never becomes ACTIVE (a state it never leaves, or --ready-timeout), or after a preemption (--teardown)): delete the queued resource and its TPU VM (it holds quota)
 readonly RELEASE='gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet'
 release_capacity() {
   if ! gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet; then
@@ -63,15 +72,13 @@ wait_for_capacity() {
     status=0
     state=$(capacity_state) || status=$?
     if ((status != 0)); then
-      echo "tpulaunch: error: could not read the state of $what (gcloud exited $status); deleting it" >&2
-      release_capacity || true
-      exit 1
-    fi
-    if [[ $state == "$want" ]]; then
+      # One failed look (a network blip, an API error) is not a verdict: look again.
+      state=""
+      step "wait: could not read the state of $what (gcloud exited $status); it is kept, and looked at again"
+    elif [[ $state == "$want" ]]; then
       step "wait: $what is $state"
       return 0
-    fi
-    if [[ -n $state && $dead_ends == *" $state "* ]]; then
+    elif [[ -n $state && $dead_ends == *" $state "* ]]; then
       echo "tpulaunch: error: $what is $state, which never becomes $want; deleting it so that it stops holding quota" >&2
       release_capacity || true
       exit 90
@@ -87,7 +94,7 @@ wait_for_capacity() {
 }
 wait_for_capacity ACTIVE 'FAILED SUSPENDED SUSPENDING DELETING' 60 43200 'queued resource my-pod-qr'
 
-# preemption-check: if a step fails on this spot TPU, ask for its state once: PREEMPTED or TERMINATED is reported as such (exit 92)
+# preemption-check (only if a step fails on this spot TPU): ask for the spot TPU's state once: PREEMPTED or TERMINATED is reported as such (exit 92)
 node_state() { gcloud compute tpus tpu-vm describe my-pod --zone=us-west4-a --format='value(state)'; }
 preempted=""
 preemption_checked=0
@@ -125,13 +132,17 @@ failed_step() {
   exit "$1"
 }
 
+step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
+# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"' || failed_step $?
+
 step 'stage: copy the script to every worker'
 gcloud compute tpus tpu-vm scp public/exercises/collective-update.py my-pod: --zone=us-west4-a --worker=all || failed_step $?
 
 step 'run: put the script in place, check its digest and the TPU'\''s holders, then run on every worker at once, for at most 2h'
 run_status=0
 # shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='guard=$(printf %s H4sIAAAAAAACA50aa3PTSPK7f0WjmMQKCD/Y7B4OhqV2uYU6YCkWrq42ZF2KPLZVkSWvHslmg++3X3fPQzOSzOOoIpZmevo1/ZxRIUoIKggy2MZbsQzjpJeLcJGlyQ0UZVhWxfyiKm5mj75rjVfbJAsXc1ojFrNHJy2ANJtvb8p1ls4efd+aXMQrUZTzTVxswjJazx790AJZVWFe4/9Ha76MN2Ixz6pyNp602duE2y1OT05OZpMTnK5SpJnPPA+SbEU/CLcS82WebfhtHU5OvjfjC3paiKs4EsUsTG+AiBGpEazyMBKzhyO4jJNkjtCJwFGpDVzVUzLjepFeFbOB39vmGS7azLcxoy2F0I/XJPsiW+n3OC1FnlfbUjIgRUHsRZSzlnBsnRUlkclFlOULQl+ENwMfbmGb4/IlHJXbKgmrNFpP4W5B/z+mR+D1aaGHv8cePDmcnMKuVxWkASSY5YSgB4CowENVAet+CgiMo+KvuMSFHdvi9Xa9uJhHWZWWzMPZGfTHMPsv/HE2Ch6d347vP9r14fycyG3DvBDzMF8Vitr1GnHAYNA/gCcw8v1TWGQ4DBCFhSA8ccqvAEGATAW4fz7ojezfToIdnJ4aCNxWn/e2NcM7GtBO+/aut+HYBnxtC914Fr62kNa8shffGE4LQlmRb8ypBcHW5Ssja82SyQVscr5tfuNT5DlelqcQZWkZp5WwF0nT9LWJtpCimfpsq/dmA49nPd+elwbtgzLs1npfE79AH7ysZ46RZG1h4FXpZZpdp4AWUG1EWsJRf3zkaXhRhBE/SHuYwcT34dMnFwXaRCrEooAQrsKkEh6vYPIwwWeMAAJ/lMOROD96fo9x3h6o0bMfz3fS3lro00wvhXCJnojCEQU06iCFvrI8ODzkVzQ1/Sg1g2bewmgM9760UAjThVEpakJALv6s4pxciQn1le3AbAZhFImEUNqDV8s4a45RgOokrmE2VVHChZAY70scCIHriGy8hDug3RiVrIzTI4TOBFuldwrlWkjPbJBTC5WQDA1leCnQ0zP09AJDVrooiOQyVnr9G/rS3YgY6VI6V7c4ClKagPZHz8JknPursJmw0IExyaIwIa8gZhEenzAcoQ5uyVPIhjwTrmjbaJ7D3rPg9zD4e36uHjAKzs+PZ90c0CLSTwFvnr1+Pvv3s1cfnnvajHc99BYnsN8d3C3890cQjCmcFqKcyySgwqlkOVYMx4rdOxLG5Rh3nJi+VXMxegSaEbrXzDvmaG12GMDAzGi+P/HMeFnlEoh3U/meBOdQwtA+CrKMRYKZeukwmsQMT7zSo2L3M9wy1F42jZIKSna3BHxwPNt5DQZ3ves8LkWX5srNFkVUXj58QI4rU94DBH6As8ZXFC2PUqvX4BqeoAMhrHSezRUESzQsUIM1fhe97VSchNHlkgWkWQnML+xbJ31p10PZ5iSzK5H4i1LMeDg8++NsylxPz8+HT3e9lr4IdDqaTkajHSX1PMto5fu3H149+/DmpxfzXz48e/fz/N2vv76fBrseor+cLzF7k8IQdIjCDZP4AkuPOc3RlNdLkPE8TObbsMSHtIO1MVASpMIHImULg0EMMxid4tBjtNADAtzh2717doEwUxzH0/HOKhmiumTwsM75BN5T/nvGf8/578ePmN6Q7L0ZPvYjz0lYPI5o3KRk0oqtMoqQqCmMbAuRF45wF8RMifUtl3/A77P+oKEPkLrjBKVM/EvBXwZ6y1aYCDpbkKThRiBGIjXEFUNejzoIMl/H2zaR/cnkq2jQ8qFLowXcIbWxHs/35ELMF0PMvNGQq8bj4RLzxwZHxbZcwxifw7/088eBNFckI/3tow+B2Zk13E2o3J08YQbTKkEdshSy2KQuAYIclgtO5SXWIqI0ZgVqHK1LPhxIrnatGGOqagV4F1nekXtLjDLqkNmgxRVZXlIywj7rU4MNLPvbPKhtork7FO36XjPWdXKC8E0G1J6Y0CdtlZoNtldQtotsRZi1g8URYHJZjh2eKdUsBDYg8YWYdxk78Rllmw0m/R605at9VsKgH5Q5HH0cEbEjeOxJFRP7w2izoBjm2dvn92x5iRjKTIkQLKEHOvzRjihCdwHrWJ1NMZY8HljiU1bCSJrG6coRhiIr9UH4g4wa5sZDGsG44djVJ5UDYWyW3NLPwQFGkp2q53gEI+t4R7v5O24lkl7lWbWd72MAOF8WOEY1PgQjTiBBf+x9hj7FTl6MedTxJRo0m2AE63cLpPuHnszwcheDUHEEjx/jSktGz6kmJNDZ6FyJitWxGZyYEsNrFxgsxKijlFDSYdIO43K+yhr5TRWUlEfKOLpkUwyT+IoWc1NgcgpPc1rhp8czvRaOYaxGnQzDaGaKp0x6KlcoP3quq6pNVLbYcFOJZdzhjLLT4XnZiDhaKBIhtjB6MO5UBnd+e1yRMg794tgm3FKQhaDkibYL6L4IX9ymyOKFixG78Zyi5tIFSfzby1/eP3/3GsoM+oNmiGDPk+bLQGg2mo5jxbqkMhts2gxniaVXZzdsiK/elQ6ZCCFH3LhAHyG2NQbZCPZvmaldMSWx//Xy1SvPoJNS0pgOSK58XVtfi3viSNFojZz9kqEjWgvMnlhouRVHVdxIVQ4G9cEA7ib6oGpfm7gspdgGpTngY7+OfTV1BOEkIBcV6xbfAEtHUiZBTFF99LsjHBCXhT4goR60rgZO0e7o7Ok6xkRvbw9ZGNocEdmojt/0PoiqDOPEzQFrDDlwcaPImkQATrysK6JAWFy44rQU6phShyHlYpNdkd2QDiT3hNomMJDHDCh/wRm4QJX4pqvamIahLpNkLZoUwqb7DcinIGtzuOauIhfLqmCtIo68/KzeWR5szkxF0aH6Tk7cNhHGdXTnPybE7HoHGKtFkrBhwyIuwgvsK377afJw/AMcYGGfJNjBc5tOOi3zcFsQFxQANiHW+1k6L+JVGibKI+xD1D7RpSVwdARvX759jhh5Z4o1ROswTbHG3qA2LwSQN07hkgLvKsMdvC/FZ0mv15hY13SinIqF4wHW2W7bp1Tsk9nbgmxGCO7g0MLnXBe4fRImJnxxCgYKMzYyN2J/E+E9yVEe3exJjd/AS2cms+LlFxikvC8PyN20TzhFbnaWEWJFI4cdFKfy8BqLTVJIT/NjnXEd6kGBZf+dngzNFjY6/47WGa+n3l4dxQ/59iHgJvDbdK45UFnuK+ijtX1O55bRMaes2X2cfov6lWHSyYOCcbZhGS8zqC9hPEKvLyr6g81lKTZbbCoov71//fbnl++mAZ0T7IbmgoIORx/8h/95duGx564BmOSslgzJbqVYm0vmhuMmPXlfg60UWBxtdbBdediMqMWHcpavZXhTrKjHMVOQWBhrrzlwu7Ol0MVDY6rCviTnyG0XGNe4eRyTKAZjEBCLKaQy4V2HhYpASG9AMNdZfonlCJ3vYRrFCjYVURlnKYMmWSETiX3Eha+YiufvPryZ4xZYB1woRbwMo7LwiMkC4xcdR9oHnGRnfFAta7H6+JwPuaSmJk8Ox/C47iEO6+P3WnucRfXhsLrqMTarXdzGYjUlTODQgawRcyqRLefU6XHo1swUWh0xSsH0n1ouMWrCNXojvt6ow1idA2y+OpKA5wC0q0PF4ueAWE6TIOogoWy0FWJqo2ODsm21Lnla8aFx7GM8W/aLrWjiuwWfvjnJwxS2YVHW111Yh6knqp8lR1xsYCndN2RalZ10JUOvNc05X4XyPRg+43G0NeRqqMfPc8y3GV9gWllT82KaNi2p7cQqTBpFc1NoC3Kv2BbM/yW4DjlUYGHFU7JgNosccDpCzFO2IxZsMJAiU2vvenVLpKKKIiEWHQIpXm0AU+u20MjovVdeOS03SrGmdsW0VlRh56rEVkbdEcNxoWetdCLqrv7YQMbjeVptLvCnypPZuiy30+Fwg7XxIizDB6ssWyXiASsWN24YZRvMWeK1mh9ejYdxioTSSAzDssReC2eLYbgSaRlI9IFE3+NWtDMVS7j6qlJe9apLJ6sewy2ToOjTEXILQfEbqmKDhR4EL+BIcxX8MwmvsnwKvzD3dNLWktTTzaWaqm/979GNP07KajFKsop0muUoE0SUb1GPVV7EV6K+D6EUI7keKqEV2qFd31ii8F52fPLAl2tTnSj1WWF9naJUQ+kzF0WV4C/W+ewM6vWiii7pQBbH+GuSG+o0GB69ZcltMJ24fmSOMDFKUtPgKWdM+ZnFk8OJznt7PcQNGs7nNLr0WsZpXKx1X/PlQCJvQexpcx/y4sNbXxbD48mj+s7j5Zv3evjhyLkKkYPfPWzchei+2RZscnLiiOZ+MFJ/iWN80AGgW5RUXKFVqdJKf4zS9H06PNzjqRNvT61lHwswEV2/TaH/0GtWb61s2aik9J7R5jreqNpKhQZ9XKAdhdhMqaa6NrWsFn9CklMLqwTmT3vonKYo+fKkUX9wca8+oggIiBJw/VENn02ansg0xbTxR/SnYwo3/4j+dExRL2Oaps0lXZboUrmjgGxebUfYWaOvRRgn7bvLeoW5KJ4NPPXgdAXqihPGXGVYO0RyNw782eOaO6kTed3pOR5kfSnAoQruwG1DzFv5McDd4TH6NUJYV7n1ak+/URu26zoHU18g0CnatnQIxwUHJMysUgRe5ziCXBxs4qKQbV9XI/MVZBQCr3HslZpvL7QOrGslc68kQSxB6XqIx9DJUB/y3CZQO9ZUgcuXlhVraCGl56//lO9cxeKaYCXB3v7TJsLIp12LeLmkCyxzOtSJxNWp/PIw0F8e1lptfJLYqdivIahVfEdfeUFwJe1Gd1P2+YRR1/5chruxDkld8FZ+N8QBfovJEMNZWOL8KecmrsKT0JzkXWRZWZBj36eGEaNHhtmBzpzVvPoK6e2z9y/qhAbWp4KGX85mTUWmmcZgVGg++ZTKy4U08j18a/yuzvT5tqUaly4fOhuS9OZ1HTkP9FcnynL8ugKsDzTakcsUCkwOrM7GawZ9eXWNCVqFcRmB/wd2CJsyUysAAA== | base64 --decode | gunzip) || exit 98; bash -c "$guard" tpulaunch-run-guard --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage-from ~/collective-update.py --sha256 ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --staged ~/jax-tpu-lab/collective-update.py --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='guard=$(printf %s H4sIAAAAAAACA50aa3PTSPK7f0WjmMQKCMdms3txMCy1yy3UAUuxcHW1IetS5LGtiix59Ug2G3y//bp7HpqR5ABHFbE009PT78eMClFCUEGQwSbeiEUYJ71chPMsTW6gKMOyKmZ5lc7EX3FRFtOTx63Zi6q4mZ581xqvNkkWzmeEUcynJ8ctgDSbbW7KVZZOT75vTc7jpSjK2Tou1mEZraYnP7RAllWY1/j/0Zov47WYz7KqnI7GbfLW4WaD0+Pj4+n4GKeRx3mcTz0PkmxJPwi3FLNFnq35bRWOj78343N6mourOBLFNExvgDajrY5gmYeRmD4+gss4SWYInQgcldLAVT3FM64X6VUxHfi9TZ7hovVsEzPaUgj9eE28z7Olfo/TUuR5tSklAZIVxF5EOUsJx1ZZUdI2uYiyfE7oi/Bm4MMtbHJcvoCDclMlYZVGqwncL+j/p/QAvD4t9PD30IOn++NT2PaqgiSAG2Y5IegBICrwUFTAsp8AAuMo2kaJCzvU4vW2vbiYRVmVlkzD2Rn0RzD9L/xxdhScnN+OHp5s+3B+TtttwrwQszBfFmq36xXigMGgvwdP4cj3T2Ge4TBAFBaC8MQpvwIEARIVoP580Irs346DLZyeGghUq8+6bc2wRgPStG9rvQ3HNuBrW+jGM/e1hbTmlb34xnBaEMqKfGNOLQi2Ll8ZWWuWTC5gk/Nt8xudIs3xojyFKEvLOK2EvUiapq9NtIUUzdRnW30wHXg86/n2vDRoH5Rht9b7evML9MHLeuYQt6wtDLwqvUyz6xTQAqq1SEs46I8OPA0vijDiB2kPUxj7Pnz+7KJAm0iFmBcQwlWYVMLjFbw9jPEZI4DAH+VwxM6Pnt9jnLd7avTsx/OttLcW+jTTSyFcoCcic7QDGnWQQl9ZHuzv8yuamn6UkkEzb2E0hvtQWiiE6dyIFCUhIBd/VnFOrsQb9ZXtwHQKYRSJhFDag1eLOGuOUYDq3FzDrKuihAshMT6UOBAC19G28QLugXZjFLIyTo8QOhNsld4plCshPbOxnVqomGRoKMNLgZ6eoacXGLLSeUFbLmIl17+hL92NNiNZSufqZkdBShPQ/uhZmIxzfxU2ExY6MCZZFCbkFUQswuMThiOUwS15CtmQZ8IVqY3mOew9D34Pg79n5+oBo+Ds/HDaTQEtIvkU8Pb5mxfTfz9//fGFp81420NvcQL7/cH9wv9wAMGIwmkhyplMAiqcSpJjRXCsyL0nYVyKUeNE9K2ai9Ej0IzQvabeIUdro2EAAzOl+f7YM+NllUsg1qbyPQnOoYShfWRkEYsEM/XCITSJGZ5opUdF7h3UMtROMo2QCkp2twS8dzjdeg0Ct73rPC5Fl+TK9QZZVF4+fESOK1PeIwR+hLPGV9ReHqVWr0E1PEUHQljpPOsrCBZoWKAGa/wuetupOAmjyyVzSLMSmF7YtU760raHvM2IZ5cj8RelmNFwePbH2YSpnpyfD59tey15EejkaDI+OtpSUs+zjFZ+ePfx9fOPb396Ofvl4/P3P8/e//rrh0mw7SH6y9kCszcJDEGHyNwwiS+w9JjRHE15vQQJz8NktglLfEg7SBsBJUEqfCBStjAYxDCFo1MceoIWukeAW3x78MAuEKaK4ngy2lolQ1SXDB7WOZ/Be8Z/z/jvOf/99AnTG277YIqP/chzEhaPIxo3KZm0YouMIiRKCiPbXOSFw9wFEVMKKqgHlH7ofdofNOQBUnacoJSJfyn4y0Bv2Qpvgs4WJGm4FoiRthriiiGvRxkEma/jbXuT3cnkq/ag5UN3jxZwB9fGejzfkwsxXwwx80ZDrhoPhwvMH2scFZtyBSN8Dv/Sz58G0lxxG+lvn3wIjGZWcD+hcnf8lAlMqwRlyFzIYpO6BAhyWMw5lZdYi4jSmBWocbQu+bAnqdq2YoypqhXgfSR5S+4tMcqoQ2aDFldkeUnJCLuwzw0ysOxv06DURHP3KNr1vWas66QE4ZsEKJ2Y0CdtlZoNtldQtotkRZi1g/kBYHJZjByaKdXMBTYg8YWYdRk70Rll6zUm/R60+at9VsKgH5Q5HHw6os0O4IknRUzkD6P1nGKYZ6vP79n80mbIMyVCsJge6PBHGlEb3QesY3U2xVjyZGCxT1kJI2kap0uHGYqs1AfhDxJqiBsNaQTjhmNXn1UOhJFZcks/e3sYSbaqnuMRjKyjLWnzd1Qlbr3Ms2oz20UAcL4scIxqfAiOOIEE/ZF3x/4UO3kx5lHHl2jQKMEw1u9mSPcPPZnhpRaDUFEET57gSotHz6kmJNDZ0bliFatjMzg2JYbXLjCYiaOOUkJxh0k7jMvZMmvkN1VQUh4p4+iSTTFM4itazE2BySk8zWmFn55M9Vo4hJEadTIMo5kqmjLpqVyh/Oi5rqqUqGyx4aYSy6jDGWWnw/OyEXGkUCRCbODo0ahTGNz57XBFyjj0i2PrcENBFoKSJ9ouoPsifHGbIosWLkbsxnOCkkvnxPFvr3758OL9Gygz6A+aIYI9T5ovA6HZ6H0cK9YllVGwaTOcJZZcHW3YEF+tlQ6eCCFH3LhAHyGyNQbZCPZvmahtMSG2//Xq9WvPoJNc0pgOSC5/Xaqv2T12uGi0Ro6+ZOiIVgKzJxZabsVRFTdSlINBfTCA2kQfVO1rE5clFNugNAV87NehV1NHEE4CclGxbPENsHQkYRLEBMVHv1vCAXFZ6AMS6kHrauAU7Y7Onq5jTPS2esjC0OZok7Xq+E3vg6jKME7cHLDCkAMXN2pbkwjAiZd1RRQIiwqXnZZAHVPqMKRcrLMrshuSgaSeUNsbDOQxA/JfcAYuUCS+6arWpmGoyyRZiyaFsPf9BuQTkLU5XHNXkYtFVbBUEUde3il35gebM1NRdIi+kxK3TYRRHd35jwkx294exmqRJGzYMI+L8AL7it9+Gj8e/QB7WNgnCXbw3KaTTMs83BREBQWAdYj1fpbOiniZhonyCPsQtU/70hI4OIB3r969QIysmWIF0SpMU6yx1yjNCwHkjRO4pMC7zFCDDyX7zOn1ChPrik6UUzF3PMA62237lIp9MntbkM0IwR0cWviM6wK3T8LEhC9OwUBhxkbmRuxv2nhHcpRHNztS4zfQ0pnJrHj5BQIp78sDcjftE06RG80yQqxo5LCD4lQeXmOxSQLpaXqsM659PSiw7L/Xk6HZwkbn39Eq4/XU26uj+CHfPgTcBH6bzDUFKst9xf5obXfJ3DI6ppQlu4vSbxG/Mkw6eVAwjhoW8SKD+hLGI/T6oqI/WF+WYr3BpoLy24c3735+9X4S0DnBdmguKOhw9NF/+J9nFx477hqAt5zWnOG2G8nW+pKp4bhJT97XYCsFFkcbHWyXHjYjavG+nOVrGVaKFfU4ZgpiC2PtNQdud7YUunhoTFXYl+Qcue0C4xqVxzGJYjAGATGfQCoT3nVYqAiE+w0I5jrLL7EcofM9TKNYwaYiKuMsZdAkK2QisY+48BVT8ez9x7czVIF1wIVcxIswKguPiCwwftFxpH3ASXbGB9WyFquPz/mQS0pq/HR/BE/qHmK/Pn6vpcdZVB8Oq6seY7PaxW0sVlPCG+w7kDViTiWy5Zw4PQ7dmplCqyNGKZj+M8sljppwjd6IrzfqMFbnAJuujiTgOQDt6lCReBcQ82kSRB0klI22QkxtdGxQtq3WJU8rPjSOfYxny36xFU18t+DTNyd5mMImLMr6ugvrMPVE9bOkiIsNLKX7ZptWZSddyezXmuacr0L5Dgx3eByphlwN5Xg3xXyb8QWilTU1L6ZJaUltJ1Zh0iiam0xbkDvZtmD+L8Z1yKECCyuekhmzSeSA0xFinrEdMWODgWSZWnvXq1ssFVUUCTHvYEjRagOYWreFRkbvnfzKaakoRZrSimmtqMLOVYmtjLojhuNCz1rpRNRt/bGBjMeztFpf4E+VJ9NVWW4mw+Eaa+N5WIaPllm2TMQjFiwqbhhla8xZ4o2aH16NhnGKG6WRGIZlib0WzhbDcCnSMpDoA4m+x61oZyqWcPVVpbzqVZdOVj2GKpOg6NMRUgtB8RuKYo2FHgQv4UBTFfwzCa+yfAK/MPV00tbi1NPNpZqqb/0f0I0/TspqMUqyimSa5cgTRJRvUY5VXsRXor4PoRQjqR4qphXaoV3fWKywLjs+eeDLtYlOlPqssL5OUaKh9JmLokrwF+t8dgb1elFFl3Qgi2P8NckNdRoMj96y4DaYTlw/MUWYGOVWk+AZZ0z5mcXT/bHOezs9xA0azuc0uvRaxGlcrHRf8+VAIm9B7GlzH/Ly4ztfFsOj8Ul95/Hq7Qc9/PjIuQqRg989btyF6L7ZZmx8fOyw5n4wUn+JY3zQAaBblFRcoVWp0kp/jNL0fTo83OGpY29HrWUfC/Amun6bQP+x16zeWtmyUUlpnZFyHW9UbaVCgz4u0I5CbKZUU12bWlazPybOqYVVDPOnPXROU5R8edKoP7i4Vx9RBARECbj+qIbPJk1PZJpiUvwB/emYQuUf0J+OKeplTNNU1wzdt5AdR0Dmawl5CBGy84QJBc4byiyxdCcsmCj7rkQusAfHdlSgHYXqcJYhpNIy/MO6KFjOizgvygl27pcCoVNxDZskTL0O46u/bTPGt74kunTh31EONy/qozClyBEh8fZNbL3CXHtPB556cHocJSoYcc1k2RtpsXF9wfGjaZe6LKn7ViceWN89cOCFe3DbYPNWftpwf3iIUQohrIvperWn36ip3Had6qnvKehMcFM6G6NCSUhYJ0gWeJ3j1nJxsI6LQjaxXW3ZV2yjEHiNQ7zUfEmiZWBdkplbMgliMUqXXTyGIQPlIU+hAqWxpghcujSv2BEIyT1/y6giwVUsrglWbtjbfXZGGPnsbh4vFnQdZ866OpG4MpXfUQb6O8paqo0PLDsF+zUbahHf0xd4EFxJu9G9oX3aYsS1OzOjNlYhiQveya+gOF1tMLWjn4clzp+y43NPgV6tQ+hFlpUFhamH1P5iLMww19EJuppX31S9e/7hZZ2ewfrw0dDLubkpyDTTGIwIzQesUngYouI76Nb4XZnp03pLNO6+fIRutqQ3r+sAfaC/oVGW49f1bH08045cpuzh7cDq07xmCpMX8VhuqKQk88n/AJihkZA/LAAA | base64 --decode | gunzip) || exit 98; bash -c "$guard" tpulaunch-run-guard --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage-from ~/collective-update.py --sha256 ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --staged ~/jax-tpu-lab/collective-update.py --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' || run_status=$?
 if ((run_status != 0)); then
   check_preempted
 fi
@@ -235,7 +246,7 @@ fi
 step 'verify: check the fetched receipts of every worker'
 "$TPULAUNCH_PROGRAM" verify ./tpu-runs/my-pod/collective-update/r1 --slice=v5litepod-16 --kind=training --matrix=@COURSE@/execution-matrix.json
 
-step 'teardown: delete the queued resource and its TPU VM, only after every worker'\''s results are back and verified'
+step 'teardown: delete the queued resource and its TPU VM'
 gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet
 
 step "done: results in $RUN_DIR"
