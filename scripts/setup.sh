@@ -7,7 +7,6 @@ packages=(
   g++ cmake ninja-build make         # toolchain
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev   # libraries, found with find_package
   libssl-dev                         # libcrypto (SHA-256), linked statically
-  zlib1g-dev                         # build step only: the remote programs are gzip-compressed at build time
   googletest libgtest-dev            # unit tests
   shellcheck python3                 # e2e tests: generated scripts are shellchecked; the gcloud stand-in is python3
   clang libclang-rt-14-dev           # fuzzing (libFuzzer) and sanitizers

@@ -53,6 +53,7 @@ constexpr CommandEntry k_commands[] = {
     {"review", tpulaunch::cli::setup_review},     {"check", tpulaunch::cli::setup_check},
     {"slices", tpulaunch::cli::setup_slices},     {"slice", tpulaunch::cli::setup_slice},
     {"discover", tpulaunch::cli::setup_discover}, {"verify", tpulaunch::cli::setup_verify},
+    {"guard", tpulaunch::cli::setup_guard},
 };
 
 // The subcommand the command line names, found as CLI11 will find it: the first argument equal to

@@ -7,9 +7,8 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "tpulaunch/embedded/discover_py.hpp"
-#include "tpulaunch/embedded/run_guard_bash.hpp"
 #include "tpulaunch/exercises.hpp"
+#include "tpulaunch/remote_program.hpp"
 #include "tpulaunch/results_url.hpp"
 #include "tpulaunch/run_folder.hpp"
 #include "tpulaunch/validate.hpp"
@@ -21,28 +20,13 @@ namespace {
 constexpr Code k_then{"; "};
 constexpr Code k_and{" && "};
 constexpr Code k_not{"!"};
-constexpr Code k_or_exit{" || exit 1"};
 constexpr Code k_pipe{" | "};
 constexpr Code k_merge_stderr{" 2>&1"};
-constexpr Code k_write_to{" >"};
 constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
 static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
-// The run guard and the discovery program travel inside the run step's command, compressed and
-// base64-encoded at build time (tools/remote_payload.cpp): every byte of the encoding is one that
-// no shell level quotes, so the program reaches the worker exactly as built, and nothing is
-// encoded at run time. A failed decoding stops the worker with the guard's own status (98)
-// rather than running an empty program.
-constexpr Code k_run_guard_payload{embedded::run_guard_bash_payload};
-constexpr Code k_discover_payload{embedded::discover_py_payload};
-constexpr Code k_guard_decode_open{"guard=$(printf %s "};
-constexpr Code k_guard_decode_close{" | base64 --decode | gunzip) || exit 98; bash -c \"$guard\" "};
-static_assert(to_int(PipelineStatus::guard_failed) == 98, "keep the remote code in step with the code above");
-constexpr Code k_discover_decode_open{"printf %s "};
-constexpr Code k_decode{" | base64 --decode | gunzip"};
-
 constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
 
-constexpr std::string_view k_discovery_file = "discover.py"; // where the run step decodes src/remote/discover.py
+constexpr std::string_view k_discovery_file = "discover.py"; // its name in the run folder, where the guard puts it
 
 // A local path as an argument: gcloud reads a word starting with '-' as an option, and one with a
 // ':' before any '/' as a file on a remote host ([[USER@]INSTANCE:]SRC), so such paths get "./".
@@ -145,7 +129,7 @@ Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellL
 }
 
 // The local folders the plan writes into, which must exist before it does: each worker's download
-// folder (gcloud needs it), their parent with --results (the one download fills it), or the
+// folder (gcloud needs it), the run folder alone with --results (the one download fills it), or the
 // folder of a CPU receipt for a script in a subfolder ("advanced/sub_lesson-cpu.txt").
 std::vector<std::string> local_folders(const Plan& plan) {
   std::vector<std::string> folders;
@@ -155,7 +139,7 @@ std::vector<std::string> local_folders(const Plan& plan) {
       folders.push_back(plan.cpu_receipt.substr(0, slash + 1));
     }
   } else if (plan.results_run_url) {
-    folders.push_back(run_folder_parent(plan));
+    folders.push_back(plan.local_run_dir + "/");
   } else {
     for (int worker = 0; worker < plan.workers(); ++worker) {
       folders.push_back(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
@@ -197,6 +181,39 @@ Step prepare_step(const Plan& plan) {
   return step;
 }
 
+// Local: tpulaunch writes its own programs (the run guard, the discovery program) into the run
+// folder, where the stage step copies them from; `tpulaunch guard` prints the same bytes, and
+// --sha256 makes a tpulaunch with another guard refuse before any TPU time is spent.
+Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file) {
+  Step step;
+  step.kind = StepKind::write;
+  step.summary = fmt::format("write tpulaunch's {} ({} lines, which tpulaunch guard{} prints) for the stage step to copy",
+                             program.what, std::count(program.text.begin(), program.text.end(), '\n'),
+                             &program == &discovery_program() ? " --discovery" : "");
+  step.line = ShellLine{Word(plan.options.tpulaunch_program), "guard"};
+  if (&program == &discovery_program()) {
+    step.line.word("--discovery");
+  }
+  step.line.word("--write").word(file.local).word("--sha256").word(file.sha256);
+  return step;
+}
+
+// The files the full form stages: the run guard (called where it lands), then the script moved
+// into ~/jax-tpu-lab/ (or the discovery program into the run folder), each pinned by its digest.
+std::vector<StagedFile> staged_files(const Plan& plan) {
+  const auto written = [&](const RemoteProgram& program, std::string place) {
+    return StagedFile{plan.local_run_dir + "/" + program.file_name, program.file_name, std::move(place), program.sha256};
+  };
+  std::vector<StagedFile> files{written(run_guard_program(), "")};
+  if (plan.program == PlanProgram::discovery) {
+    files.push_back(written(discovery_program(), plan.remote_run_dir + "/" + std::string(k_discovery_file)));
+  } else {
+    const StagedScript staged = staged_script(plan.script);
+    files.push_back(StagedFile{plan.path, staged.name + ".py", std::string(k_lab) + staged.file, plan.sha256});
+  }
+  return files;
+}
+
 Step preflight_step() {
   Step step;
   step.kind = StepKind::preflight;
@@ -222,13 +239,22 @@ Step stage_step(const Plan& plan) {
   step.kind = StepKind::stage;
   step.where = StepWhere::remote;
   step.workers = every_worker(plan);
-  step.summary = plan.multi_host() ? "copy the script to every worker" : "copy the script to the TPU VM";
+  const std::string_view what = plan.staged.empty()                    ? "the script"
+                                : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
+                                                                         : "the run guard and the script";
+  step.summary = fmt::format("copy {} to {}", what, plan.multi_host() ? "every worker" : "the TPU VM");
   step.line = gcloud("scp");
   // The course form copies into ~/jax-tpu-lab/, which a fresh TPU VM does not have. The full form
-  // copies into the home folder, which always exists (`NAME:`), and the run call moves the file
+  // copies into the home folder, which always exists (`NAME:`), and the run call moves the files
   // into place: no failed copy, no retries, and no extra gcloud call.
-  const Word destination = plan.options.form == PlanForm::course ? home_path(std::string(k_lab)) : Word();
-  step.line.word(local_path(plan.path)).word(remote(plan, destination));
+  if (plan.options.form == PlanForm::course) {
+    step.line.word(local_path(plan.path)).word(remote(plan, home_path(std::string(k_lab))));
+  } else {
+    for (const StagedFile& file : plan.staged) {
+      step.line.word(local_path(file.local));
+    }
+    step.line.word(remote(plan, Word()));
+  }
   add_common_flags(step.line, plan, every_worker_flag(plan));
   return step;
 }
@@ -252,26 +278,21 @@ Step course_run_step(const Plan& plan) {
 // once when the interpreter is missing, look for processes that hold the TPU, run with
 // TPU_RUN_DIR exported, the --env values, a per-host log and --timeout, record the worker's
 // outcome in its run folder, upload it with --results, and keep a 255 from looking like an ssh
-// failure. `before_program` runs first, in the created run folder (the discovery program is
-// decoded there); `program` is the interpreter's arguments.
-Step full_run_step(const Plan& plan, const ShellLine& before_program, const std::vector<Word>& program,
-                   std::string summary) {
+// failure. The guard is the file the stage step copied (plan.staged's first), called by its name
+// and checking its own digest first; `program` is the interpreter's arguments.
+Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary) {
   const std::string run = plan.remote_run_dir + "/";
   const LifecycleOptions& life = plan.options.lifecycle;
+  const StagedFile& guard = plan.staged.front();
   ShellLine command;
-  if (!before_program.elements().empty()) {
-    command.word("mkdir").word("-p").word(home_path(run + "artifacts")).code(k_or_exit).code(k_then);
-    command.line(before_program);
-  }
-  command.code(k_guard_decode_open).code(k_run_guard_payload).code(k_guard_decode_close);
-  command.word("tpulaunch-run-guard").word("--run-dir").word(home_path(plan.remote_run_dir));
+  command.word("bash").word(home_path(guard.home_name)).word("--guard-sha256").word(guard.sha256);
+  command.word("--run-dir").word(home_path(plan.remote_run_dir));
   // A script in a subfolder (id "advanced/sub_lesson") is copied to ~/sub_lesson.py and moved to
   // ~/jax-tpu-lab/advanced/sub_lesson.py; its log is sub_lesson-tpu-<host>.txt in the run folder.
   const StagedScript staged = staged_script(plan.script);
   command.word("--log").word(home_path(run + staged.name + "-tpu-").append(k_hostname).append(".txt"));
-  if (plan.program == PlanProgram::script) {
-    command.word("--stage-from").word(home_path(staged.name + ".py")).word("--sha256").word(plan.sha256);
-    command.word("--staged").word(lab_path(staged.file));
+  for (auto file = std::next(plan.staged.begin()); file != plan.staged.end(); ++file) {
+    command.word("--stage").word(home_path(file->home_name)).word(home_path(file->place)).word(file->sha256);
   }
   command.word("--devices").word(std::string(to_string(plan.slice->devices)));
   if (plan.timeout_seconds > 0) {
@@ -334,7 +355,7 @@ Step verify_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::verify;
   step.summary = fmt::format("check the fetched {} of every worker", plan.verify == VerifyKind::logs ? "logs" : "receipts");
-  step.line = ShellLine{Word(plan.options.verify_program), "verify", Word(plan.local_run_dir),
+  step.line = ShellLine{Word(plan.options.tpulaunch_program), "verify", Word(plan.local_run_dir),
                         flag("--slice", plan.slice->name), flag("--kind", std::string(to_string(plan.verify)))};
   // The catalog and matrix the plan used, so the slice and the script mean the same to verify.
   if (!plan.options.matrix_file.empty()) {
@@ -637,6 +658,7 @@ void add_fetch_verify_teardown(Plan& plan, bool full) {
 std::string_view to_string(StepKind kind) {
   switch (kind) {
   case StepKind::prepare: return "prepare";
+  case StepKind::write: return "write";
   case StepKind::preflight: return "preflight";
   case StepKind::name_check: return "name-check";
   case StepKind::create: return "create";
@@ -758,6 +780,8 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   const bool full = options.form == PlanForm::full;
   plan.steps.push_back(prepare_step(plan));
   if (full) {
+    plan.staged = staged_files(plan);
+    plan.steps.push_back(write_step(plan, run_guard_program(), plan.staged.front()));
     const bool qualified = script.entry != nullptr && script.entry->script_class == ScriptClass::multi_host_qualified;
     plan.verify = options.verify.value_or(qualified ? VerifyKind::training : VerifyKind::logs);
     if (plan.multi_host()) {
@@ -771,7 +795,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.steps.push_back(stage_step(plan));
   if (full) {
     plan.steps.push_back(full_run_step(
-        plan, ShellLine(), {lab_path(staged_script(script.id).file)},
+        plan, {lab_path(staged_script(script.id).file)},
         plan.multi_host()
             ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
             : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM"));
@@ -798,6 +822,9 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   TPULAUNCH_CHECK(set_results(plan, plan.script));
   plan.steps.push_back(prepare_step(plan));
+  plan.staged = staged_files(plan);
+  plan.steps.push_back(write_step(plan, run_guard_program(), plan.staged.front()));
+  plan.steps.push_back(write_step(plan, discovery_program(), plan.staged.back()));
   if (plan.multi_host()) {
     plan.steps.push_back(preflight_step());
   }
@@ -805,13 +832,9 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   if (plan.options.bootstrap) {
     plan.steps.push_back(bootstrap_step(plan));
   }
-  // The program is decoded into the run folder (`printf %s BASE64 | base64 --decode | gunzip >FILE`), so
-  // it needs no quoting at either shell level and comes back with the receipts it wrote.
-  const Word program = home_path(plan.remote_run_dir + "/" + std::string(k_discovery_file));
-  ShellLine decode;
-  decode.code(k_discover_decode_open).code(k_discover_payload).code(k_decode);
-  decode.code(k_write_to).word(program).code(k_or_exit).code(k_then);
-  plan.steps.push_back(full_run_step(plan, decode, {program},
+  // The guard moves the program into the run folder, so it comes back with the receipts it wrote.
+  plan.steps.push_back(stage_step(plan));
+  plan.steps.push_back(full_run_step(plan, {home_path(plan.staged.back().place)},
                                      "discovery receipt only (not training): every worker reports its topology"));
   add_fetch_verify_teardown(plan, true);
   return plan;

@@ -67,12 +67,12 @@ constexpr Code k_verify_override{"if [[ -n ${TPULAUNCH:-} ]]; then\n  TPULAUNCH_
                                   "readonly TPULAUNCH_PROGRAM"};
 constexpr Code k_verify_check{
     "if ! command -v \"$TPULAUNCH_PROGRAM\" >/dev/null; then\n"
-    "  echo \"tpulaunch: error: the verify step runs $TPULAUNCH_PROGRAM, which cannot be run here; set TPULAUNCH to "
-    "the tpulaunch to use\" >&2\n"
+    "  echo \"tpulaunch: error: the plan runs $TPULAUNCH_PROGRAM (to write its run guard, to verify), which cannot be "
+    "run here; set TPULAUNCH to the tpulaunch to use\" >&2\n"
     "  exit 1\n"
     "fi\n"
-    "step \"verify will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)\""};
-constexpr Code k_verify_program{"\"$TPULAUNCH_PROGRAM\" "};
+    "step \"tpulaunch's own steps will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)\""};
+constexpr Code k_tpulaunch_program{"\"$TPULAUNCH_PROGRAM\" "};
 constexpr Code k_left_running_start{"tpu_left_running() {\n  "};
 constexpr Code k_left_running_end{"\n}"};
 // From the first call that uses the TPU on, any failure (a step, a fetch, verify, set -e) ends
@@ -519,12 +519,12 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   sh.code(k_fetch_exit);
 }
 
-// The verify step runs the tpulaunch the prelude chose: the plan's (the binary that made it),
-// or $TPULAUNCH.
-void emit_verify(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+// The write and verify steps run the tpulaunch the prelude chose: the plan's (the binary that
+// made it), or $TPULAUNCH.
+void emit_tpulaunch(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.line(step_banner(step));
-  ShellLine line = ShellLine().code(k_verify_program);
+  ShellLine line = ShellLine().code(k_tpulaunch_program);
   const auto& elements = step.line.elements();
   for (auto it = std::next(elements.begin()); it != elements.end(); ++it) {
     line.element(*it);
@@ -552,7 +552,8 @@ ShEmitter sh_emitter(StepKind kind) {
   case StepKind::preflight: return emit_preflight;
   case StepKind::run: return emit_run;
   case StepKind::fetch: return emit_fetch;
-  case StepKind::verify: return emit_verify;
+  case StepKind::write:
+  case StepKind::verify: return emit_tpulaunch;
   case StepKind::collect: return emit_collect;
   case StepKind::release: return emit_release;
   case StepKind::wait: return emit_wait;
@@ -599,10 +600,14 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
     sh.line(readonly_value(k_set_teardown, plan.options.teardown ? "1" : "0"));
   }
   sh.blank().code(k_step_function).blank();
-  if (const Step* verify = find_step(plan, StepKind::verify)) {
+  const Step* own = find_step(plan, StepKind::write);
+  if (own == nullptr) {
+    own = find_step(plan, StepKind::verify);
+  }
+  if (own != nullptr) {
     // The tpulaunch that made the plan, unless $TPULAUNCH names another; checked before any TPU
     // time is spent, not after the run, and named on stderr.
-    add_line(sh, ShellLine{Word(k_set_tpulaunch_program).append(verify->line.argv().front())});
+    add_line(sh, ShellLine{Word(k_set_tpulaunch_program).append(own->line.argv().front())});
     sh.code(k_verify_override).code(k_verify_check).blank();
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
@@ -617,16 +622,10 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
 std::vector<std::string> plan_notes(const Plan& plan) {
   std::vector<std::string> notes;
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
-    // The one word of the plan a person cannot read: say what it is and how to read it.
-    notes.emplace_back(
-        plan.program == PlanProgram::discovery
-            ? "the two long words in the run command are tpulaunch's discovery program and run guard "
-              "(src/remote/discover.py, and run_guard.bash without comment lines, in its source), "
-              "gzip-compressed and base64-encoded so that no quoting touches them; printf %s WORD | "
-              "base64 --decode | gunzip shows each"
-            : "the long word in the run command is tpulaunch's run guard (src/remote/run_guard.bash in "
-              "its source, without comment lines), gzip-compressed and base64-encoded so that no quoting "
-              "touches it; printf %s WORD | base64 --decode | gunzip shows it");
+    notes.emplace_back("the run step calls tpulaunch's run guard, which the write step puts in the run folder and "
+                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's "
+                       "source); it checks its own digest, the staged files' digests and the TPU's holders before "
+                       "the program runs");
   }
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
     const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
@@ -716,6 +715,18 @@ std::string plan_json(const Plan& plan) {
     w.key("tpu_devices").string(to_string(plan.slice->devices));
     w.key("preemption_check").boolean(plan.preemptible());
     w.end_object();
+    // What the stage step copies, where each lands, and the digest the run guard checks: the
+    // run guard first (run where it lands), then what it moves into place.
+    w.key("staged").begin_array();
+    for (const StagedFile& file : plan.staged) {
+      w.begin_object();
+      w.key("local").string(file.local);
+      w.key("worker").string("~/" + file.home_name);
+      w.key("place").string_or_null(file.place.empty() ? "" : "~/" + file.place);
+      w.key("sha256").string(file.sha256);
+      w.end_object();
+    }
+    w.end_array();
   } else {
     w.key("receipt").string(plan.cpu_receipt);
   }

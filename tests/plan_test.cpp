@@ -9,8 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "support/plan_fixture.hpp"
-#include "tpulaunch/embedded/discover_py.hpp"
-#include "tpulaunch/embedded/run_guard_bash.hpp"
+#include "tpulaunch/remote_program.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -48,8 +47,8 @@ TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {
   m_options.bootstrap = true;
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "bootstrap", "stage", "run", "fetch", "fetch",
-                                                "fetch", "fetch", "verify", "teardown"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "bootstrap", "stage", "run", "fetch",
+                                                "fetch", "fetch", "fetch", "verify", "teardown"}));
   EXPECT_EQ(count_worker_all(p), 3); // bootstrap, stage, run
   EXPECT_EQ(p.verify, VerifyKind::training);
 }
@@ -57,7 +56,7 @@ TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {
 TEST_F(PlanTest, SingleHostHasNoWorkerAllAndNoPreflight) {
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   EXPECT_EQ(count_worker_all(p), 0);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "stage", "run", "fetch", "verify"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "stage", "run", "fetch", "verify"}));
 }
 
 TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
@@ -90,42 +89,50 @@ TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
             "~/jax-tpu-lab/lesson-tpu.txt'");
 }
 
-TEST_F(PlanTest, RunStepIsTheRunGuardInOneCall) {
+TEST_F(PlanTest, RunStepCallsTheStagedRunGuardByName) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  const auto& run = p.steps[3];
+  const RemoteProgram& guard = run_guard_program();
+  const std::string local_guard = "./tpu-runs/pod/lesson/r1/" + guard.file_name;
+  // The plan writes the guard into its run folder, and stages it with the script in one scp call.
+  ASSERT_EQ(p.steps[1].kind, StepKind::write);
+  EXPECT_EQ(p.steps[1].line.argv(), (std::vector<std::string>{"tpulaunch", "guard", "--write", local_guard, "--sha256",
+                                                             guard.sha256}));
+  ASSERT_EQ(p.steps[3].kind, StepKind::stage);
+  EXPECT_EQ(to_shell(p.steps[3].line), "gcloud compute tpus tpu-vm scp " + local_guard +
+                                           " public/exercises/lesson.py pod: --zone=us-central1-a --worker=all");
+  const auto& run = p.steps[4];
   ASSERT_EQ(run.kind, StepKind::run);
   const std::string command = run.line.argv().back();
-  // The guard arrives as built: its payload (gzip, then base64) decoded on the worker; a failed
-  // decoding stops there with the guard's own status, never with an empty program that succeeds.
-  const std::string head = "--command=guard=$(printf %s " + std::string(embedded::run_guard_bash_payload);
-  ASSERT_EQ(command.rfind(head, 0), 0U) << command.substr(0, 80);
-  const std::string guard_name = " | base64 --decode | gunzip) || exit 98; bash -c \"$guard\" tpulaunch-run-guard ";
-  ASSERT_EQ(command.find(guard_name), head.size()) << command.substr(head.size(), 120);
-  const auto guard_args = head.size();
-  EXPECT_EQ(command.substr(guard_args + guard_name.size()),
-            "--run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/lesson-tpu-\"$(hostname)\".txt --stage-from "
-            "~/lesson.py --sha256 " +
-                std::string(64, 'a') +
-                " --staged ~/jax-tpu-lab/lesson.py --devices vfio --env JAX_PLATFORMS=tpu --python "
-                "~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/lesson.py");
+  EXPECT_EQ(command, "--command=bash ~/" + guard.file_name + " --guard-sha256 " + guard.sha256 +
+                         " --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/lesson-tpu-\"$(hostname)\".txt "
+                         "--stage ~/lesson.py ~/jax-tpu-lab/lesson.py " +
+                         std::string(64, 'a') +
+                         " --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- "
+                         "~/jax-tpu-lab/lesson.py");
   // No --timeout, --grace or --kill-stale unless asked for.
   EXPECT_EQ(command.find("--timeout"), std::string::npos);
   EXPECT_EQ(command.find("--kill-stale"), std::string::npos);
+  // The guard's name carries its digest, and the plan lists what it stages with their digests.
+  EXPECT_EQ(guard.file_name, "tpulaunch-run-guard-" + guard.sha256.substr(0, 12) + ".sh");
+  ASSERT_EQ(p.staged.size(), 2U);
+  EXPECT_EQ(p.staged[0].place, "");
+  EXPECT_EQ(p.staged[1].place, "jax-tpu-lab/lesson.py");
+  EXPECT_EQ(p.staged[1].sha256, std::string(64, 'a'));
 }
 
 TEST_F(PlanTest, ScriptInASubfolderIsStagedUnderItsPath) {
   m_status.id = "advanced/sub_lesson";
   m_status.path = "public/exercises/advanced/sub_lesson.py";
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  ASSERT_EQ(p.steps[2].kind, StepKind::stage);
-  EXPECT_EQ(to_shell(p.steps[2].line), "gcloud compute tpus tpu-vm scp public/exercises/advanced/sub_lesson.py pod: "
-                                       "--zone=us-central1-a --worker=all");
-  const std::string command = p.steps[3].line.argv().back();
-  EXPECT_NE(command.find(" --log ~/jax-tpu-lab/runs/r1/sub_lesson-tpu-\"$(hostname)\".txt --stage-from ~/sub_lesson.py "
-                         "--sha256 "),
+  ASSERT_EQ(p.steps[3].kind, StepKind::stage);
+  EXPECT_EQ(to_shell(p.steps[3].line), "gcloud compute tpus tpu-vm scp ./tpu-runs/pod/advanced/sub_lesson/r1/" +
+                                           run_guard_program().file_name +
+                                           " public/exercises/advanced/sub_lesson.py pod: --zone=us-central1-a --worker=all");
+  const std::string command = p.steps[4].line.argv().back();
+  EXPECT_NE(command.find(" --log ~/jax-tpu-lab/runs/r1/sub_lesson-tpu-\"$(hostname)\".txt --stage ~/sub_lesson.py "
+                         "~/jax-tpu-lab/advanced/sub_lesson.py "),
             std::string::npos)
       << command;
-  EXPECT_NE(command.find(" --staged ~/jax-tpu-lab/advanced/sub_lesson.py "), std::string::npos) << command;
   EXPECT_TRUE(command.ends_with(" -- ~/jax-tpu-lab/advanced/sub_lesson.py")) << command;
   EXPECT_EQ(p.local_run_dir, "./tpu-runs/pod/advanced/sub_lesson/r1");
   // The course's own commands copy into ~/jax-tpu-lab/ only.
@@ -153,9 +160,8 @@ TEST_F(PlanTest, CpuReceiptOfAScriptInASubfolderGetsItsFolder) {
 TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
   // A fresh TPU VM has no ~/jax-tpu-lab: the copy goes to the home folder, which always exists.
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  ASSERT_EQ(p.steps[2].kind, StepKind::stage);
-  EXPECT_EQ(to_shell(p.steps[2].line),
-            "gcloud compute tpus tpu-vm scp public/exercises/lesson.py pod: --zone=us-central1-a --worker=all");
+  ASSERT_EQ(p.steps[3].kind, StepKind::stage);
+  EXPECT_TRUE(to_shell(p.steps[3].line).ends_with(" public/exercises/lesson.py pod: --zone=us-central1-a --worker=all"));
 }
 
 TEST_F(PlanTest, PythonEnvAndArgsReachTheRunThroughTheQuotingFunction) {
@@ -163,7 +169,7 @@ TEST_F(PlanTest, PythonEnvAndArgsReachTheRunThroughTheQuotingFunction) {
   m_options.env = {{"SEED", "it's $HOME"}, {"EMPTY", ""}};
   m_options.args = {"--steps", "10 20", "$(id)"};
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
-  const std::string command = p.steps[2].line.argv().back();
+  const std::string command = p.steps[3].line.argv().back();
   EXPECT_NE(command.find("--env JAX_PLATFORMS=tpu --env SEED='it'\\''s $HOME' --env EMPTY='' --python ~/'my env/bin/python' "
                          "-- ~/jax-tpu-lab/lesson.py --steps '10 20' '$(id)'"),
             std::string::npos)
@@ -190,7 +196,7 @@ TEST_F(PlanTest, PrepareChangesToThePlansFolderAndCreatesTheDownloadFolders) {
 }
 
 TEST_F(PlanTest, VerifyGetsTheCatalogAndMatrixThePlanUsed) {
-  m_options.verify_program = "/opt/tpulaunch/bin/tpulaunch";
+  m_options.tpulaunch_program = "/opt/tpulaunch/bin/tpulaunch";
   m_options.matrix_file = "/course/execution-matrix.json";
   m_options.catalog_file = "/course/my catalog.json";
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
@@ -221,7 +227,7 @@ TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
 
 TEST_F(PlanTest, DefaultPlanHasNoLifecycleSteps) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "stage", "run", "fetch", "fetch", "fetch", "fetch", "verify"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "stage", "run", "fetch", "fetch", "fetch", "fetch", "verify"}));
   EXPECT_FALSE(p.preemptible());
 }
 
@@ -232,21 +238,21 @@ TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
   m_options.project = "my-project-1";
   const Plan p = plan("v4-32", RouteKind::multi_host);
   // A created TPU is a fresh VM: the plan bootstraps it. The name is checked before creating.
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "name-check", "create", "release", "wait",
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "name-check", "create", "release", "wait",
                                                 "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
                                                 "fetch", "verify", "teardown"}));
-  EXPECT_EQ(p.steps[2].line.argv(),
+  EXPECT_EQ(p.steps[3].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "describe", "pod", "--zone=us-central1-a",
                                       "--format=value(state)", "--project=my-project-1"}));
-  EXPECT_EQ(p.steps[3].line.argv(),
+  EXPECT_EQ(p.steps[4].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "create", "pod", "--zone=us-central1-a",
                                       "--accelerator-type=v4-32", "--version=tpu-ubuntu2204-base", "--spot", "--async",
                                       "--project=my-project-1"}));
-  EXPECT_EQ(p.steps[4].line.argv(),
+  EXPECT_EQ(p.steps[5].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "delete", "pod", "--zone=us-central1-a",
                                       "--quiet", "--project=my-project-1"}));
-  EXPECT_EQ(p.steps[4].when, StepWhen::capacity_unusable);
-  const Step& wait = p.steps[5];
+  EXPECT_EQ(p.steps[5].when, StepWhen::capacity_unusable);
+  const Step& wait = p.steps[6];
   EXPECT_EQ(to_shell(wait.line),
             "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(state)' --project=my-project-1");
   ASSERT_TRUE(wait.poll.has_value());
@@ -254,13 +260,13 @@ TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
   EXPECT_EQ(wait.poll->every_seconds, 15);
   EXPECT_EQ(wait.poll->deadline_seconds, 1800);
   EXPECT_NE(std::find(wait.poll->stop_on.begin(), wait.poll->stop_on.end(), "PREEMPTED"), wait.poll->stop_on.end());
-  EXPECT_EQ(to_shell(p.steps[6].line),
+  EXPECT_EQ(to_shell(p.steps[7].line),
             "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(state)' --project=my-project-1");
-  EXPECT_EQ(p.steps[6].when, StepWhen::step_failed);
-  EXPECT_EQ(p.steps.back().line.argv(), p.steps[4].line.argv());
+  EXPECT_EQ(p.steps[7].when, StepWhen::step_failed);
+  EXPECT_EQ(p.steps.back().line.argv(), p.steps[5].line.argv());
   EXPECT_EQ(p.steps.back().when, StepWhen::verify_succeeded);
   // v4 exposes /dev/accel*.
-  EXPECT_NE(p.steps[9].line.argv().back().find(" --devices accel "), std::string::npos);
+  EXPECT_NE(p.steps[10].line.argv().back().find(" --devices accel "), std::string::npos);
 }
 
 TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
@@ -272,30 +278,30 @@ TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
   m_options.lifecycle.timeout = "2h";
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "name-check", "queue", "release", "wait",
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "name-check", "queue", "release", "wait",
                                                 "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
                                                 "fetch", "verify", "teardown"}));
   EXPECT_EQ(p.queued_resource, "pod-qr");
-  EXPECT_EQ(p.steps[2].line.argv(),
+  EXPECT_EQ(p.steps[3].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "describe", "pod-qr",
                                       "--zone=us-central1-a", "--format=value(state.state)"}));
-  EXPECT_EQ(p.steps[3].line.argv(),
+  EXPECT_EQ(p.steps[4].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "create", "pod-qr", "--node-id=pod",
                                       "--zone=us-central1-a", "--accelerator-type=v5litepod-16",
                                       "--runtime-version=v2-alpha-tpuv5-lite", "--spot", "--valid-until-duration=6h"}));
   const std::vector<std::string> release{"gcloud", "compute", "tpus", "queued-resources", "delete", "pod-qr",
                                          "--zone=us-central1-a", "--force", "--quiet"};
-  EXPECT_EQ(p.steps[4].line.argv(), release);
+  EXPECT_EQ(p.steps[5].line.argv(), release);
   EXPECT_EQ(p.steps.back().line.argv(), release);
-  EXPECT_EQ(p.steps[5].line.argv(),
+  EXPECT_EQ(p.steps[6].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "describe", "pod-qr",
                                       "--zone=us-central1-a", "--format=value(state.state)"}));
-  EXPECT_EQ(p.steps[5].poll->until, "ACTIVE");
-  EXPECT_EQ(p.steps[5].poll->stop_on, (std::vector<std::string>{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"}));
-  EXPECT_EQ(p.steps[5].poll->every_seconds, 30);
-  EXPECT_EQ(p.steps[5].poll->deadline_seconds, 7200);
+  EXPECT_EQ(p.steps[6].poll->until, "ACTIVE");
+  EXPECT_EQ(p.steps[6].poll->stop_on, (std::vector<std::string>{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"}));
+  EXPECT_EQ(p.steps[6].poll->every_seconds, 30);
+  EXPECT_EQ(p.steps[6].poll->deadline_seconds, 7200);
   EXPECT_EQ(p.timeout_seconds, 7200);
-  const std::string run = p.steps[9].line.argv().back();
+  const std::string run = p.steps[10].line.argv().back();
   EXPECT_NE(run.find(" --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu "), std::string::npos);
 }
 
@@ -305,9 +311,9 @@ TEST_F(PlanTest, KillStaleAndAnExistingSpotTpu) {
   m_options.lifecycle.grace = "10s";
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   // An existing spot TPU: no create or wait, but the release and the one state query.
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "release", "preemption-check", "stage", "run", "fetch",
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "release", "preemption-check", "stage", "run", "fetch",
                                                 "fetch", "fetch", "fetch", "verify"}));
-  EXPECT_NE(p.steps[5].line.argv().back().find(" --devices vfio --grace 10 --kill-stale --env "), std::string::npos);
+  EXPECT_NE(p.steps[6].line.argv().back().find(" --devices vfio --grace 10 --kill-stale --env "), std::string::npos);
 }
 
 TEST_F(PlanTest, LifecycleValuesAndCombinationsAreChecked) {
@@ -421,19 +427,14 @@ TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
     if (s.kind == StepKind::run) {
       saw_run = true;
       const std::string command = s.line.argv().back();
-      // The program travels compressed and base64-encoded, decoded into the run folder and run from there.
-      EXPECT_NE(command.find(std::string("printf %s ") + embedded::discover_py_payload +
-                             " | base64 --decode | gunzip >~/jax-tpu-lab/runs/r1/discover.py || exit 1; "),
+      // The program is staged like the script: moved into the run folder, checked, and run from there.
+      EXPECT_NE(command.find(" --stage ~/" + discovery_program().file_name + " ~/jax-tpu-lab/runs/r1/discover.py " +
+                             discovery_program().sha256 + " "),
                 std::string::npos)
           << command;
       EXPECT_NE(command.find(" --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/runs/r1/discover.py"),
                 std::string::npos)
           << command;
-      const auto start = command.find("printf %s ") + 10;
-      const std::string encoded = command.substr(start, command.find(" | base64") - start);
-      EXPECT_EQ(encoded.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
-                std::string::npos)
-          << "the program needs no quoting: " << encoded;
       EXPECT_EQ(command.find("worker-"), std::string::npos);
     }
   }
@@ -452,9 +453,9 @@ TEST_F(PlanTest, StepsSayWhichWorkersTheyReach) {
     }
   }
   const Plan single = plan("v5litepod-8", RouteKind::single_host);
-  ASSERT_EQ(single.steps[1].kind, StepKind::stage);
-  EXPECT_EQ(single.steps[1].workers, Workers::one(0));
-  EXPECT_EQ(single.steps[1].workers->text(), "0");
+  ASSERT_EQ(single.steps[2].kind, StepKind::stage);
+  EXPECT_EQ(single.steps[2].workers, Workers::one(0));
+  EXPECT_EQ(single.steps[2].workers->text(), "0");
   EXPECT_EQ(Workers::all().text(), "all");
 }
 
@@ -473,7 +474,7 @@ TEST_F(PlanTest, ResultsReplaceTheFetchesWithOneDownload) {
   m_options.results = "gs://lab-results/course";
   m_options.teardown = true;
   const Plan p = plan("v5litepod-256", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "preflight", "stage", "run", "collect", "verify", "teardown"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "stage", "run", "collect", "verify", "teardown"}));
   ASSERT_TRUE(p.results_run_url);
   EXPECT_EQ(*p.results_run_url, "gs://lab-results/course/pod/lesson/r1");
   int gcloud_calls = 0;
@@ -519,7 +520,8 @@ TEST_F(PlanTest, ResultsForDiscoveryMirrorItsLocalFolder) {
   auto result = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(*result->results_run_url, "gs://lab-results/topology/pod/discovery/r1");
-  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "preflight", "run", "collect", "verify"}));
+  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "write", "preflight", "stage", "run", "collect",
+                                                      "verify"}));
   EXPECT_EQ(step(*result, StepKind::collect).line.argv().back(), "./tpu-runs/pod/discovery/");
 }
 

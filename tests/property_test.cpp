@@ -39,11 +39,10 @@
 #include "test_catalog.hpp"
 
 #include "tpulaunch/catalog.hpp"
-#include "tpulaunch/embedded/discover_py.hpp"
-#include "tpulaunch/embedded/run_guard_bash.hpp"
 #include "tpulaunch/exercises.hpp"
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/plan.hpp"
+#include "tpulaunch/remote_program.hpp"
 #include "tpulaunch/shell.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -270,12 +269,6 @@ public:
           "\"JAX_PLATFORMS=${JAX_PLATFORMS-<unset>}\" \"$@\" >>\"$LOG\"\n"
           "echo out\necho err >&2\nexit \"${FAKE_PY_STATUS:-0}\"\n");
     fs::permissions(venv / "python", fs::perms::owner_all);
-    // The payloads this build made and the programs they carry, for the remote driver's recorders.
-    fs::create_directories(m_root / "known");
-    write(m_root / "known/run_guard.payload", embedded::run_guard_bash_payload);
-    write(m_root / "known/run_guard.program", embedded::run_guard_bash);
-    write(m_root / "known/discover.payload", embedded::discover_py_payload);
-    write(m_root / "known/discover.program", embedded::discover_py);
   }
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -426,55 +419,16 @@ mv() { rec mv "$@"; }
 # `command -v X` finds only an executable path (the fake venv python): no function of this driver
 # and no program of this machine may pass for a worker's interpreter.
 command() { if [[ $1 == -v ]]; then [[ $2 == */* && -x $2 ]]; return; fi; builtin command "$@"; }
-# The remote programs travel gzip-compressed, then base64-encoded. Their payloads are the same in
-# every case, so the recorders know the two this build made (known/, written by the test from the
-# generated header) and pass them on without a process per case: base64 records which payload it
-# was given, gunzip writes that program's text. (tests/remote_payload_test.cpp decodes the payloads
-# with zlib, and the e2e pipelines run the real base64 and gunzip.) Anything else is recorded as
-# unknown, which no expectation matches.
-here=${BASH_SOURCE[0]%/*}
-load() { IFS= read -r -d '' "$1" <"$here/known/$2" || true; }
-load guard_payload run_guard.payload
-load guard_program run_guard.program
-load discover_payload discover.payload
-load discover_program discover.program
-# "$(...)" drops a program's final newlines, as the remote shell's does.
-guard_text=$guard_program
-while [[ $guard_text == *$'\n' ]]; do guard_text=${guard_text%$'\n'}; done
-base64() {
-  local input=''; IFS= read -r -d '' input || true
-  case $input in
-    "$guard_payload") rec base64 "$@" "<run guard payload>"; builtin printf '%s' '<gzip: run guard>' ;;
-    "$discover_payload") rec base64 "$@" "<discovery payload>"; builtin printf '%s' '<gzip: discovery>' ;;
-    *) rec base64 "$@" "<unknown payload>" ;;
-  esac
-}
-gunzip() {
-  local input=''; IFS= read -r -d '' input || true
-  case $input in
-    '<gzip: run guard>') rec gunzip "$@"; builtin printf '%s' "$guard_program" ;;
-    '<gzip: discovery>') rec gunzip "$@"; builtin printf '%s' "$discover_program" ;;
-    *) rec gunzip "$@" "<not a payload of this build>"; return 1 ;;
-  esac
-}
 python3() { rec python3 "$@"; }
 echo() { rec echo "$@"; }
 hostname() { builtin printf '%s\n' t1v-n-fake-w-3; }
 tee() { local input=''; IFS= read -r -d '' input || true; rec tee "$@" "<stdin>$input"; }
 sha256sum() { local input=''; IFS= read -r -d '' input || true; rec sha256sum "$@" "<stdin>$input"; return "$FAKE_SHA_STATUS"; }
-# The run guard (src/remote/run_guard.bash) is bash -c "$guard" ARGS...: recorded with its
-# arguments as the remote shell passed them (its own behaviour is tests/remote/run_guard_test.bash),
-# and with "<run guard>" for the program when it is the shipped text exactly.
+# The run guard (src/remote/run_guard.bash) is `bash FILE ARGS...`: recorded with the file and its
+# arguments as the remote shell passed them (its own behaviour is tests/remote/run_guard_test.bash).
 bash() {
-  if [[ ${1-} == -c ]]; then
-    if [[ $2 == "$guard_text" ]]; then
-      rec bash -c "<run guard>" "${@:3}"
-    else
-      rec bash -c "<another program>" "${@:3}"
-    fi
-    return "$FAKE_PY_STATUS"
-  fi
-  builtin command bash "$@"
+  rec bash "$@"
+  return "$FAKE_PY_STATUS"
 }
 export FAKE_SHA_STATUS=0 FAKE_PY_STATUS=0 FAKE_UPLOAD_STATUS=0
 # One case at a time from the files, not all of them in arrays: every case runs in a subshell, and
@@ -684,29 +638,22 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
     return e;
   }
   const std::string run = home + plan.remote_run_dir + "/";
-  if (discovery) {
-    // The run folder first, then the discovery program decoded into it.
-    e.records.push_back({"mkdir", "-p", run + "artifacts"});
-    e.records.push_back({"base64", "--decode", "<discovery payload>"});
-    e.records.push_back({"gunzip"});
-  }
-  // The run guard arrives as built, and every value reaches it as one argument.
-  e.records.push_back({"base64", "--decode", "<run guard payload>"});
-  e.records.push_back({"gunzip"});
-  // A script in a subfolder lands in the home folder under its last name, and is moved to its
-  // subfolder of ~/jax-tpu-lab/.
+  // The run guard is the file the stage step copied to the home folder, called by its name, with
+  // the digest it checks itself against; every value reaches it as one argument. A script in a
+  // subfolder lands in the home folder under its last name, and is moved to its subfolder of
+  // ~/jax-tpu-lab/.
+  const RemoteProgram& guard_program = run_guard_program();
   const StagedScript placed = staged_script(plan.script);
-  Record guard{"bash",        "-c",
-               "<run guard>", "tpulaunch-run-guard",
-               "--run-dir",   home + plan.remote_run_dir,
-               "--log",       fmt::format("{}{}-tpu-{}.txt", run, placed.name, k_fake_host)};
+  Record guard{"bash",      home + guard_program.file_name,
+               "--guard-sha256", guard_program.sha256,
+               "--run-dir", home + plan.remote_run_dir,
+               "--log",     fmt::format("{}{}-tpu-{}.txt", run, placed.name, k_fake_host)};
   const std::string staged = lab + placed.file;
-  if (!discovery) {
-    for (const std::string& word : {std::string("--stage-from"), home + placed.name + ".py", std::string("--sha256"),
-                                    plan.sha256, std::string("--staged"), staged}) {
-      guard.push_back(word);
-    }
-  }
+  const std::vector<std::string> stage =
+      discovery ? std::vector<std::string>{"--stage", home + discovery_program().file_name, run + "discover.py",
+                                           discovery_program().sha256}
+                : std::vector<std::string>{"--stage", home + placed.name + ".py", staged, plan.sha256};
+  guard.insert(guard.end(), stage.begin(), stage.end());
   guard.push_back("--devices");
   guard.push_back(std::string(to_string(plan.slice->devices)));
   if (plan.results_run_url) {

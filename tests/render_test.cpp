@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,57 @@ TEST_F(RenderTest, PlanJsonIsLaidOutAsDumpLaysItOut) {
   EXPECT_EQ(j["expected"]["device_count"], 16);
 }
 
+// Every word of every form is one a person can read: nothing longer than 300 characters (the
+// run guard travels as a file, called by name), and the run command as the text form shows it
+// fits on a screen and says which interpreter runs which script with which platform.
+TEST_F(RenderTest, NoFormPrintsAnOpaqueWord) {
+  const auto longest_word = [](const std::string& text) {
+    std::size_t longest = 0;
+    std::size_t length = 0;
+    for (const char c : text) {
+      length = (c == ' ' || c == '\n') ? 0 : length + 1;
+      longest = std::max(longest, length);
+    }
+    return longest;
+  };
+  std::vector<std::pair<std::string, Plan>> plans;
+  plans.emplace_back("default", plan("v5litepod-16", RouteKind::multi_host));
+  plans.emplace_back("single-host", plan("v5litepod-8", RouteKind::single_host));
+  m_options.bootstrap = true;
+  m_options.teardown = true;
+  plans.emplace_back("bootstrap teardown", plan("v5litepod-16", RouteKind::multi_host));
+  m_options.lifecycle.capacity = Capacity::create;
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  plans.emplace_back("create spot", plan("v5litepod-16", RouteKind::multi_host));
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.lifecycle.provisioning = Provisioning::reserved;
+  m_options.lifecycle.timeout = "2h";
+  m_options.results = "gs://lab-results/course";
+  plans.emplace_back("queued reserved timeout results", plan("v5litepod-16", RouteKind::multi_host));
+  auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_TRUE(discovery.ok());
+  plans.emplace_back("discovery", *discovery);
+  m_options = PlanOptions{};
+  m_options.tpu = "pod";
+  m_options.zone = "us-central1-a";
+  m_options.run_id = "r1";
+  m_options.form = PlanForm::course;
+  plans.emplace_back("course", plan("v5litepod-16", RouteKind::multi_host));
+  for (const auto& [name, p] : plans) {
+    for (const std::string& text : {render_text(p), render_sh(p), plan_json(p)}) {
+      EXPECT_LE(longest_word(text), 300U) << name;
+    }
+    const Step& run = *std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == StepKind::run; });
+    const std::string command = to_shell(run.line);
+    EXPECT_LT(command.size(), 1000U) << name << ": " << command;
+    if (name != "discovery") {
+      EXPECT_NE(command.find("JAX_PLATFORMS=tpu"), std::string::npos) << name;
+      EXPECT_NE(command.find("/.venv/bin/python"), std::string::npos) << name;
+      EXPECT_NE(command.find("lesson.py"), std::string::npos) << name;
+    }
+  }
+}
+
 TEST_F(RenderTest, JsonHasTheDocumentedFields) {
   const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
   for (const char* key : {"script", "path", "class", "route", "slice", "multi_host", "steps"}) {
@@ -84,16 +136,18 @@ TEST_F(RenderTest, ShScriptIsCompleteAndOrdered) {
   EXPECT_NE(sh.find("readonly TPU=pod\n"), std::string::npos);
   EXPECT_NE(sh.find("readonly PARALLEL=8\n"), std::string::npos);
   const auto mkdir = sh.find("mkdir -p");
-  const auto stage = sh.find("tpu-vm scp public/exercises/lesson.py");
+  const auto write = sh.find("\"$TPULAUNCH_PROGRAM\" guard --write ./tpu-runs/pod/lesson/r1/tpulaunch-run-guard-");
+  const auto stage = sh.find(".sh public/exercises/lesson.py pod: ");
   const auto run = sh.find("tpu-vm ssh pod");
   const auto fetch = sh.find("fetch_start 3 ");
   const auto wait = sh.find("fetch_wait_all\n");
   const auto verify = sh.find("\"$TPULAUNCH_PROGRAM\" verify ");
   const auto teardown = sh.find("\ngcloud compute tpus tpu-vm delete pod --zone=us-central1-a --quiet\n");
-  for (const auto at : {mkdir, stage, run, fetch, wait, verify, teardown}) {
+  for (const auto at : {mkdir, write, stage, run, fetch, wait, verify, teardown}) {
     ASSERT_NE(at, std::string::npos) << sh;
   }
-  EXPECT_LT(mkdir, stage);
+  EXPECT_LT(mkdir, write);
+  EXPECT_LT(write, stage);
   EXPECT_LT(stage, run);
   EXPECT_LT(run, fetch);
   EXPECT_LT(fetch, wait);
@@ -111,7 +165,7 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   EXPECT_NE(sh.find("readonly RESULTS=gs://lab-results/course/pod/lesson/r1\n"), std::string::npos) << sh;
   EXPECT_EQ(sh.find("PARALLEL"), std::string::npos) << sh;
   EXPECT_EQ(sh.find("fetch_start"), std::string::npos) << sh;
-  EXPECT_NE(sh.find("\nif ! { test ! -e ./tpu-runs/pod/lesson/r1 && mkdir -p ./tpu-runs/pod/lesson/; }; then\n"),
+  EXPECT_NE(sh.find("\nif ! { test ! -e ./tpu-runs/pod/lesson/r1 && mkdir -p ./tpu-runs/pod/lesson/r1/; }; then\n"),
             std::string::npos)
       << sh;
   const auto run = sh.find(" || run_status=$?\n");
@@ -164,7 +218,7 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
                             "'queued resource pod-qr'\n");
   const auto check = sh.find("\nnode_state() { gcloud compute tpus tpu-vm describe pod --zone=us-central1-a "
                              "--format='value(state)'; }\n");
-  const auto stage = sh.find("tpu-vm scp public/exercises/lesson.py pod: --zone=us-central1-a "
+  const auto stage = sh.find(".sh public/exercises/lesson.py pod: --zone=us-central1-a "
                              "--worker=all || failed_step $?\n");
   const auto run = sh.find(" || run_status=$?\nif ((run_status != 0)); then\n  check_preempted\nfi\n");
   const auto report = sh.find("\nreport_workers\nif ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n"

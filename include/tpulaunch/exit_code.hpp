@@ -47,7 +47,7 @@ enum class PipelineStatus : int {
   tpu_busy = 94,          // remote: a process holds the TPU devices or libtpu's lock; nothing ran
   upload_failed = 95,     // remote, --results: the program succeeded, its upload did not
   no_python = 96,         // remote: the interpreter is not on the worker (a fresh VM); nothing ran
-  digest_mismatch = 97,   // remote: the staged script differs from the reviewed digest; nothing ran
+  digest_mismatch = 97,   // remote: a staged file (script, run guard) differs from its pinned digest; nothing ran
   guard_failed = 98,      // remote: the run guard could not start (its arguments, the run folder)
   timed_out = 124,        // remote: the program ran past --timeout: SIGTERM, then SIGKILL after --grace
   mapped_255 = 254,       // remote: the program exited 255, which gcloud would take for ssh failing
@@ -81,7 +81,8 @@ inline constexpr std::array<PipelineStatusInfo, 12> k_pipeline_statuses{{
      "the interpreter is not on that worker (a fresh TPU VM: add --bootstrap, or choose one with --python PATH); the "
      "program never started there"},
     {PipelineStatus::digest_mismatch, "remote",
-     "the staged script differs from the reviewed SHA-256; the program never started there"},
+     "a staged file differs from the SHA-256 the plan pinned (the script's reviewed digest, or the run guard's own); "
+     "the program never started there"},
     {PipelineStatus::guard_failed, "remote",
      "the run guard could not start (its arguments, the run folder, or a staged script that is not there)"},
     {PipelineStatus::timed_out, "remote",

@@ -62,7 +62,7 @@ struct PlanOptions {
   bool teardown = false;
   int parallel = 8;                      // fetches in flight at once
   std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
-  std::string verify_program = "tpulaunch"; // the program the verify step calls (the CLI: its own absolute path)
+  std::string tpulaunch_program = "tpulaunch"; // the program the write and verify steps call (the CLI: its own absolute path)
   // The folder the plan's relative paths resolve in (absolute); the commands start by changing to
   // it, so a script or a pasted plan works wherever it is started. Empty: no change of folder.
   std::string directory;
@@ -79,7 +79,9 @@ struct PlanOptions {
 
 // What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
 // text and JSON forms show.
-// prepare changes to the plan's folder and creates the download folders; create/queue get the
+// prepare changes to the plan's folder and creates the download folders; write puts tpulaunch's
+// own programs (the run guard, the discovery program) in the run folder for stage to copy;
+// create/queue get the
 // TPU, after name_check has found no TPU (or queued resource) of that name; release defines how
 // to delete what holds quota (used when capacity fails, on preemption
 // with --teardown); wait polls until the TPU is usable; preemption_check defines the one state
@@ -88,6 +90,7 @@ struct PlanOptions {
 // `fetch` steps.
 enum class StepKind {
   prepare,
+  write,
   preflight,
   name_check,
   create,
@@ -161,6 +164,16 @@ struct Step {
 // What a plan runs: a script of the course, or the built-in discovery program.
 enum class PlanProgram { script, discovery };
 
+// A file the stage step copies to every worker's home folder (gcloud copies into a folder that
+// exists, and a fresh TPU VM has only its home), and the run guard then moves into place and
+// checks against `sha256` before anything runs. The run guard itself stays where it lands.
+struct StagedFile {
+  std::string local;     // the path the stage step copies, as the plan's folder sees it
+  std::string home_name; // its name in the worker's home folder: ~/<home_name>
+  std::string place;     // where the guard moves it, under the worker's home ("" for the guard)
+  std::string sha256;    // lower-case hex
+};
+
 struct Plan {
   PlanProgram program = PlanProgram::script;
   std::string script;
@@ -181,6 +194,7 @@ struct Plan {
   std::string queued_resource;  // the queued resource's ID (--queued only)
   int timeout_seconds = 0;      // 0: no --timeout
   int grace_seconds = 30;
+  std::vector<StagedFile> staged; // full TPU form: the run guard first, then what it moves into place
   std::vector<Step> steps;
 
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }

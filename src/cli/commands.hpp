@@ -50,6 +50,7 @@ Command setup_review(CLI::App& parent, const Globals& globals);
 Command setup_check(CLI::App& parent, const Globals& globals);
 Command setup_discover(CLI::App& parent, const Globals& globals);
 Command setup_verify(CLI::App& parent, const Globals& globals);
+Command setup_guard(CLI::App& parent, const Globals& globals);
 
 // The options every TPU pipeline takes (plan, discover), and the PlanOptions they make.
 struct TpuArgs {

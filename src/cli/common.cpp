@@ -221,7 +221,7 @@ Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, Wi
   if (!globals.catalog.empty()) {
     options.catalog_file = fs::absolute(globals.catalog, ec).lexically_normal().string();
   }
-  options.verify_program = own_path();
+  options.tpulaunch_program = own_path();
   options.zone = args.zone;
   options.project = args.project;
   options.run_id = args.run_id.empty() ? default_run_id() : args.run_id;

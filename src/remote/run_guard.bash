@@ -1,16 +1,23 @@
 # tpulaunch run guard: what the run step's one ssh call runs on every TPU VM worker.
 #
-#   bash -c "<this file>" tpulaunch-run-guard --run-dir DIR --log FILE [--stage-from SRC]
-#        [--sha256 HEX --staged FILE] [--devices accel|vfio|any] [--timeout SECONDS] [--grace SECONDS]
-#        [--kill-stale] [--upload URL] [--env KEY=VALUE]... --python PYTHON -- SCRIPT [ARG]...
+#   bash ~/tpulaunch-run-guard-<first 12 hex of this file's SHA-256>.sh --guard-sha256 HEX
+#        --run-dir DIR --log FILE [--stage FROM TO SHA256]... [--devices accel|vfio|any]
+#        [--timeout SECONDS] [--grace SECONDS] [--kill-stale] [--upload URL] [--env KEY=VALUE]...
+#        --python PYTHON -- SCRIPT [ARG]...
+#
+# The plan writes this file (`tpulaunch guard --write`, which prints it too) and stages it with the
+# script in one scp call; `tpulaunch guard` shows exactly what runs here.
+#
+# First of all, the guard checks that its own bytes have the SHA-256 HEX the plan pinned (a stale
+# or changed copy on the worker stops with 97 before it does anything else).
 #
 # In order, on this worker:
 #   1. stop (93) when DIR already holds a run record (this run id ran here before), writing
 #      nothing; else create DIR and DIR/artifacts (TPU_RUN_DIR for the program), so that every worker's fetch
 #      finds its run folder whatever happens next;
-#   2. with --stage-from: move SRC (where the copy landed: the home folder, which a fresh TPU VM
-#      has) to FILE, creating FILE's folder, else stop (98); with --sha256: check that FILE has that
-#      SHA-256, else stop (97);
+#   2. for each --stage: move FROM (where the copy landed: the home folder, which a fresh TPU VM
+#      has) to TO, creating TO's folder, else stop (98); then check that TO has that SHA-256, else
+#      stop (97);
 #   3. check that PYTHON can be run here, else stop (96) with one line naming the host, the path
 #      and the fix (a fresh TPU VM has python3 only: --bootstrap, or --python PATH);
 #   4. look for processes holding the TPU devices (/dev/accel* on v4 and older, /dev/vfio/* on
@@ -42,8 +49,9 @@
 #   no-python, stage-missing (the last four: the program never started).
 #
 # Exit statuses (include/tpulaunch/exit_code.hpp lists them; keep the two in step):
-#   0 the program succeeded; 1-253 its own status; 93 the run folder holds a run already; 94 TPU busy; 95 its upload failed (--upload,
-#   the program succeeded); 96 no interpreter; 97 staged file differs from the reviewed digest;
+#   0 the program succeeded; 1-253 its own status; 93 the run folder holds a run already; 94 TPU busy;
+#   95 its upload failed (--upload, the program succeeded); 96 no interpreter; 97 a staged file
+#   (the script, a file it imports, this guard) differs from the digest the plan pinned;
 #   98 the guard could not start (bad arguments, run folder not writable, staged file missing);
 #   124 timed out; 254 the program exited 255; 128+N this call was interrupted by signal N.
 #
@@ -64,7 +72,7 @@ readonly status_guard_failed=98
 readonly status_timed_out=124
 readonly status_mapped_255=254
 
-run_dir="" log="" stage_from="" sha256="" staged="" devices=any timeout=0 grace=30 kill_stale=0 upload=""
+run_dir="" log="" stage_from=() stage_to=() stage_sha256=() devices=any timeout=0 grace=30 kill_stale=0 upload=""
 python="" envs=()
 program_pid="" tee_pid="" watchdog_pid="" interrupted="" status=0 scratch="" host=""
 record=()
@@ -83,9 +91,12 @@ parse_args() {
     case $1 in
       --run-dir) run_dir=${2-} ;;
       --log) log=${2-} ;;
-      --stage-from) stage_from=${2-} ;;
-      --sha256) sha256=${2-} ;;
-      --staged) staged=${2-} ;;
+      --stage)
+        (($# >= 4)) || usage_error "--stage needs FROM, TO and SHA256"
+        stage_from+=("$2") stage_to+=("$3") stage_sha256+=("$4")
+        shift 4
+        continue
+        ;;
       --devices) devices=${2-} ;;
       --timeout) timeout=${2-} ;;
       --grace) grace=${2-} ;;
@@ -106,8 +117,10 @@ parse_args() {
   if ! is_count "$timeout" || ! is_count "$grace"; then
     usage_error "--timeout and --grace take whole seconds"
   fi
-  [[ -z $sha256 || -n $staged ]] || usage_error "--sha256 needs --staged"
-  [[ -z $stage_from || -n $staged ]] || usage_error "--stage-from needs --staged"
+  local i
+  for i in "${!stage_sha256[@]}"; do
+    [[ ${stage_sha256[i]} =~ ^[0-9a-f]{64}$ ]] || usage_error "--stage takes a SHA-256 of 64 hex digits"
+  done
   local env
   for env in "${envs[@]}"; do
     [[ $env =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || usage_error "--env takes NAME=VALUE"
@@ -429,8 +442,36 @@ never_started() {
   exit "$2"
 }
 
+# check_self HEX: stop (97) unless this file's bytes have that SHA-256.
+check_self() {
+  if ! printf '%s  %s\n' "$1" "${BASH_SOURCE[0]}" | sha256sum --check --status 2>/dev/null; then
+    say "this run guard (${BASH_SOURCE[0]}) is not the one the plan wrote (sha256 $1): it is stale or changed on this worker; nothing was run"
+    exit "$status_digest_mismatch"
+  fi
+}
+
+# stage_files: each staged file moved into place (its folder: ~/jax-tpu-lab/ on a fresh VM, or a
+# subfolder of it for a script in one), then checked against the digest the plan pinned.
+stage_files() {
+  local i
+  for i in "${!stage_from[@]}"; do
+    if ! { mkdir -p -- "${stage_to[i]%/*}" && mv -f -- "${stage_from[i]}" "${stage_to[i]}"; }; then
+      say "the staged file ${stage_from[i]} is not on $host"
+      never_started stage-missing "$status_guard_failed" "the staged file ${stage_from[i]} is missing"
+    fi
+    if ! printf '%s  %s\n' "${stage_sha256[i]}" "${stage_to[i]}" | sha256sum --check --status; then
+      say "the staged file ${stage_to[i]} on $host does not match the reviewed sha256"
+      set_record detail "staged file ${stage_to[i]} differs from the reviewed sha256"
+      never_started digest-mismatch "$status_digest_mismatch" "the staged file ${stage_to[i]} differs from the reviewed sha256"
+    fi
+  done
+}
+
 main() {
   host=$(hostname 2>/dev/null || echo unknown-host)
+  [[ ${1-} == --guard-sha256 && ${2-} =~ ^[0-9a-f]{64}$ ]] || usage_error "--guard-sha256 HEX must come first"
+  check_self "$2"
+  shift 2
   parse_args "$@"
   trap 'on_signal HUP' HUP
   trap 'on_signal INT' INT
@@ -445,16 +486,7 @@ main() {
   record=("record=tpulaunch-run-status 1")
   set_record host "$(one_line "$host")"
   set_record timeout "$timeout"
-  # The staged file's folder: ~/jax-tpu-lab/ on a fresh VM, or a subfolder of it for a script in one.
-  if [[ -n $stage_from ]] && ! { mkdir -p -- "${staged%/*}" && mv -f -- "$stage_from" "$staged"; }; then
-    say "the staged script $stage_from is not on $host"
-    never_started stage-missing "$status_guard_failed" "the staged script $stage_from is missing"
-  fi
-  if [[ -n $sha256 ]] && ! printf '%s  %s\n' "$sha256" "$staged" | sha256sum --check --status; then
-    say "staged script on $host does not match the reviewed sha256"
-    set_record detail "staged file differs from the reviewed sha256"
-    never_started digest-mismatch "$status_digest_mismatch" "the staged script differs from the reviewed sha256"
-  fi
+  stage_files
   if ! command -v -- "$python" >/dev/null; then
     printf 'tpulaunch: error: %s has no Python interpreter at %s; run the plan with --bootstrap, or choose one with --python PATH\n' \
       "$host" "$python" >&2

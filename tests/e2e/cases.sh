@@ -403,9 +403,11 @@ case_pipeline__four_hosts_end_to_end() {
   python3 - "$dir/calls.txt" <<'PY' || fail "gcloud calls are not in the expected order"
 import json, sys
 calls = [json.loads(l) for l in open(sys.argv[1])]
-verbs = [c[3] + ("" if c[3] != "scp" else (":up" if c[4].startswith("public/") else ":down")) for c in calls]
-# bootstrap (ssh), stage (scp up), run (ssh), four fetches (scp down), teardown (delete) last
+verbs = [c[3] + ("" if c[3] != "scp" else (":down" if c[4] == "--recurse" else ":up")) for c in calls]
+# bootstrap (ssh), stage (scp up: the run guard and the script in one call), run (ssh), four
+# fetches (scp down), teardown (delete) last
 assert verbs[:3] == ["ssh", "scp:up", "ssh"], verbs
+assert "/tpulaunch-run-guard-" in calls[1][4] and calls[1][5] == "public/exercises/standin-lesson.py", calls[1]
 assert verbs[3:7] == ["scp:down"] * 4, verbs
 assert verbs[7:] == ["delete"], verbs
 assert sorted(c[-2] for c in calls[3:7]) == [f"--worker={i}" for i in range(4)], calls[3:7]
@@ -705,10 +707,10 @@ case_pipeline__fresh_vm_without_bootstrap_stops_early() {
   python3 - "$dir/state" <<'PY' || fail "the stand-in saw more than stage, run and one wave of fetches, or a retry"
 import json, sys
 calls = [json.loads(l) for l in open(sys.argv[1] + "/calls.jsonl")]
-verbs = [c["argv"][3] + (":up" if c["argv"][3] == "scp" and c["argv"][4].startswith("public/") else "") for c in calls]
+verbs = [c["argv"][3] + (":up" if c["argv"][3] == "scp" and c["argv"][4] != "--recurse" else "") for c in calls]
 assert verbs == ["scp:up", "ssh", "scp", "scp", "scp", "scp"], verbs
 assert [c["exit"] for c in calls] == [0, 96, 0, 0, 0, 0], [c["exit"] for c in calls]
-assert calls[0]["argv"][5] == "lab-pod:", calls[0]["argv"]
+assert calls[0]["argv"][6] == "lab-pod:", calls[0]["argv"]
 runs = [json.loads(l) for l in open(sys.argv[1] + "/runs.jsonl")]
 assert all(r["attempt"] == 1 for r in runs), runs
 PY
@@ -743,8 +745,7 @@ case_pipeline__subfolder_script_is_staged_under_its_path() {
   "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests >/dev/null
   run -C "$dir" plan advanced/stand/lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   expect_status 0
-  expect_stdout_contains " --stage-from ~/lesson.py --sha256 "
-  expect_stdout_contains " --staged ~/jax-tpu-lab/advanced/stand/lesson.py "
+  expect_stdout_contains " --stage ~/lesson.py ~/jax-tpu-lab/advanced/stand/lesson.py "
   printf '%s\n' "$out" >"$dir/run.sh"
   run_pipeline "$dir" run.sh
   expect_status 0
@@ -829,7 +830,7 @@ case_pipeline__context_carried_from_another_folder() {
   out=$(cat "$elsewhere/out")
   err=$(cat "$elsewhere/err")
   expect_status 0
-  expect_stderr_contains "verify will run $bin (set TPULAUNCH to choose another)"
+  expect_stderr_contains "tpulaunch's own steps will run $bin (set TPULAUNCH to choose another)"
   expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
   [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-3/r1/artifacts/worker-3.json" ]] ||
     fail "the results did not land in the plan's folder"
@@ -848,7 +849,7 @@ case_pipeline__text_form_pasted_line_by_line() {
   expect_status 0
   # The commands: the indented lines of the "commands:" section that are not comments.
   sed -n '/^commands:$/,/^$/p' <<<"$out" | grep '^  [^#]' | sed 's/^  //' >"$elsewhere/pasted.txt"
-  [[ $(wc -l <"$elsewhere/pasted.txt") == 10 ]] || fail "expected 10 commands, got $(wc -l <"$elsewhere/pasted.txt")"
+  [[ $(wc -l <"$elsewhere/pasted.txt") == 11 ]] || fail "expected 11 commands, got $(wc -l <"$elsewhere/pasted.txt")"
   expect_stdout_contains "  # teardown (only after verify succeeded):"
   status=0
   (cd "$elsewhere" && env PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:$PATH" GCLOUD_STANDIN_STATE="$dir/state" \
@@ -1409,10 +1410,45 @@ case_verbose__check_logs_each_file() {
   [[ "$quiet_err" != *"debug:"* ]] || fail "without -v, check logged: $quiet_err"
 }
 
+# tpulaunch guard prints the run guard every TPU plan stages: the bytes a plan pins by digest, a
+# file shellcheck accepts; --write puts it in place whole (mode 0644), and --sha256 refuses a
+# tpulaunch whose guard is not the one the plan pinned, writing nothing.
+case_guard__prints_and_writes_the_pinned_program() {
+  local dir digest name
+  dir=$(workdir guard)
+  run guard
+  expect_status 0
+  expect_stdout_contains "# tpulaunch run guard: what the run step's one ssh call runs on every TPU VM worker."
+  printf '%s\n' "$out" >"$dir/printed.sh"
+  shellcheck --shell=bash "$dir/printed.sh" || fail "the printed guard does not pass shellcheck"
+  digest=$(sha256sum "$dir/printed.sh" | cut -d' ' -f1)
+  # The plan names the same file and digest.
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a --format json
+  expect_status 0
+  name=$(python3 -c 'import json,sys; s=json.loads(sys.argv[1])["staged"][0]; print(s["worker"], s["sha256"])' "$out")
+  [[ $name == "~/tpulaunch-run-guard-${digest:0:12}.sh $digest" ]] || fail "the plan pins another guard: $name"
+  run guard --write "$dir/written.sh" --sha256 "$digest"
+  expect_status 0
+  expect_stdout_empty
+  cmp -s "$dir/printed.sh" "$dir/written.sh" || fail "--write wrote other bytes than guard prints"
+  [[ $(stat -c %a "$dir/written.sh") == 644 ]] || fail "the written guard is not mode 0644"
+  run guard --write "$dir/other.sh" --sha256 "$(printf '0%.0s' {1..64})"
+  expect_status 3
+  expect_one_refusal_line
+  expect_stderr_contains "this tpulaunch's run guard has sha256 $digest, not 0000"
+  [[ ! -e $dir/other.sh ]] || fail "a refused guard was written"
+  run guard --write "$dir/no/such/folder/g.sh"
+  expect_status 1
+  expect_one_error_line
+  expect_stderr_contains "$dir/no/such/folder"
+  run guard --discovery
+  expect_status 0
+  expect_stdout_contains "import jax"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<command>__<name>" >&2
   exit 2
 fi
 "$1"
 finish
-

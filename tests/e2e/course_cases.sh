@@ -132,8 +132,7 @@ case_check__subfolder_scripts() {
   # A TPU route stages it under the same relative path (the pipeline case runs one end to end).
   run -C "$dir" plan advanced/deeper/on_tpu --slice v5litepod-8 "${TPU_FLAGS[@]}"
   expect_status 0
-  expect_stdout_contains "--stage-from ~/on_tpu.py --sha256 "
-  expect_stdout_contains "--staged ~/jax-tpu-lab/advanced/deeper/on_tpu.py "
+  expect_stdout_contains "--stage ~/on_tpu.py ~/jax-tpu-lab/advanced/deeper/on_tpu.py "
   expect_stdout_contains "-- ~/jax-tpu-lab/advanced/deeper/on_tpu.py"
   # A script reached through the linked folder is refused like any path that leaves the folder.
   run -C "$dir" review linked/linked --class cpu-only --by alice

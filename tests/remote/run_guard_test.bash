@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Behaviour of src/remote/run_guard.bash, run the way the run step runs it (bash -c "$guard" ...),
-# on this machine: a fake root (the guard's one test seam, TPULAUNCH_GUARD_ROOT) stands for the
+# Behaviour of src/remote/run_guard.bash as it ships (`tpulaunch guard --write`, with the tpulaunch
+# given as the first argument; the source when none is given), run the way the run step runs it
+# (bash FILE --guard-sha256 HEX ...), on this machine: a fake root (the guard's one test seam, TPULAUNCH_GUARD_ROOT) stands for the
 # worker's /dev and /tmp, and real processes hold its files. Prints "N passed, 0 failed".
 #
 # Programs are single-quoted on purpose: their $VARS expand in the program's shell.
@@ -8,10 +9,14 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# The guard as it ships (ctest passes the packed text, without its comment lines), else the source.
-GUARD_FILE=${1:-"$HERE/../../src/remote/run_guard.bash"}
-GUARD=$(<"$GUARD_FILE")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/run-guard-test.XXXXXX")
+GUARD=$WORK/tpulaunch-run-guard.sh
+if (($# > 0)); then
+  "$1" guard --write "$GUARD" || exit 1
+else
+  cp "$HERE/../../src/remote/run_guard.bash" "$GUARD"
+fi
+GUARD_SHA=$(sha256sum "$GUARD" | cut -d' ' -f1)
 holders=()
 cleanup() {
   local pid
@@ -50,7 +55,7 @@ reset() {
 guard() {
   rc=0
   rm -f "$WORK/run/run-status.rec"
-  TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" \
+  TPULAUNCH_GUARD_ROOT="$WORK/root" bash "$GUARD" --guard-sha256 "$GUARD_SHA" --run-dir "$WORK/run" \
     --log "$WORK/run/log.txt" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
 }
 
@@ -111,16 +116,34 @@ guard --bogus -- true
 if ((rc == 98)) && grep -qF "unknown argument '--bogus'" "$WORK/err"; then ok "bad arguments: 98"
 else bad "bad arguments" "rc=$rc"; fi
 
-# --- the staged file's digest -----------------------------------------------------------------
+# --- the guard's own digest --------------------------------------------------------------------
+# A copy that is not the one the plan pinned (stale, changed on the worker) does nothing at all.
 reset
-printf 'print(1)\n' >"$WORK/staged.py"
-digest=$(sha256sum "$WORK/staged.py" | cut -d' ' -f1)
-guard --sha256 "$digest" --staged "$WORK/staged.py" --python bash -- -c 'echo ran'
+cp "$GUARD" "$WORK/changed-guard.sh"
+printf '# changed\n' >>"$WORK/changed-guard.sh"
+rc=0
+bash "$WORK/changed-guard.sh" --guard-sha256 "$GUARD_SHA" --run-dir "$WORK/run" --log "$WORK/run/log.txt" \
+  --python bash -- -c 'echo ran' >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+if ((rc == 97)) && [[ ! -e $WORK/run ]] && ! grep -q ran "$WORK/out" && grep -qF "is not the one the plan wrote" "$WORK/err"
+then ok "a guard whose bytes differ from --guard-sha256: 97, nothing done"
+else bad "guard digest" "rc=$rc"; fi
+rc=0
+bash "$GUARD" --run-dir "$WORK/run" --log "$WORK/run/log.txt" --python bash -- -c 'echo ran' >"$WORK/out" 2>"$WORK/err" \
+  </dev/null || rc=$?
+if ((rc == 98)) && [[ ! -e $WORK/run ]] && grep -qF -- "--guard-sha256 HEX must come first" "$WORK/err"
+then ok "no --guard-sha256: 98, nothing done"
+else bad "no guard digest" "rc=$rc"; fi
+
+# --- the staged files' digests -----------------------------------------------------------------
+reset
+printf 'print(1)\n' >"$WORK/home.py"
+digest=$(sha256sum "$WORK/home.py" | cut -d' ' -f1)
+guard --stage "$WORK/home.py" "$WORK/staged.py" "$digest" --python bash -- -c 'echo ran'
 if ((rc == 0)) && grep -qxF ran "$WORK/out"; then ok "matching digest: the program runs"
 else bad "matching digest" "rc=$rc"; fi
 reset
-printf 'print(2)\n' >"$WORK/staged.py"
-guard --sha256 "$digest" --staged "$WORK/staged.py" --python bash -- -c 'echo ran'
+printf 'print(2)\n' >"$WORK/home.py"
+guard --stage "$WORK/home.py" "$WORK/staged.py" "$digest" --python bash -- -c 'echo ran'
 if ((rc == 97)) && [[ $(field state) == digest-mismatch && -z $(field started) ]] && ! grep -q ran "$WORK/out" &&
   grep -qF "does not match the reviewed sha256" "$WORK/err"; then
   ok "digest mismatch: 97, never started"
@@ -150,7 +173,7 @@ else bad "leftover child" "rc=$rc child $child alive"; fi
 
 # The guard interrupted (the ssh connection dropped): the program is ended, the record says so.
 reset
-TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" --log "$WORK/run/log.txt" \
+TPULAUNCH_GUARD_ROOT="$WORK/root" bash "$GUARD" --guard-sha256 "$GUARD_SHA" --run-dir "$WORK/run" --log "$WORK/run/log.txt" \
   --python bash -- -c 'echo $$ >"$TPU_RUN_DIR/pid"; sleep 60' >"$WORK/out" 2>"$WORK/err" </dev/null &
 guard_pid=$!
 for ((i = 0; i < 100; i++)); do [[ -s $WORK/run/artifacts/pid ]] && break; sleep 0.05; done
@@ -233,16 +256,24 @@ else bad "--env" "rc=$rc env=$(cat "$WORK/run/artifacts/env" 2>/dev/null)"; fi
 guard --env '1X=y' --python bash -- -c 'echo ran'
 if ((rc == 98)); then ok "--env with a bad name: 98"; else bad "--env bad name" "rc=$rc"; fi
 
-# --stage-from: the copy in the home folder is moved into place, then checked.
+# --stage: each copy in the home folder is moved into place, then checked; a second file (a helper
+# module the script imports) in a folder of its own.
 reset
 printf 'print(1)\n' >"$WORK/home.py"
+printf 'x = 1\n' >"$WORK/helper.py"
 digest=$(sha256sum "$WORK/home.py" | cut -d' ' -f1)
-guard --stage-from "$WORK/home.py" --sha256 "$digest" --staged "$WORK/run/staged.py" --python bash -- -c 'echo ran'
-if ((rc == 0)) && [[ -f $WORK/run/staged.py && ! -e $WORK/home.py ]]; then ok "--stage-from: moved into place, then checked"
-else bad "--stage-from" "rc=$rc"; fi
-guard --stage-from "$WORK/home.py" --sha256 "$digest" --staged "$WORK/run/staged.py" --python bash -- -c 'echo ran'
-if ((rc == 98)) && [[ $(field state) == stage-missing ]]; then ok "--stage-from with nothing staged: 98, stage-missing"
-else bad "--stage-from missing" "rc=$rc state=$(field state)"; fi
+helper_digest=$(sha256sum "$WORK/helper.py" | cut -d' ' -f1)
+guard --stage "$WORK/home.py" "$WORK/run/staged.py" "$digest" \
+  --stage "$WORK/helper.py" "$WORK/lib/sub/helper.py" "$helper_digest" --python bash -- -c 'echo ran'
+if ((rc == 0)) && [[ -f $WORK/run/staged.py && ! -e $WORK/home.py && -f $WORK/lib/sub/helper.py ]]; then
+  ok "--stage twice: each moved into place, then checked"
+else bad "--stage" "rc=$rc"; fi
+guard --stage "$WORK/home.py" "$WORK/run/staged.py" "$digest" --python bash -- -c 'echo ran'
+if ((rc == 98)) && [[ $(field state) == stage-missing ]]; then ok "--stage with nothing staged: 98, stage-missing"
+else bad "--stage missing" "rc=$rc state=$(field state)"; fi
+guard --stage "$WORK/home.py" "$WORK/run/staged.py" not-a-digest --python bash -- -c 'echo ran'
+if ((rc == 98)) && grep -qF "64 hex digits" "$WORK/err"; then ok "--stage with a bad digest: 98"
+else bad "--stage bad digest" "rc=$rc"; fi
 
 # --upload: the worker's index from the metadata server, then gcloud storage cp of the run folder,
 # whatever the program's status; a failed upload turns a success into 95 and is named.
@@ -273,7 +304,7 @@ reset
 guard --python bash -- -c 'echo first'
 before=$(cat "$WORK/run/run-status.rec" "$WORK/run/log.txt")
 rc=0
-TPULAUNCH_GUARD_ROOT="$WORK/root" bash -c "$GUARD" tpulaunch-run-guard --run-dir "$WORK/run" \
+TPULAUNCH_GUARD_ROOT="$WORK/root" bash "$GUARD" --guard-sha256 "$GUARD_SHA" --run-dir "$WORK/run" \
   --log "$WORK/run/log.txt" --python bash -- -c 'echo second' >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
 if ((rc == 93)) && [[ $(cat "$WORK/run/run-status.rec" "$WORK/run/log.txt") == "$before" ]] &&
   grep -qF "holds a run already" "$WORK/err"; then
