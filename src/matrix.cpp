@@ -32,8 +32,8 @@ namespace fs = std::filesystem;
 
 // Entry fields in the order they are written; anything else is kept in `extra`, in its order, and
 // written after them.
-constexpr std::array<std::string_view, 8> k_entry_fields{"class",  "sha256",    "reviewed_by", "reviewed_at",
-                                                         "reason", "note",      "overrides",   "evidence"};
+constexpr std::array<std::string_view, 9> k_entry_fields{"class",  "sha256", "reviewed_by",   "reviewed_at", "reason",
+                                                         "note",   "jax_platforms", "overrides", "evidence"};
 constexpr std::array<std::string_view, 3> k_matrix_fields{"version", "exercises_dir", "scripts"};
 
 template <std::size_t N> bool is_one_of(std::string_view key, const std::array<std::string_view, N>& fields) {
@@ -84,6 +84,12 @@ Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, 
   TPULAUNCH_TRY(entry.reviewed_at, object.optional_string("reviewed_at"));
   TPULAUNCH_TRY(entry.reason, object.optional_string("reason"));
   TPULAUNCH_TRY(entry.note, object.optional_string("note"));
+  TPULAUNCH_TRY(entry.jax_platforms, object.optional_string("jax_platforms"));
+  if (!entry.jax_platforms.empty()) {
+    if (auto status = validate_value(ValueKind::jax_platforms, entry.jax_platforms); !status) {
+      return object.error_at("jax_platforms", status.error().message);
+    }
+  }
   if (object.has("overrides")) {
     TPULAUNCH_TRY(const JsonValue* list, object.member("overrides", JsonValue::value_t::array));
     for (std::size_t i = 0; i < list->size(); ++i) {
@@ -219,10 +225,12 @@ bool read_entry(Parser& parser, MatrixEntry& entry) {
     if (!first_time(seen, field)) {
       return false;
     }
-    std::string* const text[] = {&entry.class_name,  &entry.sha256, &entry.reviewed_by,
-                                 &entry.reviewed_at, &entry.reason, &entry.note};
+    std::string* const text[] = {&entry.class_name, &entry.sha256, &entry.reviewed_by,  &entry.reviewed_at,
+                                 &entry.reason,     &entry.note,   &entry.jax_platforms};
     if (field < std::size(text)) {
-      return parser.read_string(*text[field]);
+      // A value the full reader refuses sends the file to it, for the message.
+      return parser.read_string(*text[field]) &&
+             (text[field] != &entry.jax_platforms || validate_value(ValueKind::jax_platforms, entry.jax_platforms));
     }
     JsonValue list;
     if (!parser.read_value(list, k_depth) || !list.is_array()) {
@@ -337,6 +345,7 @@ std::string serialize_matrix(const Matrix& matrix) {
     optional("reviewed_at", entry.reviewed_at);
     optional("reason", entry.reason);
     optional("note", entry.note);
+    optional("jax_platforms", entry.jax_platforms);
     if (!entry.overrides.empty()) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const auto& item : entry.overrides) {

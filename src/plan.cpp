@@ -263,7 +263,7 @@ Step course_run_step(const Plan& plan) {
   const std::string py = plan.script + ".py";
   ShellLine command;
   command.word("set").word("-o").word("pipefail").code(k_then);
-  command.word("JAX_PLATFORMS=tpu");
+  command.word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
   add_env(command, plan);
   command.word(lab_path(".venv/bin/python")).word(lab_path(py));
   add_args(command, plan);
@@ -307,7 +307,7 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
   if (plan.results_run_url) {
     command.word("--upload").word(*plan.results_run_url);
   }
-  command.word("--env").word("JAX_PLATFORMS=tpu");
+  command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
   for (const EnvVar& var : plan.options.env) {
     command.word("--env").word(Word(var.name + "=").append(var.value));
   }
@@ -588,15 +588,29 @@ Status add_capacity_steps(Plan& plan) {
 }
 
 // The values every route takes: the interpreter and the --env names (a TPU route sets
-// TPU_RUN_DIR and JAX_PLATFORMS itself, and an --env must not quietly move the run off the TPU).
-Status validate_script_options(const PlanOptions& options, RouteKind route) {
+// TPU_RUN_DIR and JAX_PLATFORMS itself, and an --env must not quietly move the run off the TPU:
+// --env JAX_PLATFORMS is taken only when it repeats the script's reviewed value, `reviewed`).
+Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script = {},
+                               std::string_view reviewed = {}) {
   if (!options.python.empty()) {
     TPULAUNCH_CHECK(validate_value(ValueKind::interpreter, options.python));
   }
   for (const EnvVar& var : options.env) {
     TPULAUNCH_CHECK(validate_value(ValueKind::env_name, var.name));
-    for (const std::string_view reserved : {"TPU_RUN_DIR", "JAX_PLATFORMS", "JAX_PLATFORM_NAME"}) {
-      if (route != RouteKind::cpu && var.name == reserved) {
+    if (route == RouteKind::cpu) {
+      continue;
+    }
+    if (var.name == "JAX_PLATFORMS" && !reviewed.empty() && var.value == reviewed) {
+      continue;
+    }
+    if (var.name == "JAX_PLATFORMS") {
+      return usage_error(fmt::format(
+          "--env JAX_PLATFORMS={}: a TPU route sets JAX_PLATFORMS={} itself; another value needs a review that records "
+          "it: tpulaunch review {} --class CLASS --by NAME --jax-platforms tpu,cpu",
+          printable(var.value), reviewed.empty() ? "tpu" : reviewed, script.empty() ? "SCRIPT" : script));
+    }
+    for (const std::string_view reserved : {"TPU_RUN_DIR", "JAX_PLATFORM_NAME"}) {
+      if (var.name == reserved) {
         return usage_error(fmt::format("--env {}: a TPU route sets {} itself", var.name, var.name));
       }
     }
@@ -736,7 +750,14 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.route = route;
   plan.slice = slice;
   plan.options = options;
-  TPULAUNCH_CHECK(validate_script_options(options, route));
+  if (route != RouteKind::cpu && script.entry != nullptr && !script.entry->jax_platforms.empty()) {
+    plan.jax_platforms = script.entry->jax_platforms;
+    plan.jax_platforms_reviewed = true;
+  }
+  TPULAUNCH_CHECK(validate_script_options(options, route, script.id,
+                                          plan.jax_platforms_reviewed ? plan.jax_platforms : std::string_view()));
+  // The reviewed value given again with --env is the one the route sets already.
+  std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
   if (route == RouteKind::cpu) {
     const LifecycleOptions& life = options.lifecycle;

@@ -715,6 +715,10 @@ std::string plan_json(const Plan& plan) {
     w.key("tpu_devices").string(to_string(plan.slice->devices));
     w.key("preemption_check").boolean(plan.preemptible());
     w.end_object();
+    w.key("jax_platforms").begin_object();
+    w.key("value").string(plan.jax_platforms);
+    w.key("source").string(plan.jax_platforms_reviewed ? "reviewed" : "default");
+    w.end_object();
     // What the stage step copies, where each lands, and the digest the run guard checks: the
     // run guard first (run where it lands), then what it moves into place.
     w.key("staged").begin_array();
@@ -838,6 +842,12 @@ std::string render_text(const Plan& plan) {
   out += fmt::format("route:  {}\n", route_sentence(plan));
   if (plan.route != RouteKind::cpu) {
     out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
+    out += fmt::format("env:    JAX_PLATFORMS={} ({}){}\n", plan.jax_platforms,
+                       plan.jax_platforms_reviewed ? "the script's reviewed value" : "tpulaunch's default on a TPU route",
+                       plan.options.form == PlanForm::full
+                           ? fmt::format(", TPU_RUN_DIR=~/{}/artifacts (where the program keeps its receipts)",
+                                         plan.remote_run_dir)
+                           : "");
     if (plan.results_run_url) {
       out += fmt::format("results: each worker uploads to {}/{}/, one download brings them all back\n",
                          *plan.results_run_url, worker_folder_pattern());

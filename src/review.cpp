@@ -62,6 +62,12 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   TPULAUNCH_CHECK(check_free_text("--by", request.reviewed_by, true));
   TPULAUNCH_CHECK(check_free_text("--note", request.note, false));
   TPULAUNCH_CHECK(check_free_text("--override", request.override_reason, false));
+  if (!request.jax_platforms.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::jax_platforms, request.jax_platforms));
+    if (request.script_class == ScriptClass::cpu_only) {
+      return usage_error("--jax-platforms: a cpu-only script never runs on a TPU route, where JAX_PLATFORMS is set");
+    }
+  }
 
   MatrixEntry entry;
   entry.id = request.id;
@@ -71,6 +77,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.reviewed_by = request.reviewed_by;
   entry.reviewed_at = request.reviewed_at;
   entry.note = request.note;
+  entry.jax_platforms = request.jax_platforms;
   entry.evidence = nlohmann::json::array();
   for (const Evidence& e : classification.evidence) {
     // One string per finding keeps the matrix diff of a review to one line per finding.

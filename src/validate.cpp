@@ -160,7 +160,13 @@ constexpr std::int64_t k_max_duration_seconds = 30LL * 24 * 3600;
 
 bool accepts_duration(std::string_view v) { return duration_seconds(v).has_value(); }
 
-const std::array<ValueRule, 15> k_value_rules{{
+// "tpu" or "tpu,cpu" (either order), each platform once: a TPU route's JAX may fall back to the
+// CPU for what the TPU lacks, never leave the TPU out.
+bool accepts_jax_platforms(std::string_view v) {
+  return v == "tpu" || v == "tpu,cpu" || v == "cpu,tpu";
+}
+
+const std::array<ValueRule, 16> k_value_rules{{
     {ValueKind::tpu_name, "--tpu", "TPU name",
      "lowercase RFC 1035: a letter first, then letters, digits and hyphens, 1-63 characters, no trailing hyphen",
      accepts_tpu_name},
@@ -203,11 +209,14 @@ const std::array<ValueRule, 15> k_value_rules{{
     {ValueKind::ready_timeout, "--ready-timeout", "wait for capacity", "a duration, as for --timeout (30m, 12h)",
      accepts_duration},
     {ValueKind::poll, "--poll", "poll interval", "a duration, as for --timeout (15s, 1m)", accepts_duration},
+    {ValueKind::jax_platforms, "--jax-platforms", "JAX platform list",
+     "tpu, tpu,cpu or cpu,tpu: the platforms JAX may use on a TPU route, the TPU always among them",
+     accepts_jax_platforms},
 }};
 
 } // namespace
 
-const std::array<ValueRule, 15>& value_rules() { return k_value_rules; }
+const std::array<ValueRule, 16>& value_rules() { return k_value_rules; }
 
 std::optional<std::int64_t> duration_seconds(std::string_view value) {
   // Units in the order they must appear: "1h30m", never "30m1h" or "1h1h".

@@ -225,6 +225,41 @@ TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
   EXPECT_NE(guard.find("lock_file=\"$root/tmp/libtpu_lockfile\""), std::string::npos);
 }
 
+// A TPU route sets JAX_PLATFORMS=tpu; a script whose review records another value (tpu,cpu) runs
+// with that one, and --env JAX_PLATFORMS is accepted only when it repeats it.
+TEST_F(PlanTest, JaxPlatformsIsTpuUnlessAReviewRecordsAnother) {
+  m_options.env = {{"JAX_PLATFORMS", "tpu,cpu"}};
+  auto refused = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("a TPU route sets JAX_PLATFORMS=tpu itself; another value needs a review"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("tpulaunch review lesson "), std::string::npos);
+
+  m_entry.jax_platforms = "tpu,cpu";
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(p.jax_platforms, "tpu,cpu");
+  EXPECT_TRUE(p.jax_platforms_reviewed);
+  EXPECT_TRUE(p.options.env.empty()); // the route sets it, once
+  const std::string command = step(p, StepKind::run).line.argv().back();
+  EXPECT_NE(command.find(" --env JAX_PLATFORMS=tpu,cpu --python "), std::string::npos) << command;
+  EXPECT_EQ(command.find("JAX_PLATFORMS=tpu "), std::string::npos) << command;
+
+  m_options.env = {{"JAX_PLATFORMS", "cpu"}};
+  auto other = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("sets JAX_PLATFORMS=tpu,cpu itself"), std::string::npos);
+
+  // The course form's own command carries it too; the CPU route sets nothing.
+  m_options.env.clear();
+  m_options.form = PlanForm::course;
+  const Plan course = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_NE(step(course, StepKind::run).line.argv().back().find("JAX_PLATFORMS=tpu,cpu "), std::string::npos);
+  auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ(to_shell(cpu->steps.back().line).find("JAX_PLATFORMS"), std::string::npos);
+}
+
 TEST_F(PlanTest, DefaultPlanHasNoLifecycleSteps) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "stage", "run", "fetch", "fetch", "fetch", "fetch", "verify"}));

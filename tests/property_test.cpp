@@ -204,6 +204,7 @@ private:
     case ValueKind::ready_timeout:
     case ValueKind::poll:
       return std::to_string(uniform(1, 23)) + "h" + std::to_string(uniform(0, 59)) + "m";
+    case ValueKind::jax_platforms: return uniform(0, 1) == 0 ? "tpu" : "tpu,cpu";
     }
     return "x";
   }
@@ -857,7 +858,8 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
       case ValueKind::grace:
       case ValueKind::valid_until:
       case ValueKind::ready_timeout:
-      case ValueKind::poll: break; // not among the kinds this loop draws (yet)
+      case ValueKind::poll:
+      case ValueKind::jax_platforms: break; // not among the kinds this loop draws (yet)
       }
       const Status valid = validate_value(kind, value);
       // An empty project means "no --project", an empty interpreter the default one, and an empty

@@ -33,6 +33,9 @@ struct MatrixEntry {
   std::string reviewed_at;
   std::string reason;
   std::string note;
+  // A reviewed JAX_PLATFORMS for TPU routes ("tpu,cpu"), in place of tpulaunch's "tpu"; "" for
+  // the default. `review --jax-platforms` records it; plan then accepts --env JAX_PLATFORMS with it.
+  std::string jax_platforms;
   std::vector<EvidenceOverride> overrides;
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array(); // summary recorded by `review`
   // Fields this version does not know, kept as they are and in their order.

@@ -195,6 +195,10 @@ struct Plan {
   int timeout_seconds = 0;      // 0: no --timeout
   int grace_seconds = 30;
   std::vector<StagedFile> staged; // full TPU form: the run guard first, then what it moves into place
+  // What a TPU route sets JAX_PLATFORMS to: "tpu", or the script's reviewed value
+  // (MatrixEntry::jax_platforms, then `jax_platforms_reviewed`).
+  std::string jax_platforms = "tpu";
+  bool jax_platforms_reviewed = false;
   std::vector<Step> steps;
 
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }

@@ -16,6 +16,7 @@ struct ReviewRequest {
   std::string reviewed_by;
   std::string note;
   std::string override_reason; // empty: no override
+  std::string jax_platforms;   // empty: TPU routes set JAX_PLATFORMS=tpu, tpulaunch's default
   std::string reviewed_at;     // UTC, ISO 8601 (the CLI passes the current time)
 };
 

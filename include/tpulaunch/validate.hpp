@@ -26,6 +26,7 @@ enum class ValueKind {
   valid_until,     // --valid-until-duration: how long a queued resource may wait for capacity
   ready_timeout,   // --ready-timeout: how long the script waits for READY / ACTIVE
   poll,            // --poll: how often it asks
+  jax_platforms,   // review --jax-platforms: JAX_PLATFORMS for a TPU route, in place of "tpu"
 };
 
 struct ValueRule {
@@ -36,7 +37,7 @@ struct ValueRule {
   bool (*accepts)(std::string_view value);
 };
 
-const std::array<ValueRule, 15>& value_rules();
+const std::array<ValueRule, 16>& value_rules();
 
 // Ok when `value` satisfies the rule for `kind`; otherwise a usage Error that quotes the value
 // (escaped so that control characters stay visible) and states the rule.

@@ -15,6 +15,7 @@ struct ReviewArgs {
   std::string by;
   std::string note;
   std::string override_reason;
+  std::string jax_platforms;
 };
 
 Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
@@ -23,6 +24,7 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
   request.reviewed_by = args.by;
   request.note = args.note;
   request.override_reason = args.override_reason;
+  request.jax_platforms = args.jax_platforms;
   request.reviewed_at = utc_now_iso8601();
   MatrixEntry recorded;
   auto edit = [&](Matrix& matrix) -> Status {
@@ -41,6 +43,9 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
   Output output;
   output.out = fmt::format("recorded {} as {} (sha256 {}) by {} at {} in {}\n", recorded.id, recorded.class_name,
                            recorded.sha256, recorded.reviewed_by, recorded.reviewed_at, globals.matrix);
+  if (!recorded.jax_platforms.empty()) {
+    output.out += fmt::format("  TPU routes set JAX_PLATFORMS={} (in place of tpu)\n", recorded.jax_platforms);
+  }
   for (const auto& o : recorded.overrides) {
     output.out += fmt::format("  override: {} at line {}: {}\n", o.rule, o.line, o.reason);
   }
@@ -64,8 +69,13 @@ Command setup_review(CLI::App& parent, const Globals& globals) {
   app->add_option("--note", args->note, "what the reviewer checked");
   app->add_option("--override", args->override_reason,
                   "accept evidence that contradicts the class, for this reason (recorded with the evidence lines)");
+  app->add_option("--jax-platforms", args->jax_platforms,
+                  "JAX_PLATFORMS for TPU routes in place of tpu: tpu,cpu lets JAX fall back to the CPU (recorded; "
+                  "plan then accepts --env JAX_PLATFORMS with this value)")
+      ->type_name("LIST");
   app->footer("Examples:\n  tpulaunch review distributed-02 --class cpu-only --by alice\n"
               "  tpulaunch review collective-update --class multi-host-qualified --by bob --note 'checked barrier'\n"
+              "  tpulaunch review host-callback --class single-host-compatible --by bob --jax-platforms tpu,cpu\n"
               "The matrix is rewritten atomically, under a lock, with stable key order.\n");
   return Command{app, [args, &globals]() { return run_review(*args, globals); }};
 }

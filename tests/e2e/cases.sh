@@ -1446,6 +1446,46 @@ case_guard__prints_and_writes_the_pinned_program() {
   expect_stdout_contains "import jax"
 }
 
+# A TPU route sets JAX_PLATFORMS=tpu and says so; a review may record another value (tpu,cpu), which
+# the plan then sets and shows, and --env JAX_PLATFORMS is accepted only when it repeats it.
+case_plan__jax_platforms_is_tpu_unless_reviewed() {
+  local dir
+  dir=$(course_copy plan-jax-platforms)
+  local -a tpu=(--slice v5litepod-8 --tpu my-pod --zone us-west4-a)
+  run -C "$dir" plan tpu-hello "${tpu[@]}"
+  expect_status 0
+  expect_stdout_contains "env:    JAX_PLATFORMS=tpu (tpulaunch's default on a TPU route), TPU_RUN_DIR=~/jax-tpu-lab/runs/"
+  run -C "$dir" plan tpu-hello "${tpu[@]}" --env JAX_PLATFORMS=tpu,cpu
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "--env JAX_PLATFORMS=tpu,cpu: a TPU route sets JAX_PLATFORMS=tpu itself; another value needs a review that records it: tpulaunch review tpu-hello"
+  expect_stdout_empty
+  run -C "$dir" review tpu-hello --class cpu-only --by e2e --jax-platforms tpu,cpu
+  expect_status 2
+  expect_stderr_contains "a cpu-only script never runs on a TPU route"
+  run -C "$dir" review tpu-hello --class single-host-compatible --by e2e --jax-platforms cpu
+  expect_status 2
+  expect_stderr_contains "JAX platform list"
+  run -C "$dir" review tpu-hello --class single-host-compatible --by e2e --jax-platforms tpu,cpu
+  expect_status 0
+  expect_stdout_contains "TPU routes set JAX_PLATFORMS=tpu,cpu (in place of tpu)"
+  grep -q '"jax_platforms": "tpu,cpu"' "$dir/execution-matrix.json" || fail "the review did not record jax_platforms"
+  run -C "$dir" plan tpu-hello "${tpu[@]}" --env JAX_PLATFORMS=tpu,cpu
+  expect_status 0
+  expect_stdout_contains "env:    JAX_PLATFORMS=tpu,cpu (the script's reviewed value)"
+  expect_stdout_contains " --env JAX_PLATFORMS=tpu,cpu --python "
+  run -C "$dir" plan tpu-hello "${tpu[@]}" --format json
+  python3 -c 'import json,sys; j=json.loads(sys.argv[1]); assert j["jax_platforms"] == {"value": "tpu,cpu", "source": "reviewed"}, j["jax_platforms"]' "$out" ||
+    fail "the json form does not say what JAX_PLATFORMS is"
+  # A value no review could record, written by hand, is a config error at its position.
+  sed -i 's/"jax_platforms": "tpu,cpu"/"jax_platforms": "cpu"/' "$dir/execution-matrix.json"
+  run -C "$dir" plan tpu-hello "${tpu[@]}"
+  expect_status 4
+  expect_one_error_line
+  expect_stderr_contains "execution-matrix.json:"
+  expect_stderr_contains "JAX platform list"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<command>__<name>" >&2
   exit 2
