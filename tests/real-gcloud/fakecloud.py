@@ -258,12 +258,13 @@ class Cloud:
         return record
 
     def operation(self, project, zone, done_when=None, response=None):
-        """A long-running operation: done at once without `done_when`, else when a look at it
-        (GET) finds done_when() true."""
+        """A long-running operation, never done in the response that starts it (a real one
+        takes a while): done at the first look (GET) at it, or with `done_when`, at the first
+        look that finds done_when() true."""
         self.op_count += 1
         name = "projects/{}/locations/{}/operations/operation-{}".format(project, zone, self.op_count)
         self.ops[name] = (done_when, response)
-        return self.op_json(name, look=done_when is None)
+        return self.op_json(name, look=False)
 
     def op_json(self, name, look=True):
         done_when, response = self.ops[name]
