@@ -68,8 +68,10 @@ PY
   printf '%s\0' compute tpus tpu-vm ssh my-pod --zone=us-west4-a --commnd=true >"$dir/commands/misspelt"
   # Two at a time: each call costs about a CPU-second of Python start-up.
   find "$dir/commands" -type f | LC_ALL=C sort | xargs -P 2 -n 1 bash "$REAL_GCLOUD_DIR/parse_only.sh"
-  [[ "$(cat "$dir/commands/misspelt.status")" == 2 ]] && grep -q "unrecognized arguments: --commnd=true" "$dir/commands/misspelt.err" ||
+  if [[ "$(cat "$dir/commands/misspelt.status")" != 2 ]] ||
+    ! grep -q "unrecognized arguments: --commnd=true" "$dir/commands/misspelt.err"; then
     fail "a misspelt flag was not refused as a grammar error: status $(cat "$dir/commands/misspelt.status"): $(cat "$dir/commands/misspelt.err")"
+  fi
   bad=0
   for file in "$dir"/commands/???; do
     if [[ "$(cat "$file.status")" != 1 ]] || ! grep -q -e "do not currently have an active account" \

@@ -119,7 +119,7 @@ class Workers:
         for key, value in sorted(env.items()):
             if key in SSHD_OWN:
                 continue
-            if any(c in value for c in '"\\\n '):
+            if any(c in value for c in '"\\\n'):
                 raise SystemExit("{}: {}={!r} cannot be an sshd SetEnv value".format(PROG, key, value))
             setenv.append('"{}={}"'.format(key, value))
         # sshd takes the first SetEnv line only: every variable goes on that one.

@@ -120,6 +120,21 @@ for line in open(sys.argv[1]):
     print(r["method"], r["path"])' "$1/state/requests.jsonl"
 }
 
+# real_calls DIR: the gcloud calls the loopback API saw, one per gcloud process (its invocation
+# id) in the order of their first requests, named as local_calls (tests/e2e/lib.sh) names the
+# stand-in's: "ssh", "scp", "delete", "queued-resources describe", ...
+real_calls() {
+  python3 -c 'import json, sys
+seen = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["invocation"] and r["invocation"] not in [i for i, _ in seen]:
+        seen.append((r["invocation"], r["gcloud"]))
+for _, command in seen:
+    words = command.split(".")
+    print(" ".join(words[3:5]) if words[3] == "queued-resources" else words[-1])' "$1/state/requests.jsonl"
+}
+
 # scenario NAME WORKERS [STANDIN_CREATE_ARGS...] -- PLAN_ARGS...: one scenario two ways, each in
 # its own course (a stand-in TPU "lab-pod" of WORKERS workers; none for 0): through the gcloud
 # stand-in, then through the real gcloud. The caller's knobs (FAKEJAX_*, LESSON_*,
@@ -164,13 +179,18 @@ scenario() {
 }
 
 # expect_same_as_standin: the real gcloud and the stand-in ended the scenario with the same
-# status and brought back the same files (names, not contents: clocks and pids differ).
+# status, brought back the same files (names, not contents: clocks and pids differ), and made the
+# same gcloud calls.
 expect_same_as_standin() {
   if [[ "$status" != "$standin_status" ]]; then
     fail "real gcloud: status $status, stand-in: $standin_status"$'\n'"--- real stderr:"$'\n'"$err"$'\n'"--- stand-in stderr:"$'\n'"$standin_err"
   fi
   if ! diff -u <(fetched "$standin_dir") <(fetched "$real_dir") >&2; then
     fail "the real gcloud (+) and the stand-in (-) brought back different files"
+  fi
+  # The same gcloud calls (as a set with counts: the fetches run side by side).
+  if ! diff -u <(local_calls "$standin_dir" | LC_ALL=C sort) <(real_calls "$real_dir" | LC_ALL=C sort) >&2; then
+    fail "the pipeline made other gcloud calls through the real gcloud (+) than through the stand-in (-)"
   fi
 }
 
