@@ -89,7 +89,7 @@ PY
 # reaches every worker), digest-checked, run, fetched one worker at a time, verified, and torn
 # down last (the DELETE is the API's last request).
 case_pipeline__four_workers() {
-  local i src
+  local i src digest
   GCLOUD_STANDIN_PREPARED=1 scenario four 4 -- standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --teardown
   expect_same_as_standin
   expect_status 0
@@ -110,6 +110,13 @@ case_pipeline__four_workers() {
         fail "worker $i has no staged $(basename "$src")"
     done
   done < <(plan_stage_sources "$real_dir")
+  # What ran is what was reviewed: the script in place on every worker has the plan's digest
+  # (which the run guard checked before it ran anything).
+  digest=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sha256"])' "$real_dir/plan.json")
+  for i in 0 1 2 3; do
+    [[ "$(sha256sum <"$(node_folder "$real_dir")/worker-$i/home/jax-tpu-lab/standin-lesson.py" | cut -d' ' -f1)" == "$digest" ]] ||
+      fail "worker $i ran a script whose digest is not the plan's"
+  done
   [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/nodes/lab-pod" ]] ||
     fail "the teardown is not the last request: $(api_calls "$real_dir" | tail -n 3)"
   [[ "$(api_calls "$real_dir" | grep -c DELETE)" == 1 ]] || fail "more than one DELETE"

@@ -62,7 +62,13 @@ real_cloud_start() {
   chmod 700 "$dir/home/.ssh"
   ssh-keygen -q -t rsa -b 2048 -N '' -C root -f "$dir/home/.ssh/google_compute_engine" </dev/null
   printf 'loopback-token\n' >"$dir/access-token"
-  ssh-agent -a "$dir/agent.sock" >"$dir/agent.env"
+  # In the foreground of a background job, so that it stays this case's child and ends with it.
+  ssh-agent -D -a "$dir/agent.sock" >/dev/null &
+  echo $! >"$dir/agent.pid"
+  for ((i = 0; i < 100; i++)); do
+    [[ -S "$dir/agent.sock" ]] && break
+    sleep 0.05
+  done
   SSH_AUTH_SOCK="$dir/agent.sock" ssh-add -q "$dir/home/.ssh/google_compute_engine" 2>/dev/null
   # The interpreter the stand-in's worker programs name (its python3, the venvs' python) must be
   # one the workers see: not under /root, which each worker's own home covers.
@@ -83,12 +89,17 @@ real_cloud_stop() {
   local dir=$1 pid
   if [[ -s "$dir/fakecloud.pid" ]]; then
     pid=$(cat "$dir/fakecloud.pid")
-    kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    if kill -TERM "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null || true
+    fi
     rm -f "$dir/fakecloud.pid"
   fi
-  if [[ -s "$dir/agent.env" ]]; then
-    SSH_AGENT_PID=$(sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p' "$dir/agent.env") ssh-agent -k >/dev/null 2>&1
-    rm -f "$dir/agent.env"
+  if [[ -s "$dir/agent.pid" ]]; then
+    pid=$(cat "$dir/agent.pid")
+    if kill -TERM "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null || true
+    fi
+    rm -f "$dir/agent.pid"
   fi
 }
 
