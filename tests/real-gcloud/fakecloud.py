@@ -43,6 +43,7 @@ import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.dont_write_bytecode = True      # no __pycache__ in the source tree for the import below
 sys.path.insert(0, str(HERE.parent / "gcloud-standin"))
 import gcloud as standin  # noqa: E402  (the gcloud stand-in's module: its state and workers)
 

@@ -110,8 +110,9 @@ run_real() {
   bin=$(dirname "$TPULAUNCH")
   path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -x -e "$STANDIN" -e "$SOURCE_DIR/tests/e2e/bin" | paste -sd:)
   status=0
-  (cd "$dir" && mapfile -t vars < <(real_env "$dir") &&
-    env "${vars[@]}" PATH="$bin:$path" TPULAUNCH_ALLOW_STANDIN=1 bash "$script" >"$dir/pipeline.out" \
+  # No CLOUDSDK_* of the caller's (a zone, a project, a configuration) reaches this gcloud.
+  (cd "$dir" && mapfile -t vars < <(real_env "$dir") && mapfile -t drop < <(compgen -e | sed -n 's/^CLOUDSDK_/-u&/p') &&
+    env "${drop[@]}" "${vars[@]}" PATH="$bin:$path" TPULAUNCH_ALLOW_STANDIN=1 bash "$script" >"$dir/pipeline.out" \
       2>"$dir/pipeline.err" </dev/null) || status=$?
   out=$(cat "$dir/pipeline.out")
   err=$(cat "$dir/pipeline.err")
