@@ -9,6 +9,8 @@ packages=(
   libssl-dev                         # libcrypto (SHA-256), linked statically
   googletest libgtest-dev            # unit tests
   shellcheck python3                 # e2e tests: generated scripts are shellchecked; the gcloud stand-in is python3
+  openssh-server openssh-client      # real-gcloud tests: one real sshd per worker, gcloud's ssh and scp
+  iproute2 procps                    # real-gcloud tests: a loopback-only network namespace; process tools
   clang libclang-rt-14-dev           # fuzzing (libFuzzer) and sanitizers
   hyperfine valgrind                 # benchmarks (wall time; callgrind instruction counts)
 )

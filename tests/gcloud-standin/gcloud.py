@@ -49,6 +49,9 @@ OPENSSH_FAILURE = 255      # SSH_EXIT_CODES[OPENSSH]: ssh itself failed (§1.3)
 HELP_SEARCH_HINT = ("To search the help text of gcloud commands, run:\n"
                     "  gcloud help -- SEARCH_TERMS")
 STANDIN_TAG = "[gcloud stand-in]"
+# What gcloud prints on every ssh and scp when the user's key is in the project's metadata
+# already (AddSSHKeyIfNeeded), as it always is here: seen with the real gcloud in tests/real-gcloud.
+SSH_KEY_FOUND = "SSH key found in project metadata; not updating instance."
 
 # Node states as in the TPU v2 API; ValidateTPUState (§1.3) sorts them.
 STATES_WARN = {"CREATING", "STARTING", "REPAIRING", "HIDING", "UNHIDING"}
@@ -981,9 +984,16 @@ def cmd_create(ns):
     config["state"] = config["progression"][-1][0]
     config.pop("progression")
     create_node(ns.tpu, config)
-    status("Waiting for operation [{}] to complete...done.".format(operation),
-           "Created tpu [{}].".format(ns.tpu))
+    wait_for_operation(operation)
+    status("Created tpu [{}].".format(ns.tpu))
     raise Exit(0)
+
+
+def wait_for_operation(operation):
+    """What gcloud prints while it waits for a long-running operation with stderr not a
+    terminal (seen with the real gcloud in tests/real-gcloud): the message, then one dot per
+    tick of its progress tracker and "done." on the next line. One tick here."""
+    status("Waiting for operation [{}] to complete...".format(operation), ".done.")
 
 
 def describe_blip(prog):
@@ -1106,8 +1116,9 @@ def cmd_qr_create(ns):
         status("Check operation [{}] for status.".format(operation))
     else:
         # The create operation ends when the queued resource exists, not when it is ACTIVE.
-        status("Waiting for operation [{}] to complete...done.".format(operation),
-               "Created queued resource [{}].".format(ns.queued_resource))
+        wait_for_operation(operation)
+        # The resource kind as gcloud 528 names it (seen in tests/real-gcloud), underscore and all.
+        status("Created queued_resource [{}].".format(ns.queued_resource))
     raise Exit(0)
 
 
@@ -1162,7 +1173,8 @@ def cmd_qr_delete(ns):
     if ns.async_:
         status("Check operation [{}] for status.".format(operation_name(project, zone)))
     else:
-        status("Deleted queued resource [{}].".format(ns.queued_resource))
+        wait_for_operation(operation_name(project, zone))
+        status("Deleted queued_resource [{}].".format(ns.queued_resource))
     raise Exit(0)
 
 
@@ -1604,7 +1616,7 @@ def cmd_ssh(ns):
                    "`--command` flag.")
     health_warning(node)
 
-    status("Using ssh batch size of 1. Attempting to SSH into 1 nodes with a total of "
+    status(SSH_KEY_FOUND, "Using ssh batch size of 1. Attempting to SSH into 1 nodes with a total of "
            "{} workers.".format(len(workers)))
 
     stdin_is_tty = sys.stdin is not None and sys.stdin.isatty()
@@ -1878,7 +1890,7 @@ def cmd_scp(ns):
                            "WORKER:COUNT, not {!r}".format(STANDIN_TAG, item), 2)
             held_workers[int(worker)] = int(count)
 
-    status("Using scp batch size of 1.Attempting to SCP into 1 nodes with a total of "
+    status(SSH_KEY_FOUND, "Using scp batch size of 1.Attempting to SCP into 1 nodes with a total of "
            "{} workers.".format(len(workers)))
 
     def attempt(worker):
@@ -2365,6 +2377,7 @@ def cmd_delete(ns):
     if ns.async_:
         status("Check operation [{}] for status.".format(operation_name(project, zone)))
     else:
+        wait_for_operation(operation_name(project, zone))
         status("Deleted tpu [{}].".format(node.name))
     raise Exit(0)
 

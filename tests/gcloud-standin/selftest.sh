@@ -623,7 +623,7 @@ expect "QR create: the flag is --runtime-version, not --version" 2 "unrecognized
 g "${QR[@]}" create qr1 "${ZP[@]}" "${QRF[@]}" --valid-until-duration=soon
 expect "QR create: --valid-until-duration is a duration" 2 "Failed to parse duration: soon"
 g "${QR[@]}" create qr1 "${ZP[@]}" "${QRF[@]}" --spot --valid-until-duration=2h
-expect "QR create: waits for the create operation, not for ACTIVE" 0 "Created queued resource [qr1]."
+expect "QR create: waits for the create operation, not for ACTIVE" 0 "Created queued_resource [qr1]."
 seen=""
 for _ in 1 2 3 4 5; do
   g "${QR[@]}" describe qr1 "${ZP[@]}" --format='value(state.state)'
@@ -647,7 +647,7 @@ expect "QR delete prompts (no terminal: exit 1)" 1 "This prompt could not be ans
 g "${QR[@]}" delete qr1 "${ZP[@]}" --quiet
 expect "QR delete without --force while its node exists" 1 "FAILED_PRECONDITION"
 g "${QR[@]}" delete qr1 "${ZP[@]}" --force --quiet
-if [ "$rc" -eq 0 ] && grep -qxF "Deleted queued resource [qr1]." "$WORK/err" && [ ! -e "$STATE/tpus/qnode" ]; then
+if [ "$rc" -eq 0 ] && grep -qxF "Deleted queued_resource [qr1]." "$WORK/err" && [ ! -e "$STATE/tpus/qnode" ]; then
   ok "QR delete --force --quiet: deletes the QR and its node"
 else bad "QR delete --force --quiet: deletes the QR and its node"; fi
 g "${QR[@]}" describe qr1 "${ZP[@]}"
@@ -660,7 +660,7 @@ for final in FAILED SUSPENDED; do
   g "${QR[@]}" describe "$name" "${ZP[@]}" --format='value(state.state)'
   expect "GCLOUD_STANDIN_QR_STATES: a QR that ends $final" 0 "" "$final"
   g "${QR[@]}" delete "$name" "${ZP[@]}" --quiet
-  expect "a $final QR (no node) is deleted without --force" 0 "Deleted queued resource [$name]."
+  expect "a $final QR (no node) is deleted without --force" 0 "Deleted queued_resource [$name]."
 done
 
 # ---------------------------------------------------------------- knobs for the life of a run

@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Cases that run the real gcloud (the Google Cloud CLI on PATH) against a loopback Cloud TPU API
+# and real sshd workers (tests/real-gcloud/README.md). The workers run the stand-in jax, so
+# nothing here is a TPU result. Each pipeline case runs the same scenario through the gcloud
+# stand-in first and requires the same exit status and the same fetched files: where the two
+# disagree, the real gcloud is right and the stand-in is fixed. ctest runs one function per entry:
+#   TPULAUNCH=build/ci/tpulaunch SOURCE_DIR=. bash tests/real-gcloud/cases.sh case_pipeline__four_workers
+# A case exits 77 (skipped) after printing why when gcloud, sshd, unshare or root is missing.
+# shellcheck source=tests/real-gcloud/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PIPE_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r1)
+RUN_DIR=tpu-runs/lab-pod/standin-lesson/r1
+
+# --- grammar ----------------------------------------------------------------------------------
+
+# Every distinct gcloud command of every plan form, single-host and multi-host, run by the real
+# gcloud with an empty configuration and no account: each must get past the parser (which exits 2
+# on a grammar error) and stop at the missing account (exit 1). Commands that differ only in the
+# text of --command or in a worker's index (values gcloud's parser takes as they are) are run once.
+case_grammar__every_plan_form() {
+  local dir form slice script forms=() n=0 bad
+  dir=$(workdir rg-grammar)
+  forms=(
+    ""
+    "--project lab-project-1"
+    "--course"
+    "--bootstrap --teardown"
+    "--create --spot --project lab-project-1"
+    "--queued --reserved --timeout 1h"
+    "--queued --spot --bootstrap --teardown --project lab-project-1"
+    "--results gs://lab-results/runs --bootstrap"
+  )
+  for slice in v5litepod-8:tpu-hello v5litepod-16:collective-update; do
+    script=${slice#*:}
+    slice=${slice%%:*}
+    for form in "${forms[@]}"; do
+      # shellcheck disable=SC2086  # a form is several words
+      run -C "$COURSE" plan "$script" --slice "$slice" --tpu my-pod --zone us-west4-a --run-id r1 $form --format json
+      [[ "$status" == 0 ]] || fail "plan $script --slice $slice $form: status $status: $err"
+      printf '%s\n' "$out" >"$dir/plan-$n.json"
+      n=$((n + 1))
+    done
+    run -C "$COURSE" discover --slice "$slice" --tpu my-pod --zone us-west4-a --run-id r1 --bootstrap --teardown --format json
+    [[ "$status" == 0 ]] || fail "discover --slice $slice: status $status: $err"
+    printf '%s\n' "$out" >"$dir/plan-$n.json"
+    n=$((n + 1))
+  done
+  # One command per form, NUL-separated words in one file each.
+  python3 - "$dir" "$dir"/plan-*.json <<'PY' || fail "could not read the plans' gcloud commands"
+import json, os, re, sys
+out, seen, forms = sys.argv[1], [], {}
+for path in sys.argv[2:]:
+    for step in json.load(open(path))["steps"]:
+        argv = step.get("argv")
+        if argv and argv[0] == "gcloud" and argv not in seen:
+            seen.append(argv)
+            form = tuple(re.sub(r"^--command=.*", "--command=C", re.sub(r"(--worker=|worker-)[0-9]+", r"\1N", word))
+                         for word in argv)
+            forms.setdefault(form, argv)
+os.makedirs(os.path.join(out, "commands"), exist_ok=True)
+for i, argv in enumerate(forms.values()):
+    with open(os.path.join(out, "commands", "%03d" % i), "wb") as f:
+        f.write(b"\0".join(a.encode() for a in argv[1:]) + b"\0")
+print(len(seen), "distinct gcloud commands,", len(forms), "forms", file=sys.stderr)
+PY
+  # The check can fail: a misspelt flag is a grammar error (exit 2), and must be told apart.
+  printf '%s\0' compute tpus tpu-vm ssh my-pod --zone=us-west4-a --commnd=true >"$dir/commands/misspelt"
+  # Two at a time: each call costs about a CPU-second of Python start-up.
+  find "$dir/commands" -type f | LC_ALL=C sort | xargs -P 2 -n 1 bash "$REAL_GCLOUD_DIR/parse_only.sh"
+  if [[ "$(cat "$dir/commands/misspelt.status")" != 2 ]] ||
+    ! grep -q "unrecognized arguments: --commnd=true" "$dir/commands/misspelt.err"; then
+    fail "a misspelt flag was not refused as a grammar error: status $(cat "$dir/commands/misspelt.status"): $(cat "$dir/commands/misspelt.err")"
+  fi
+  bad=0
+  for file in "$dir"/commands/???; do
+    if [[ "$(cat "$file.status")" != 1 ]] || ! grep -q -e "do not currently have an active account" \
+      -e "credential" "$file.err"; then
+      fail "gcloud $(tr '\0' ' ' <"$file" | cut -c1-300): status $(cat "$file.status"), expected 1 and no account: $(cat "$file.err")"
+      bad=$((bad + 1))
+    fi
+  done
+  echo "$(find "$dir/commands" -name '???' | wc -l) command forms given to $(command -v gcloud), $bad refused" >&2
+}
+
+# --- pipelines --------------------------------------------------------------------------------
+
+# A prepared VM (its venv present), 4 workers: staged in one scp (every file the stage step names
+# reaches every worker), digest-checked, run, fetched one worker at a time, verified, and torn
+# down last (the DELETE is the API's last request).
+case_pipeline__four_workers() {
+  local i src digest
+  GCLOUD_STANDIN_PREPARED=1 scenario four 4 -- standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --teardown
+  expect_same_as_standin
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  expect_stdout_contains "NOT a TPU result"
+  for i in 0 1 2 3; do
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$i.json" ]] || fail "worker $i's receipt did not come back"
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/standin-lesson-tpu-t1v-n-standin0-w-$i.txt" ]] ||
+      fail "worker $i's log did not come back"
+    [[ ! -e "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$(((i + 1) % 4)).json" ]] ||
+      fail "worker $i's folder holds another worker's receipt"
+  done
+  # The stage step is one scp of every source to every worker.
+  [[ "$(grep -c '"name": "stage"' "$real_dir/plan.json")" == 1 ]] || fail "not one stage step"
+  while IFS= read -r src; do
+    for i in 0 1 2 3; do
+      [[ -n "$(find "$(node_folder "$real_dir")/worker-$i/home" -name "$(basename "$src")")" ]] ||
+        fail "worker $i has no staged $(basename "$src")"
+    done
+  done < <(plan_stage_sources "$real_dir")
+  # What ran is what was reviewed: the script in place on every worker has the plan's digest
+  # (which the run guard checked before it ran anything).
+  digest=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sha256"])' "$real_dir/plan.json")
+  for i in 0 1 2 3; do
+    [[ "$(sha256sum <"$(node_folder "$real_dir")/worker-$i/home/jax-tpu-lab/standin-lesson.py" | cut -d' ' -f1)" == "$digest" ]] ||
+      fail "worker $i ran a script whose digest is not the plan's"
+  done
+  [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/nodes/lab-pod" ]] ||
+    fail "the teardown is not the last request: $(api_calls "$real_dir" | tail -n 3)"
+  [[ "$(api_calls "$real_dir" | grep -c DELETE)" == 1 ]] || fail "more than one DELETE"
+  compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "the TPU was not deleted"
+}
+
+# One worker's program fails (status 7; its peers then fail in their collective, status 1): every
+# worker's log and record are fetched, the TPU is kept (no DELETE) and named.
+case_pipeline__failing_worker() {
+  local i
+  LESSON_FAIL_WORKER=2 GCLOUD_STANDIN_PREPARED=1 scenario fail 4 -- standin-lesson --slice v5litepod-16 \
+    "${PIPE_FLAGS[@]}" --teardown
+  expect_same_as_standin
+  expect_status 1
+  expect_stderr_contains "##### Command execution on worker 2 failed with exit status 7. Continuing."
+  expect_stderr_contains "tpulaunch: worker 2: failed with status 7"
+  expect_stderr_contains "tpulaunch: error: the run failed with status 1"
+  expect_stderr_contains "lab-pod is still running"
+  for i in 0 1 2 3; do
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/run-status.rec" ]] || fail "worker $i's record was not fetched"
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/standin-lesson-tpu-t1v-n-standin0-w-$i.txt" ]] || fail "worker $i's log was not fetched"
+  done
+  ! api_calls "$real_dir" | grep -q '^DELETE' || fail "the TPU was deleted after a failure"
+  [[ -d "$real_dir/state/tpus/lab-pod" ]] || fail "the TPU is gone"
+}
+
+# add_exit_255_script DIR: an exercise that notes each start in the worker's home, then exits 255.
+add_exit_255_script() {
+  cat >"$1/public/exercises/exit-255.py" <<'PY'
+"""Notes each start in ~/attempts, then exits 255 (a test program, not a lesson)."""
+import pathlib
+
+with open(pathlib.Path.home() / "attempts", "a") as attempts:
+    attempts.write("ran\n")
+raise SystemExit(255)
+PY
+  "$TPULAUNCH" -C "$1" review exit-255 --class single-host-compatible --by real-gcloud-tests >/dev/null
+}
+
+# A program that exits 255 (which gcloud takes for an ssh failure and runs again, up to 10 times)
+# runs once: the run guard passes it on as 254.
+case_pipeline__exit_255_runs_once() {
+  local SCENARIO_SETUP=add_exit_255_script
+  GCLOUD_STANDIN_PREPARED=1 FAKEJAX_LOCAL_DEVICES=8 scenario 255 1 -- exit-255 --slice v5litepod-8 "${PIPE_FLAGS[@]}"
+  expect_same_as_standin
+  expect_status 254
+  [[ "$(cat "$(worker_home "$real_dir" 0)/attempts" 2>/dev/null)" == "ran" ]] ||
+    fail "the program did not run exactly once: $(cat "$(worker_home "$real_dir" 0)/attempts" 2>/dev/null)"
+  [[ "$(cat "$(worker_home "$standin_dir" 0)/attempts" 2>/dev/null)" == "ran" ]] ||
+    fail "the program did not run exactly once on the stand-in"
+  [[ "$(grep -c 'SSH: Attempting to connect to worker 0' <<<"$err")" == 1 ]] || fail "gcloud connected more than once: $err"
+}
+
+# A fresh VM (no venv) without --bootstrap: the run stops at once on every worker saying so (96),
+# with one ssh attempt per worker.
+case_pipeline__fresh_vm_without_bootstrap() {
+  local i
+  scenario fresh 2 -- standin-lesson --slice v5p-16 "${PIPE_FLAGS[@]}" --teardown
+  expect_same_as_standin
+  expect_status 96
+  for i in 0 1; do
+    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at /root/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap"
+    [[ "$(grep -c "SSH: Attempting to connect to worker $i" <<<"$err")" == 1 ]] || fail "worker $i was tried more than once"
+  done
+  expect_stderr_contains "the TPU is left running"
+  ! api_calls "$real_dir" | grep -q '^DELETE' || fail "the TPU was deleted after a failed run"
+}
+
+# A process of an earlier run holds the TPU's devices: the run stops, naming the holder.
+case_pipeline__busy_tpu_names_the_holder() {
+  GCLOUD_STANDIN_PREPARED=1 FAKEJAX_LOCAL_DEVICES=8 GCLOUD_STANDIN_TPU_HOLDER=0 scenario busy 1 -- standin-lesson \
+    --slice v5litepod-8 "${PIPE_FLAGS[@]}"
+  expect_same_as_standin
+  expect_status 94
+  expect_stderr_contains "t1v-n-standin0-w-0: the TPU is busy: pid "
+  expect_stderr_contains "stale-train.py"
+  expect_stderr_contains "rerun with --kill-stale to end them"
+}
+
+# --timeout with a worker that never ends (and ignores SIGTERM): it is killed and named, and every
+# worker is still fetched.
+case_pipeline__timeout_hung_worker() {
+  local i
+  LESSON_HANG_WORKER=1:stubborn GCLOUD_STANDIN_PREPARED=1 scenario timeout 2 -- standin-lesson --slice v5p-16 \
+    "${PIPE_FLAGS[@]}" --timeout 6s --grace 1s
+  expect_same_as_standin
+  expect_status 124
+  expect_stderr_contains "tpulaunch: worker 1: still running when killed: it ran past --timeout 6s and ended with SIGKILL"
+  expect_stderr_contains "tpulaunch: worker 0: succeeded"
+  for i in 0 1; do
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$i.json" ]] || fail "worker $i's receipt was not fetched"
+  done
+}
+
+# Eight workers, the one large case: every worker fetched and verified.
+case_pipeline__eight_workers() {
+  local i
+  GCLOUD_STANDIN_PREPARED=1 scenario eight 8 -- standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}"
+  expect_same_as_standin
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 8 workers on v5litepod-32"
+  for i in 0 1 2 3 4 5 6 7; do
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$i.json" ]] || fail "worker $i's receipt did not come back"
+  done
+}
+
+# --- the life of a TPU ------------------------------------------------------------------------
+
+# A queued resource that waits for capacity, then becomes ACTIVE: its node is bootstrapped, runs,
+# and the queued resource is deleted with it at the end.
+case_life__queued_waiting_then_active() {
+  GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,ACTIVE FAKEJAX_LOCAL_DEVICES=8 scenario queued 0 -- standin-lesson \
+    --slice v5litepod-8 "${PIPE_FLAGS[@]}" --queued --poll 1s --teardown
+  expect_same_as_standin
+  expect_status 0
+  expect_stderr_contains "wait: queued resource lab-pod-qr is WAITING_FOR_RESOURCES"
+  expect_stderr_contains "wait: queued resource lab-pod-qr is ACTIVE"
+  expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
+  [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/queuedResources/lab-pod-qr" ]] ||
+    fail "the queued resource is not deleted last: $(api_calls "$real_dir" | tail -n 3)"
+  compgen -G "$real_dir/state/deleted/qr-lab-pod-qr.*" >/dev/null || fail "the queued resource still exists"
+  compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "its node still exists"
+}
+
+# A queued resource that goes FAILED: deleted (it holds quota), its state named, status 90.
+case_life__queued_failed_is_deleted() {
+  GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,FAILED scenario queued-failed 0 -- standin-lesson --slice v5litepod-8 \
+    "${PIPE_FLAGS[@]}" --queued --poll 1s --teardown
+  expect_same_as_standin
+  expect_status 90
+  expect_stderr_contains "tpulaunch: error: queued resource lab-pod-qr is FAILED, which never becomes ACTIVE; deleting it"
+  [[ "$(api_calls "$real_dir" | grep -c '^DELETE')" == 1 ]] || fail "not one DELETE: $(api_calls "$real_dir")"
+  compgen -G "$real_dir/state/deleted/qr-lab-pod-qr.*" >/dev/null || fail "the failed queued resource still holds quota"
+}
+
+# A spot node PREEMPTED while its program runs: every worker's processes end at once, gcloud's
+# retries cannot connect, and the plan reports a preemption (92), not a failed program, and
+# deletes the node (--teardown).
+case_life__preempted_mid_run() {
+  # The stand-in preempts 2 s into the run; the loopback API once worker 0's receipt exists
+  # (worker 0 then hangs on purpose, so the run is still going).
+  LESSON_HANG_WORKER=0 GCLOUD_STANDIN_PREEMPT_AFTER=2 GCLOUD_STANDIN_PREPARED=1 \
+    REALGCLOUD_PREEMPT_WHEN='worker-0/home/jax-tpu-lab/**/artifacts/worker-0.json' \
+    scenario preempted 2 --spot -- standin-lesson --slice v5p-16 "${PIPE_FLAGS[@]}" --spot --teardown
+  expect_same_as_standin
+  expect_status 92
+  expect_stderr_contains "tpulaunch: error: lab-pod was PREEMPTED during the pipeline: it was preempted, this is not a failure of the program"
+  expect_stderr_contains "deleting it (--teardown), as it still holds quota"
+  [[ "$err" != *"the run failed with status"* ]] || fail "a preemption was reported as a failed program"
+  compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "the preempted TPU was not deleted"
+}
+
+if [[ $# -lt 1 ]] || ! declare -F "$1" >/dev/null; then
+  echo "usage: cases.sh case_<group>__<name>" >&2
+  exit 2
+fi
+require_real_gcloud
+enter_netns "$1"
+"$1"
+finish
