@@ -749,6 +749,24 @@ TEST(Classifier, EveryArgumentOfAnEnvUpdateIsRead) {
   EXPECT_EQ(rules(source), Strings{"env-platforms-cpu"});
 }
 
+// ---- source encodings (PEP 263) ----------------------------------------------------------------
+
+TEST(Classifier, DeclaredLatin1SourceIsReadAsPythonReadsIt) {
+  // 0xe9 is 'é' in Latin-1: the evidence text is the UTF-8 of what Python reads, and the column
+  // counts its UTF-8 bytes (as Python's ast does).
+  const auto c = classify_source("# -*- coding: latin-1 -*-\nimport jax\nd = '\xe9'; jax.devices('cpu')\n");
+  EXPECT_FALSE(c.lex_error.has_value());
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].rule, "devices-cpu");
+  EXPECT_EQ(c.evidence[0].line, 3U);
+  EXPECT_EQ(c.evidence[0].column, 11U); // 10 in the file's own bytes
+  EXPECT_EQ(c.evidence[0].text, "d = '\xc3\xa9'; jax.devices('cpu')");
+  // cp1252's quotation mark byte (0x93) in a string, with the vim form of the declaration on line 2.
+  EXPECT_EQ(rules("#!/usr/bin/env python3\n# vim: set fileencoding=cp1252 :\nimport jax\ns = '\x93'\n"
+                  "jax.devices('cpu')\n"),
+            Strings{"devices-cpu"});
+}
+
 // ---- tables and robustness ---------------------------------------------------------------
 
 TEST(Classifier, RuleTableIdsAreUniqueKebabCase) {

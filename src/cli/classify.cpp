@@ -7,8 +7,8 @@
 #include "commands.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/sha256.hpp"
+#include "tpulaunch/source_encoding.hpp"
 #include "tpulaunch/text_file.hpp"
-#include "tpulaunch/utf8.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch::cli {
@@ -52,7 +52,7 @@ Result<std::string> script_file(const std::string& argument, const Globals& glob
 Result<Classified> classify_file(const std::string& argument, const Globals& globals) {
   TPULAUNCH_TRY(const std::string path, script_file(argument, globals));
   TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
-  TPULAUNCH_CHECK(check_utf8_text(source, path, "script"));
+  TPULAUNCH_CHECK(check_python_source(source, path, "script"));
   Classified classified{path, sha256_hex(source), classify_source(source)};
   log_classification(path, classified.result);
   return classified;
