@@ -2,6 +2,7 @@
 // How the scanner recognises each rule: the callees it matches (after alias resolution) with the
 // argument check that decides whether a call is evidence, and the environment and configuration
 // keys whose values select a platform. Internal to the classifier.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -97,6 +98,15 @@ inline constexpr std::array<KeyRule, 3> k_config_keys{{
 }};
 
 inline constexpr std::string_view k_force_host_flag = "--xla_force_host_platform_device_count";
+
+// Keywords that define a name: `def NAME(` and `class NAME(` open a list of parameters (or bases),
+// not a call's arguments, so `def describe(backend="cpu"):` is a default value, not a selection,
+// and `def devices(...)` is not a use of a callee.
+inline constexpr std::array<std::string_view, 2> k_definition_keywords{"def", "class"};
+
+inline bool is_definition_keyword(std::string_view word) {
+  return std::find(k_definition_keywords.begin(), k_definition_keywords.end(), word) != k_definition_keywords.end();
+}
 
 // Evidence text longer than this (bytes) is cut and ends with "...".
 inline constexpr std::size_t k_max_evidence_text = 200;

@@ -150,7 +150,7 @@ void Scanner::on_chain_end(const Token& tok) {
     return;
   }
   const Token& before = back(root + 1);
-  if (is_name(before, "def") || is_name(before, "class")) {
+  if (before.kind == TokenKind::name && is_definition_keyword(before.text)) {
     return;
   }
   resolve_chain(root, 1);
@@ -199,6 +199,8 @@ void Scanner::open_bracket(const Token& tok) {
   Bracket bracket;
   bracket.open = tok.text[0];
   bracket.open_count = m_count;
+  bracket.definition = bracket.open == '(' && back(1).kind == TokenKind::name &&
+                       back(2).kind == TokenKind::name && is_definition_keyword(back(2).text);
   if (matcher != k_no_matcher) {
     bracket.matcher = matcher;
     bracket.capturing = true;
@@ -384,6 +386,8 @@ inline bool Scanner::on_name(const Token& tok) {
       step_import(tok);
     } else if (equals(text, "assert") && !is_op1(back(1), '.')) {
       add_evidence("result-check", pos_of(tok));
+    } else if (equals(text, "lambda") && !m_brackets.empty() && m_bracket_overflow == 0) {
+      ++m_brackets.back().lambda_params; // its parameters end at its `:`
     }
     break;
   default:
@@ -430,6 +434,11 @@ inline bool Scanner::on_op(const Token& tok) {
       break;
     case '=':
       captured = on_assignment(tok);
+      break;
+    case ':':
+      if (!m_brackets.empty() && m_brackets.back().lambda_params > 0 && m_bracket_overflow == 0) {
+        --m_brackets.back().lambda_params;
+      }
       break;
     case ';':
       if (depth() == 0) {

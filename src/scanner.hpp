@@ -56,6 +56,8 @@ private:
     bool saw_cpu_device = false;
     bool suppress_backend_kwarg = false;
     bool kwarg_jax = false; // the call holding `backend=` is (or may be) a JAX function
+    bool definition = false; // the parameters of `def NAME(` (or the bases of `class NAME(`)
+    std::uint8_t lambda_params = 0; // `lambda`s in this bracket whose parameters have not ended
     std::uint16_t matcher = k_no_matcher;
     std::size_t capture_start = 0;
     std::size_t open_count = 0; // m_count of the opening bracket

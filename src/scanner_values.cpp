@@ -91,7 +91,7 @@ void Scanner::check_mapping(std::span<const Token> tokens, std::size_t begin, st
 }
 
 // At a `=` inside brackets: `backend=` as an argument of a call starts a pending keyword value,
-// decided when the `,` or `)` after it arrives.
+// decided when the `,` or `)` after it arrives. A `backend=` parameter is not an argument.
 void Scanner::note_keyword_argument() {
   const Token& name = back(1);
   if (name.kind != TokenKind::name || name.text.size() != 7 || !equals(name.text, "backend") ||
@@ -99,7 +99,9 @@ void Scanner::note_keyword_argument() {
     return;
   }
   Bracket& inner = m_brackets.back();
-  if (inner.open != '(' || inner.suppress_backend_kwarg) {
+  // A parameter's default value (of a def, a class header or a lambda) is a definition, not a
+  // selection: only a call that passes it selects anything.
+  if (inner.open != '(' || inner.suppress_backend_kwarg || inner.definition || inner.lambda_params > 0) {
     return;
   }
   inner.kwarg_at = m_count;

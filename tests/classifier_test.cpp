@@ -102,6 +102,31 @@ TEST(Classifier, BackendKwargNearMisses) {
   EXPECT_EQ(rules("import jax\njax.devices(backend='cpu')\n"), Strings{"devices-cpu"});
 }
 
+TEST(Classifier, ADefaultParameterIsADefinitionNotASelection) {
+  const std::string_view sources[] = {
+      "def describe(backend=\"cpu\"):\n    return backend\n",
+      "import jax\ndef run(x, *, backend='cpu', devices=None):\n    return x\n",
+      "async def run(x, backend='cpu'):\n    return x\n",
+      "class Runner(Base, backend='cpu'):\n    pass\n",
+      "describe = lambda backend='cpu': backend\n",
+      "import jax\nys = jax.tree.map(lambda x, backend='cpu': x, tree)\n",
+      "import jax\nf = g(lambda x=1, backend='cpu': x)\n",
+      // A long signature: the `def` is far behind the parameter.
+      "def run(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, backend='cpu'):\n    pass\n",
+  };
+  for (const auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+  // Passing it is a selection; so is a call in a default value, which runs when the def does.
+  EXPECT_EQ(rules("def describe(backend='cpu'):\n    return backend\ndescribe(backend='cpu')\n"),
+            Strings{"backend-cpu-kwarg"});
+  EXPECT_EQ(rules("import jax\ndef run(x, devs=jax.devices('cpu')):\n    return x\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("import jax\ndef run(fn=jax.jit(g, backend='cpu')):\n    return fn\n"), Strings{"backend-cpu-kwarg"});
+  // After a lambda's parameters, its body's calls are calls.
+  EXPECT_EQ(rules("import jax\nf = g(lambda backend='tpu': jax.jit(h, backend='cpu'))\n"), Strings{"backend-cpu-kwarg"});
+  EXPECT_EQ(rules("f = g(lambda x, backend='tpu': x, backend='cpu')\n"), Strings{"backend-cpu-kwarg"});
+}
+
 TEST(Classifier, ConfigPlatformsCpu) {
   EXPECT_EQ(rules("import jax\njax.config.update('jax_platforms', 'cpu')\n"), Strings{"config-platforms-cpu"});
   EXPECT_EQ(rules("import jax\njax.config.update(\"jax_platform_name\", \"cpu\")\n"), Strings{"config-platforms-cpu"});
