@@ -14,11 +14,13 @@ namespace tpulaunch::scan {
 enum class ArgCheck : std::uint8_t {
   none,          // the call itself (or, for `reference` rows, any use of the name) is the evidence
   backend_cpu,   // a positional argument or backend= is "cpu"
-  cpu_device,    // an argument is a CPU device: a jax.devices("cpu") call or a name assigned from one
+  cpu_device,    // the device argument is a CPU device (a jax.devices("cpu") call or a name assigned
+                 // from one) or the platform name "cpu", which JAX takes where a device goes
   config_key,    // (name, value): name looked up in k_config_keys
   env_pair,      // (name, value): name looked up in k_env_keys
   env_mapping,   // {name: value, ...} or name=value: names looked up in k_env_keys
   backend_probe, // jax.default_backend(): not evidence itself, one side of backend-is-tpu
+  computed,      // getattr(<namespace>, name): a function of jax or os picked by a computed name
 };
 
 struct CallMatcher {
@@ -26,20 +28,24 @@ struct CallMatcher {
   std::string_view rule;   // rule id; empty when the key table decides
   ArgCheck check;
   bool reference; // also matches a use that is not a call (e.g. partial(shard_map, ...))
-  // The checked parameter: its position and keyword (backend_cpu: the backend; config_key and
-  // env_pair: the key, with the value at position + 1 and keywords[1]).
+  // The checked parameter: its position and keyword (backend_cpu: the backend; cpu_device: the
+  // device; config_key and env_pair: the key, with the value at position + 1 and keywords[1]).
   std::uint8_t position = 0;
   std::array<std::string_view, 2> keywords{};
+  // The call lists devices: whatever it returns is a device (a CPU one when the backend is "cpu"),
+  // so a device argument built from it, or a name assigned from it, is no platform name.
+  bool lists_devices = false;
 };
 
-inline constexpr std::array<CallMatcher, 30> k_call_matchers{{
-    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false, 0, {"backend", ""}},
+inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
+    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false, 0, {"backend", ""}, true},
     // local_devices(process_index=None, backend=None, host_id=None)
-    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false, 1, {"backend", ""}},
+    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false, 1, {"backend", ""}, true},
     {"jax.extend.backend.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
     {"jax.lib.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
     {"jax._src.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
-    {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false},
+    // default_device(new_val): a Device, or a platform name ('cpu', 'gpu', 'tpu': jax/_src/config.py)
+    {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false, 0, {"new_val", ""}},
     // Config.update(self, name, val)
     {"jax.config.update", "", ArgCheck::config_key, false, 0, {"name", "val"}},
     // `config.update` with an unresolved `config`: the keys below are JAX's own names.
@@ -47,6 +53,8 @@ inline constexpr std::array<CallMatcher, 30> k_call_matchers{{
     {"os.environ.setdefault", "", ArgCheck::env_pair, false, 0, {"key", "default"}},
     {"os.putenv", "", ArgCheck::env_pair, false, 0, {}},
     {"os.environ.update", "", ArgCheck::env_mapping, false},
+    // getattr(object, name): platform-unresolved when it reaches a selecting function by name.
+    {"getattr", "", ArgCheck::computed, false},
     {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false},
     {"jax.process_index", "process-index", ArgCheck::none, false},
     {"jax.process_count", "process-count", ArgCheck::none, false},
@@ -76,6 +84,8 @@ enum class ValueCheck : std::uint8_t {
   is_cpu,             // a backend or platform name: "cpu" (any case, surrounding space ignored)
   first_platform_cpu, // a string literal whose first comma-separated platform is "cpu"
   force_host_flag,    // any string in the value contains --xla_force_host_platform_device_count
+  device,             // a device or a platform name: a CPU device expression, a name holding one, or
+                      // "cpu" (decided as for jax.default_device's argument)
   any,                // the key alone is the evidence
 };
 
@@ -85,15 +95,19 @@ struct KeyRule {
   ValueCheck check;
 };
 
-inline constexpr std::array<KeyRule, 3> k_env_keys{{
+// Each JAX option's environment variable is its name in upper case; the environment holds
+// strings only, so JAX_DEFAULT_DEVICE can only be a platform name.
+inline constexpr std::array<KeyRule, 4> k_env_keys{{
     {"JAX_PLATFORMS", "env-platforms-cpu", ValueCheck::first_platform_cpu},
     {"JAX_PLATFORM_NAME", "env-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"JAX_DEFAULT_DEVICE", "env-default-device-cpu", ValueCheck::is_cpu},
     {"XLA_FLAGS", "xla-force-host-devices", ValueCheck::force_host_flag},
 }};
 
-inline constexpr std::array<KeyRule, 3> k_config_keys{{
+inline constexpr std::array<KeyRule, 4> k_config_keys{{
     {"jax_platforms", "config-platforms-cpu", ValueCheck::first_platform_cpu},
     {"jax_platform_name", "config-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"jax_default_device", "config-default-device-cpu", ValueCheck::device},
     {"jax_num_cpu_devices", "num-cpu-devices", ValueCheck::any},
 }};
 

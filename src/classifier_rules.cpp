@@ -11,7 +11,7 @@ namespace {
 
 // Tables. Everything the classifier recognizes is a row here, so docs and --help can list it.
 
-constexpr std::array<ClassifierRule, 19> k_rules{{
+constexpr std::array<ClassifierRule, 21> k_rules{{
     {"devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
      "selects CPU devices: the script runs on the CPU even on a TPU VM"},
     {"local-devices-cpu", Category::cpu_selection, "jax.local_devices(backend=\"cpu\"), jax.local_devices(\"cpu\")",
@@ -20,26 +20,36 @@ constexpr std::array<ClassifierRule, 19> k_rules{{
      "jax.extend.backend.get_backend(\"cpu\"), xla_bridge.get_backend(\"cpu\") (jax.lib or jax._src)",
      "takes the CPU backend: work placed on it runs on the CPU"},
     {"default-device-cpu", Category::cpu_selection,
-     "jax.default_device(<CPU device>), e.g. jax.devices(\"cpu\")[0] or a name assigned from one",
+     "jax.default_device(<CPU device>), e.g. jax.devices(\"cpu\")[0] or a name assigned from one, or "
+     "jax.default_device(\"cpu\") (JAX takes a platform name for a device)",
      "makes a CPU device the default: computations run on the CPU"},
     {"backend-cpu-kwarg", Category::cpu_selection, "any call with backend=\"cpu\", e.g. jax.jit(f, backend=\"cpu\")",
      "compiles or places work on the CPU backend"},
     {"config-platforms-cpu", Category::cpu_selection,
      "jax.config.update(\"jax_platforms\" | \"jax_platform_name\", \"cpu[,...]\")",
      "makes CPU the first JAX platform: the TPU is not used"},
+    {"config-default-device-cpu", Category::cpu_selection,
+     "jax.config.update(\"jax_default_device\", \"cpu\" | <CPU device>)",
+     "makes a CPU device the default: computations run on the CPU"},
     {"env-platforms-cpu", Category::cpu_selection,
      "JAX_PLATFORMS / JAX_PLATFORM_NAME = \"cpu[,...]\" via os.environ[...] =, os.environ.setdefault, "
      "os.environ.update, os.putenv",
      "makes CPU the first JAX platform through the environment: the TPU is not used"},
+    {"env-default-device-cpu", Category::cpu_selection,
+     "JAX_DEFAULT_DEVICE = \"cpu\" via os.environ[...] =, os.environ.setdefault, os.environ.update, os.putenv",
+     "makes a CPU device the default through the environment: computations run on the CPU"},
     {"xla-force-host-devices", Category::cpu_selection,
      "XLA_FLAGS set (same forms) to a value containing --xla_force_host_platform_device_count",
      "fakes several CPU devices: a CPU simulation of a multi-device run"},
     {"num-cpu-devices", Category::cpu_selection, "jax.config.update(\"jax_num_cpu_devices\", N)",
      "sets the number of CPU devices: a CPU simulation of a multi-device run"},
     {"platform-unresolved", Category::cpu_selection,
-     "a backend, platform or JAX_PLATFORMS/XLA_FLAGS value above that is not a string literal nor a name bound "
-     "once to one (a parameter, a name bound twice, args.x, a call, an f-string), or an os.environ update from "
-     "something other than a literal mapping",
+     "a backend, platform or device value above (JAX_PLATFORMS, JAX_DEFAULT_DEVICE, XLA_FLAGS and the config "
+     "forms included) that is not a string literal nor a name bound once to one (a parameter, a name bound twice, "
+     "args.x, a call, an f-string; a device may also be a jax.devices()/local_devices() expression or a name "
+     "assigned from one), an environment or config key that is neither (os.environ[KEY] = ...), a getattr() that "
+     "reaches a function above by name (getattr(jax, name)(...)), or an os.environ update from something other "
+     "than a literal mapping",
      "may select CPU devices: the value is only known at run time, so a reviewer decides", true},
     {"source-unreadable", Category::cpu_selection,
      "source the tokenizer cannot read (an unterminated string or bracket, a stray byte), or brackets nested "

@@ -774,6 +774,148 @@ TEST(Classifier, EveryArgumentOfAnEnvUpdateIsRead) {
   EXPECT_EQ(rules(source), Strings{"env-platforms-cpu"});
 }
 
+// ---- platform names where a device goes (issue 23) -------------------------------------------
+
+// JAX takes a platform name where a device goes: jax.default_device('cpu'), the
+// jax_default_device option, and its environment variable JAX_DEFAULT_DEVICE.
+TEST(Classifier, PlatformNameWhereADeviceGoes) {
+  const Form forms[] = {
+      {"import jax\nwith jax.default_device('cpu'):\n    pass\n", "default-device-cpu"},
+      {"import jax\nctx = jax.default_device(new_val=\"CPU\")\n", "default-device-cpu"},
+      {"from jax import default_device\nwith default_device('cpu'):\n    pass\n", "default-device-cpu"},
+      {"import jax\nDEV = 'cpu'\nwith jax.default_device(DEV):\n    pass\n", "default-device-cpu"},
+      {"import jax\njax.config.update('jax_default_device', 'cpu')\n", "config-default-device-cpu"},
+      {"from jax import config\nconfig.update(name='jax_default_device', val='cpu')\n", "config-default-device-cpu"},
+      {"import jax\ncpu = jax.devices('cpu')[0]\njax.config.update('jax_default_device', cpu)\n",
+       "config-default-device-cpu"},
+      {"import jax\njax.config.update('jax_default_device', jax.local_devices(backend='cpu')[0])\n",
+       "config-default-device-cpu"},
+      {"import os\nos.environ['JAX_DEFAULT_DEVICE'] = 'cpu'\n", "env-default-device-cpu"},
+      {"import os\nos.environ.setdefault('JAX_DEFAULT_DEVICE', 'cpu')\n", "env-default-device-cpu"},
+      {"import os\nos.environ.update({'JAX_DEFAULT_DEVICE': 'cpu'})\n", "env-default-device-cpu"},
+      {"import os\nos.environ.update(JAX_DEFAULT_DEVICE='cpu')\n", "env-default-device-cpu"},
+      {"import os\nos.putenv('JAX_DEFAULT_DEVICE', 'cpu')\n", "env-default-device-cpu"},
+      {"import os\nos.environ |= {'JAX_DEFAULT_DEVICE': 'cpu'}\n", "env-default-device-cpu"},
+      {"import os\nDEV = 'cpu'\nos.environ['JAX_DEFAULT_DEVICE'] = DEV\n", "env-default-device-cpu"},
+  };
+  for (const auto& form : forms) {
+    const auto c = classify_source(form.code);
+    EXPECT_TRUE(c.has_rule(form.rule)) << form.code;
+    EXPECT_FALSE(c.has_rule("platform-unresolved")) << form.code;
+    ASSERT_TRUE(c.suggested.has_value()) << form.code;
+    EXPECT_EQ(*c.suggested, ScriptClass::cpu_only) << form.code;
+    EXPECT_TRUE(classify_source(as_text_only(form.code)).evidence.empty()) << form.code;
+  }
+}
+
+TEST(Classifier, PlatformNameWhereADeviceGoesNearMisses) {
+  const std::string_view sources[] = {
+      "import jax\nwith jax.default_device('tpu'):\n    pass\n",
+      "import jax\nwith jax.default_device(None):\n    pass\n",
+      "import jax\nwith jax.default_device(jax.devices()[0]):\n    pass\n",
+      "import jax\nd = jax.local_devices()[1]\nwith jax.default_device(d):\n    pass\n",
+      "import jax\nfor d in jax.devices():\n    with jax.default_device(d):\n        pass\n",
+      "import jax\njax.config.update('jax_default_device', 'tpu')\n",
+      "import jax\njax.config.update('jax_default_device', jax.devices()[0])\n",
+      "import os\nos.environ['JAX_DEFAULT_DEVICE'] = 'tpu'\n",
+      "import os\nprint('JAX_DEFAULT_DEVICE=cpu')\nx = os.environ.get('JAX_DEFAULT_DEVICE', 'cpu')\n",
+  };
+  for (const auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+  // A loop over CPU devices names CPU devices.
+  EXPECT_EQ(rules("import jax\nfor d in jax.devices('cpu'):\n    with jax.default_device(d):\n        pass\n"),
+            (Strings{"devices-cpu", "default-device-cpu"}));
+}
+
+// ---- what the classifier cannot resolve fails closed (issue 23) ----------------------------------
+
+TEST(Classifier, UnresolvableEvidenceIsAnUndecidedRow) {
+  const struct {
+    std::string_view code;
+    std::string_view detail;
+  } cases[] = {
+      // Keys it cannot follow into os.environ[...] and the other key forms.
+      {"import os\nos.environ[KEY] = 'cpu'\n",
+       "the key of os.environ[...] is the name 'KEY', whose value is unknown: 'KEY' is not assigned in this file"},
+      {"import os\nfor k, v in cfg.items():\n    os.environ[k] = v\n",
+       "the key of os.environ[...] is the name 'k', whose value is unknown: 'k' is bound at line 2 by a parameter, a loop, an import or "
+       "the like"},
+      {"import os\nos.environ[prefix + 'PLATFORMS'] = 'cpu'\n",
+       "the key of os.environ[...] is `prefix + 'PLATFORMS'`, not a string literal"},
+      {"import os\nos.environ[f'JAX_{x}'] = 'cpu'\n", "the key of os.environ[...] is `f'JAX_{x}'`, not a string literal"},
+      {"import os\nos.environ.setdefault(key, 'cpu')\n",
+       "the key of os.environ.setdefault() is the name 'key', whose value is unknown: 'key' is not assigned in this "
+       "file"},
+      {"import os\ndef f(name, value):\n    os.putenv(name, value)\n",
+       "the key of os.putenv() is the name 'name', whose value is unknown: 'name' is bound at line 2 by a parameter, a "
+       "loop, an import or the like"},
+      {"import jax\njax.config.update(flag.name, True)\n",
+       "the key of jax.config.update() is `flag.name`, not a string literal"},
+      {"import os\nos.environ.update({key: 'cpu'})\n",
+       "the key of an os.environ mapping is the name 'key', whose value is unknown: 'key' is not assigned in this file"},
+      // A computed call.
+      {"import jax\ngetattr(jax, name)('cpu')\n",
+       "getattr() picks an attribute of jax by the value of `name`, only known at run time"},
+      {"import jax\nfn = getattr(jax, 'devices')\nfn('cpu')\n",
+       "getattr() reaches jax.devices by name, a call the classifier does not read"},
+      {"import jax as jx\ngetattr(jx.config, 'update')('jax_platforms', 'cpu')\n",
+       "getattr() reaches jax.config.update by name, a call the classifier does not read"},
+      {"from os import environ\ngetattr(environ, op)('JAX_PLATFORMS', 'cpu')\n",
+       "getattr() picks an attribute of os.environ by the value of `op`, only known at run time"},
+      // A device or platform given as a value it cannot resolve.
+      {"import jax\ndef run(device):\n    with jax.default_device(device):\n        pass\n",
+       "the device of jax.default_device() is the name 'device', whose value is unknown: 'device' is bound at line 2 "
+       "by a parameter, a loop, an import or the like"},
+      {"import jax\nwith jax.default_device(mesh.devices.flat[0]):\n    pass\n",
+       "the device of jax.default_device() is `mesh.devices.flat[0]`, not a string literal"},
+      {"import jax\njax.config.update('jax_default_device', args.device)\n",
+       "the value of jax_default_device is `args.device`, not a string literal"},
+      {"import os\nos.environ['JAX_DEFAULT_DEVICE'] = args.device\n",
+       "the value of JAX_DEFAULT_DEVICE is `args.device`, not a string literal"},
+  };
+  for (const auto& c : cases) {
+    const auto result = classify_source(c.code);
+    const Evidence* row = first(result, "platform-unresolved");
+    ASSERT_NE(row, nullptr) << c.code;
+    EXPECT_EQ(row->detail, c.detail) << c.code;
+    EXPECT_EQ(row->category, Category::cpu_selection) << c.code;
+    EXPECT_TRUE(is_undecided(*row));
+    EXPECT_FALSE(result.suggested.has_value()) << c.code; // the script fails closed: a reviewer decides
+    EXPECT_EQ(result.why.rfind("may select CPU devices at line", 0), 0U) << result.why;
+  }
+}
+
+TEST(Classifier, KeysHeldInNamesAreFollowed) {
+  const Form forms[] = {
+      {"import os\nKEY = 'JAX_PLATFORMS'\nos.environ[KEY] = 'cpu'\n", "env-platforms-cpu"},
+      {"import os\nKEY = 'JAX_PLATFORMS'\nVALUE = 'cpu'\nos.environ[KEY] = VALUE\n", "env-platforms-cpu"},
+      {"import os\ndef setup():\n    os.environ.setdefault(KEY, 'cpu')\nKEY = 'JAX_PLATFORM_NAME'\n", "env-platforms-cpu"},
+      {"import os\nKEY = 'JAX_DEFAULT_DEVICE'\nos.environ.update({KEY: 'cpu'})\n", "env-default-device-cpu"},
+      {"import jax\nOPT = 'jax_platforms'\njax.config.update(OPT, 'cpu')\n", "config-platforms-cpu"},
+      {"import jax\nOPT = 'jax_default_device'\njax.config.update(OPT, jax.devices('cpu')[0])\n",
+       "config-default-device-cpu"},
+      {"import os\nKEY = 'XLA_FLAGS'\nos.environ[KEY] += ' --xla_force_host_platform_device_count=8'\n",
+       "xla-force-host-devices"},
+  };
+  for (const auto& form : forms) {
+    const auto c = classify_source(form.code);
+    EXPECT_TRUE(c.has_rule(form.rule)) << form.code;
+    EXPECT_FALSE(c.has_rule("platform-unresolved")) << form.code;
+  }
+  const std::string_view near_misses[] = {
+      "import os\nKEY = 'HOME'\nos.environ[KEY] = 'cpu'\n",
+      "import os\nKEY = 'JAX_PLATFORMS'\nos.environ[KEY] = 'tpu'\n",
+      "import os\nKEY = 'JAX_PLATFORMS'\nos.environ[KEY] += ',cpu'\n", // `+=` only appends a platform
+      "import os\nos.environ['HOME'] = os.environ[user]\nsettings[key] = 'cpu'\n",
+      "import jax\nv = getattr(jax, '__version__')\nf = getattr(jax.numpy, name)\ng = getattr(obj, name)('cpu')\n",
+      "import jax\nh = getattr(jax.lax, name)\n",
+  };
+  for (const auto source : near_misses) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+}
+
 // ---- source encodings (PEP 263) ----------------------------------------------------------------
 
 TEST(Classifier, DeclaredLatin1SourceIsReadAsPythonReadsIt) {

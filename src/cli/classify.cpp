@@ -1,4 +1,5 @@
 // tpulaunch classify: report the evidence in Python sources and suggest a class.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -128,8 +129,12 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
 
 std::string rules_help() {
   std::string out = "Rules (category, id: what it matches):\n";
+  std::size_t width = 0;
   for (const auto& rule : classifier_rules()) {
-    out += fmt::format("  {:<18} {:<24} {}\n", to_string(rule.category), rule.id, rule.pattern);
+    width = std::max(width, rule.id.size());
+  }
+  for (const auto& rule : classifier_rules()) {
+    out += fmt::format("  {:<18} {:<{}} {}\n", to_string(rule.category), rule.id, width, rule.pattern);
   }
   return out;
 }

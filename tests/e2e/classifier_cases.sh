@@ -39,6 +39,92 @@ PY
   [[ $(grep -c 'cpu-selection' <<<"$out") == 1 ]] || fail "only the call is a selection: $out"
 }
 
+case_classify__platform_names_where_a_device_goes() {
+  local dir
+  dir=$(course_copy classify-device-names)
+  lesson "$dir" on_cpu <<'PY'
+import os
+
+import jax
+
+os.environ.setdefault("JAX_DEFAULT_DEVICE", "cpu")
+jax.config.update("jax_default_device", "cpu")
+with jax.default_device("cpu"):
+    print(jax.numpy.ones(3).sum())
+PY
+  run -C "$dir" classify on_cpu
+  expect_status 0
+  expect_stdout_contains "suggested: cpu-only (a suggestion, not a review)"
+  expect_stdout_contains "public/exercises/on_cpu.py:5:1: cpu-selection [env-default-device-cpu] os.environ.setdefault(\"JAX_DEFAULT_DEVICE\", \"cpu\")"
+  expect_stdout_contains "public/exercises/on_cpu.py:6:1: cpu-selection [config-default-device-cpu] jax.config.update(\"jax_default_device\", \"cpu\")"
+  expect_stdout_contains "public/exercises/on_cpu.py:7:6: cpu-selection [default-device-cpu] with jax.default_device(\"cpu\"):"
+  # Reviewed for a TPU, the gate and the router refuse it.
+  run -C "$dir" review on_cpu --class single-host-compatible --by alice
+  expect_status 3
+  expect_one_refusal_line
+  run -C "$dir" review on_cpu --class cpu-only --by alice
+  expect_status 0
+  run -C "$dir" plan on_cpu --slice v5litepod-8 --tpu my-pod --zone us-west4-a --run-id r1
+  expect_status 3
+  expect_stderr_contains "cpu-only-stays-on-cpu"
+  # A device listed without "cpu" is no platform name.
+  lesson "$dir" on_tpu <<'PY'
+import jax
+
+for device in jax.devices():
+    with jax.default_device(device):
+        print(jax.numpy.ones(3).sum())
+PY
+  run -C "$dir" classify on_tpu
+  expect_stdout_contains "suggested: single-host-compatible"
+}
+
+case_check__unresolvable_evidence_fails_closed() {
+  local dir
+  dir=$(course_copy classify-unresolved)
+  lesson "$dir" computed <<'PY'
+import os
+
+import jax
+
+SETTINGS = {"JAX_PLATFORMS": "tpu"}
+for key, value in SETTINGS.items():
+    os.environ[key] = value
+pick = getattr(jax, "devices")
+print(pick())
+PY
+  run -C "$dir" classify computed --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "classify of unresolvable evidence: $out"
+import json, sys
+f = json.loads(sys.argv[1])["files"][0]
+assert f["suggested_class"] is None, f
+rows = [(r["rule"], r["line"], r["detail"]) for r in f["evidence"]]
+assert rows == [
+    ("platform-unresolved", 7, "the key of os.environ[...] is the name 'key', whose value is unknown: 'key' is bound "
+                               "at line 6 by a parameter, a loop, an import or the like"),
+    ("platform-unresolved", 8, "getattr() reaches jax.devices by name, a call the classifier does not read"),
+], rows
+PY
+  # Recorded by hand as single-host-compatible (as a person editing the matrix might), the gate
+  # and the router refuse it: the undecided rows are CPU-selection evidence until a reviewer
+  # overrides exactly them.
+  python3 - "$dir/execution-matrix.json" "$(sha256sum "$dir/public/exercises/computed.py" | cut -d' ' -f1)" <<'PY'
+import json, sys
+path, sha = sys.argv[1:]
+m = json.load(open(path))
+m["scripts"]["computed"] = {"class": "single-host-compatible", "sha256": sha}
+json.dump(m, open(path, "w"), indent=2)
+PY
+  run -C "$dir" check
+  expect_status 3
+  expect_stdout_contains "public/exercises/computed.py:7: error: [contradiction] 'computed' is reviewed single-host-compatible but selects CPU devices here [platform-unresolved]"
+  expect_stdout_contains "public/exercises/computed.py:8: error: [contradiction]"
+  run -C "$dir" plan computed --slice v5litepod-8 --tpu my-pod --zone us-west4-a --run-id r1
+  expect_status 3
+  expect_stderr_contains "source-selects-cpu"
+}
+
 case_check__pep263_declared_encodings() {
   local dir
   dir=$(course_copy classify-pep263)
