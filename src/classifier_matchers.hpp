@@ -35,6 +35,9 @@ struct CallMatcher {
   // The call lists devices: whatever it returns is a device (a CPU one when the backend is "cpu"),
   // so a device argument built from it, or a name assigned from it, is no platform name.
   bool lists_devices = false;
+  // The rule of a `none` match whose nearest enclosing call prints or logs it (k_output_calls):
+  // `print(jax.process_index())` reports which process this is, it is no per-process data.
+  std::string_view output_rule{};
 };
 
 inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
@@ -56,8 +59,8 @@ inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
     // getattr(object, name): platform-unresolved when it reaches a selecting function by name.
     {"getattr", "", ArgCheck::computed, false},
     {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false},
-    {"jax.process_index", "process-index", ArgCheck::none, false},
-    {"jax.process_count", "process-count", ArgCheck::none, false},
+    {"jax.process_index", "process-index", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
+    {"jax.process_count", "process-count", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
     {"jax.lax.psum", "collective", ArgCheck::none, true},
     {"jax.lax.pmean", "collective", ArgCheck::none, true},
     {"jax.lax.pmax", "collective", ArgCheck::none, true},
@@ -120,6 +123,46 @@ inline constexpr std::array<std::string_view, 2> k_definition_keywords{"def", "c
 
 inline bool is_definition_keyword(std::string_view word) {
   return std::find(k_definition_keywords.begin(), k_definition_keywords.end(), word) != k_definition_keywords.end();
+}
+
+// Calls that print or log their arguments: a name before `(`, and whether it follows a `.`
+// (`logger.info`, `logging.warning`, `jax.debug.print`) or not (`print`).
+struct OutputCall {
+  std::string_view name;
+  bool attribute;
+};
+inline constexpr std::array<OutputCall, 12> k_output_calls{{
+    {"print", false},
+    {"pprint", false},
+    {"print", true},
+    {"pprint", true},
+    {"info", true},
+    {"debug", true},
+    {"warning", true},
+    {"warn", true},
+    {"error", true},
+    {"critical", true},
+    {"exception", true},
+    {"fatal", true},
+}};
+
+// Keywords a `(` may follow without being a call (`if (`, `return (`, `in (`): such a bracket
+// groups, and the call that encloses an argument is further out.
+inline constexpr std::array<std::string_view, 20> k_grouping_keywords{
+    "if",  "elif", "while", "return", "and",    "or",   "not",    "in",     "is",    "yield",
+    "await", "assert", "else", "for", "with", "del", "except", "lambda", "raise", "import"};
+
+// The attributes an assert reads when it checks an array's metadata, not a computed value:
+// `assert x.shape == (8, 4)` is a shape-assert, not a result-check.
+inline constexpr std::array<std::string_view, 4> k_metadata_attributes{"shape", "ndim", "dtype", "size"};
+
+// Compound statements whose body runs only when a condition holds (or once per item): a
+// jax.distributed.initialize() in one is conditional. `if __name__ == "__main__":` is not.
+inline constexpr std::array<std::string_view, 7> k_conditional_keywords{"if",    "elif", "else", "while",
+                                                                       "for", "except", "case"};
+
+template <std::size_t N> bool listed_in(std::string_view word, const std::array<std::string_view, N>& words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
 }
 
 // Evidence text longer than this (bytes) is cut and ends with "...".

@@ -11,7 +11,7 @@ namespace {
 
 // Tables. Everything the classifier recognizes is a row here, so docs and --help can list it.
 
-constexpr std::array<ClassifierRule, 21> k_rules{{
+constexpr std::array<ClassifierRule, 23> k_rules{{
     {"devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
      "selects CPU devices: the script runs on the CPU even on a TPU VM"},
     {"local-devices-cpu", Category::cpu_selection, "jax.local_devices(backend=\"cpu\"), jax.local_devices(\"cpu\")",
@@ -55,10 +55,16 @@ constexpr std::array<ClassifierRule, 21> k_rules{{
      "source the tokenizer cannot read (an unterminated string or bracket, a stray byte), or brackets nested "
      "deeper than 4096",
      "the classifier cannot see what that part selects: it may select CPU devices", true},
-    {"distributed-initialize", Category::multi_host, "jax.distributed.initialize(...)",
+    {"distributed-initialize", Category::multi_host,
+     "jax.distributed.initialize(...); its detail says when it runs only under a condition (inside an if, elif, "
+     "else, while, for, except or case body, not if __name__ == \"__main__\", or in a conditional expression)",
      "joins a multi-process JAX cluster: every host must run it"},
     {"process-index", Category::multi_host, "jax.process_index()", "reads this process's index: per-process behaviour"},
     {"process-count", Category::multi_host, "jax.process_count()", "reads the number of processes: per-process behaviour"},
+    {"process-index-printed", Category::multi_host,
+     "jax.process_index() or jax.process_count() whose nearest enclosing call prints or logs it: print(...), "
+     "pprint, jax.debug.print, logger.info/debug/warning/error/critical/exception(...)",
+     "only reports which process this is: output, not per-process data"},
     {"process-local-data", Category::multi_host, "jax.make_array_from_process_local_data(...)",
      "builds a global array from each process's own data"},
     {"collective", Category::multi_host,
@@ -68,8 +74,12 @@ constexpr std::array<ClassifierRule, 21> k_rules{{
      "communicates across devices or processes"},
     {"global-barrier", Category::multi_host, "multihost_utils.sync_global_devices(...)",
      "waits for every process at a barrier"},
-    {"result-check", Category::multi_host, "a raise or assert statement (not one that only checks the backend)",
+    {"result-check", Category::multi_host,
+     "a raise or assert statement (not one that only checks the backend, nor a shape-assert)",
      "checks a result and fails loudly"},
+    {"shape-assert", Category::multi_host,
+     "an assert whose every condition (between and/or) reads .shape, .ndim, .dtype or .size",
+     "checks an array's metadata, not a computed value: not a result check"},
     {"backend-is-tpu", Category::backend_assertion,
      "jax.default_backend() or <x>.platform compared with \"tpu\" (==, !=, in, not in)",
      "checks that it runs on a TPU backend"},

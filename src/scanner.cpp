@@ -116,6 +116,10 @@ void Scanner::stop_capturing() {
     add_evidence("platform-unresolved", m_env.root, detail);
   }
   m_env.active = false;
+  if (m_assert.active) {
+    add_evidence_at("result-check", m_assert.pos, m_assert.stmt, {}); // as if read to its end
+    m_assert.active = false;
+  }
   m_capturing = 0;
   m_capture.clear();
 }
@@ -189,7 +193,8 @@ void Scanner::on_chain_end(const Token& tok) {
       continue;
     }
     if (matcher.check == ArgCheck::none) {
-      add_evidence(matcher.rule, root_pos);
+      const bool output = call && !matcher.output_rule.empty() && in_output_call();
+      add_evidence(output ? matcher.output_rule : matcher.rule, root_pos);
     } else if (call && m_next_call == k_no_matcher) {
       m_next_call = static_cast<std::uint16_t>(i);
       m_next_call_root = root_pos;
@@ -215,8 +220,16 @@ void Scanner::open_bracket(const Token& tok) {
   Bracket bracket;
   bracket.open = tok.text[0];
   bracket.open_count = m_count;
-  bracket.definition = bracket.open == '(' && back(1).kind == TokenKind::name &&
-                       back(2).kind == TokenKind::name && is_definition_keyword(back(2).text);
+  if (bracket.open == '(') {
+    const Token& before = back(1);
+    if (before.kind == TokenKind::name) {
+      bracket.callee_name = before.text;
+      bracket.callee_attribute = is_op1(back(2), '.');
+      bracket.definition = back(2).kind == TokenKind::name && is_definition_keyword(back(2).text);
+    } else {
+      bracket.call_of_result = is_closer(before);
+    }
+  }
   if (matcher != k_no_matcher) {
     bracket.matcher = matcher;
     bracket.capturing = true;
@@ -368,6 +381,7 @@ void Scanner::evaluate_env_assignment() {
 
 void Scanner::end_statement(const Token& tok) {
   evaluate_env_assignment();
+  evaluate_assert();
   if (!m_assign_target.empty() && m_assign_stmt == m_stmt) {
     note_backend_assignment();
   }
@@ -440,7 +454,7 @@ inline bool Scanner::on_name(const Token& tok) {
     if (!importing && equals(text, "import")) {
       step_import(tok);
     } else if (equals(text, "assert") && !is_op1(back(1), '.')) {
-      add_evidence("result-check", pos_of(tok));
+      start_assert(tok);
     } else if (equals(text, "lambda") && !m_brackets.empty() && m_bracket_overflow == 0) {
       ++m_brackets.back().lambda_params; // its parameters end at its `:`
     }
@@ -526,6 +540,7 @@ void Scanner::on_end(const Token& tok) { (void)on_newline(tok); }
 
 void Scanner::finish(Classification& out) {
   resolve_pending();
+  note_conditions();
   // Rows were added when their match completed (a call at its `)`), so restore source order.
   std::vector<std::size_t> order(m_evidence.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -5,7 +5,9 @@
 // Files: scanner.cpp (the per-token path, dotted chains, brackets, assignments), scanner_imports.cpp
 // (the import state machine that fills the alias table), scanner_calls.cpp (one check per kind
 // of matched call), scanner_values.cpp (platform values: literals now, bare names once the file's
-// bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons).
+// bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons),
+// scanner_markers.cpp (weak multi-host evidence: printed process indices, shape asserts, a
+// conditional jax.distributed.initialize()).
 #include <algorithm>
 #include <array>
 #include <bitset>
@@ -66,6 +68,9 @@ private:
     bool suppress_backend_kwarg = false;
     bool kwarg_jax = false; // the call holding `backend=` is (or may be) a JAX function
     bool definition = false; // the parameters of `def NAME(` (or the bases of `class NAME(`)
+    bool callee_attribute = false; // callee_name follows a `.` (`logger.info(`)
+    bool call_of_result = false;   // a `(` after `)` or `]`: a call of what an expression gave
+    std::string_view callee_name;  // the name just before a `(` (a callee, or a keyword: `if (`)
     std::uint8_t lambda_params = 0; // `lambda`s in this bracket whose parameters have not ended
     std::uint16_t matcher = k_no_matcher;
     std::size_t capture_start = 0;
@@ -119,6 +124,15 @@ private:
     std::size_t op_count = 0; // m_count of the operator (`==`, `!=`, `in`)
     std::uint32_t budget = 0;
     Pos start;
+  };
+
+  // An assert statement, read to its end: a shape-assert when every condition reads array
+  // metadata (k_metadata_attributes), else a result-check.
+  struct AssertStatement {
+    bool active = false;
+    std::size_t capture_start = 0; // of the `assert` token
+    Pos pos;
+    std::uint32_t stmt = 0;
   };
 
   // os.environ["KEY"] = <value up to the end of the statement>, os.environ[KEY] = <value> (a key
@@ -198,6 +212,11 @@ private:
   [[nodiscard]] std::optional<std::string> qualify(std::span<const Token> tokens, std::size_t begin,
                                                    std::size_t end) const;
   void evaluate_env_assignment();
+  void start_assert(const Token& tok);
+  void evaluate_assert();
+  [[nodiscard]] bool in_output_call() const;
+  const std::vector<Token>& all_tokens();
+  void note_conditions();
   void check_value(ValueCheck check, std::string_view rule, std::span<const Token> tokens, std::size_t begin,
                    std::size_t end, const Pos& pos, bool unknown_is_evidence, std::string_view what);
   void check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos);
@@ -241,6 +260,7 @@ private:
   Pos m_next_call_root;
 
   EnvAssignment m_env;
+  AssertStatement m_assert;
   Compare m_compare;
 
   std::uint32_t m_stmt = 0;
@@ -259,6 +279,7 @@ private:
   std::vector<std::uint32_t> m_guard_stmts;     // ... that end with ':' (an if guarding the backend)
   std::vector<PendingValue> m_pending;
   std::vector<PendingKey> m_pending_keys;
+  std::optional<std::vector<Token>> m_all_tokens; // the whole file's tokens, lexed again when needed
   bool m_reported_nesting = false;
 };
 

@@ -151,8 +151,7 @@ void Scanner::resolve_pending() {
   if (m_pending.empty() && m_pending_keys.empty()) {
     return;
   }
-  const std::vector<Token> tokens = tokenize(m_src);
-  const NameBindings bindings(tokens);
+  const NameBindings bindings(all_tokens());
   // A key first: its row says how to read its value, which may be a name too (a PendingValue).
   for (const PendingKey& pending : m_pending_keys) {
     const NameValue key = bindings.value_of(pending.name);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -220,7 +221,7 @@ TEST(Classifier, DistributedInitialize) {
 }
 
 TEST(Classifier, ProcessIndexAndCount) {
-  EXPECT_EQ(rules("import jax\nif jax.process_index() == 0:\n    print(jax.process_count())\n"),
+  EXPECT_EQ(rules("import jax\nif jax.process_index() == 0:\n    n = jax.process_count()\n"),
             (Strings{"process-index", "process-count"}));
   EXPECT_TRUE(rules("import jax\nidx = process_index()\nn = other.process_count()\n").empty());
 }
@@ -277,6 +278,115 @@ TEST(Classifier, ResultCheckRaiseAndAssert) {
   EXPECT_EQ(rules("assert total == expected\n"), Strings{"result-check"});
   EXPECT_EQ(rules("if bad:\n    raise ValueError('mismatch')\n"), Strings{"result-check"});
   EXPECT_TRUE(rules("mock.assert_called()\nx = 'assert y'\n# raise here\n").empty());
+}
+
+// Weak multi-host evidence (issue 23): a printed process index, an assert on a shape, and an
+// initialize() behind an `if`.
+TEST(Classifier, ProcessIndexOnlyPrintedIsNoPerProcessData) {
+  const std::string_view sources[] = {
+      "import jax\nprint(jax.process_index())\n",
+      "import jax\nprint('process', jax.process_index(), 'of', jax.process_count(), flush=True)\n",
+      "import jax\nprint([jax.process_index()])\n",
+      "import logging\nimport jax\nlogging.info('process %d', jax.process_index())\n",
+      "import jax\nlogger.warning('process %d of %d', jax.process_index(), jax.process_count())\n",
+      "import jax\njax.debug.print('{i}', i=jax.process_index())\n",
+      "from pprint import pprint\nimport jax\npprint({'index': jax.process_index()})\n",
+  };
+  for (const auto source : sources) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("process-index-printed")) << source;
+    EXPECT_FALSE(c.has_rule("process-index")) << source;
+    EXPECT_FALSE(c.has_rule("process-count")) << source;
+    const auto missing = missing_multi_host_markers(c);
+    EXPECT_NE(std::find(missing.begin(), missing.end(), "per-process data"), missing.end()) << source;
+  }
+  // Computed with, compared, assigned, or passed to a call that is not output: per-process data.
+  const std::string_view data[] = {
+      "import jax\nprint(f(jax.process_index()))\n",
+      "import jax\nidx = jax.process_index()\nprint(idx)\n",
+      "import jax\nif jax.process_index() == 0:\n    print('leader')\n",
+      "import jax\nwrite(json.dumps({'process': jax.process_index()}))\n",
+      "import jax\ny = jnp.log(jax.process_count())\n",
+  };
+  for (const auto source : data) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("process-index") || c.has_rule("process-count")) << source;
+  }
+  // In print's own arguments: `x[...]` and `(...)` are looked through, `f(...)` is a computation.
+  EXPECT_EQ(rules("import jax\nprint(x[jax.process_index()], (jax.process_count()))\n"),
+            (Strings{"process-index-printed", "process-index-printed"}));
+}
+
+TEST(Classifier, AnAssertOnAShapeIsNoResultCheck) {
+  const std::string_view shapes[] = {
+      "assert total.shape == (8,)\n",
+      "assert y.shape[0] == 4 * jax.process_count(), 'one row per process'\n",
+      "assert x.ndim == 2 and x.dtype == jnp.float32\n",
+      "assert (a.shape == b.shape) or a.size == 0\n",
+      "if x: assert y.shape == z.shape\n",
+  };
+  for (const auto source : shapes) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("shape-assert")) << source;
+    EXPECT_FALSE(c.has_rule("result-check")) << source;
+    const auto missing = missing_multi_host_markers(c);
+    EXPECT_NE(std::find(missing.begin(), missing.end(), "result check"), missing.end()) << source;
+  }
+  const std::string_view results[] = {
+      "assert float(total) == expected\n",
+      "assert total.shape == (8,) and float(total.sum()) == 36.0\n",
+      "assert jnp.allclose(y, 4.0), f'got shape {y.shape}'\n", // the message is not the test
+      "assert shape == (8,)\n",                                  // a name, not an array's attribute
+      "assert len(results) == 4\n",
+  };
+  for (const auto source : results) {
+    EXPECT_EQ(rules(source), Strings{"result-check"}) << source;
+  }
+  // Each statement is its own assert, with its own position.
+  const auto c = classify_source("assert x.shape == (2,); assert x.sum() == 3\n");
+  ASSERT_EQ(c.evidence.size(), 2U);
+  EXPECT_EQ(c.evidence[0].rule, "shape-assert");
+  EXPECT_EQ(c.evidence[0].column, 1U);
+  EXPECT_EQ(c.evidence[1].rule, "result-check");
+  EXPECT_EQ(c.evidence[1].column, 25U);
+}
+
+TEST(Classifier, AnInitializeBehindAnIfSaysSo) {
+  const std::string source =
+      "import jax\nimport jax.numpy as jnp\nfrom jax.experimental import multihost_utils\n"
+      "if args.multi_host:\n    jax.distributed.initialize()\n"
+      "local = jnp.ones(4) * jax.process_index()\n"
+      "total = multihost_utils.process_allgather(local)\n"
+      "assert float(total.sum()) == 6.0\n";
+  const auto c = classify_source(source);
+  const Evidence* init = first(c, "distributed-initialize");
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->line, 5U);
+  EXPECT_EQ(init->detail, "conditional: it runs only inside `if args.multi_host:` (line 4), so a host where that "
+                          "does not hold never joins");
+  EXPECT_FALSE(is_undecided(*init));
+  EXPECT_TRUE(missing_multi_host_markers(c).empty()); // it is still the initialize marker
+  EXPECT_FALSE(c.suggested.has_value());              // but no longer a multi-host-qualified suggestion
+  EXPECT_EQ(c.why, "initializes distributed JAX at line 5, but " + init->detail + "; a reviewer must decide");
+  // Unconditional (the entry point guard is no condition): the suggestion stands, no detail.
+  const auto main = classify_source("import jax\nimport jax.numpy as jnp\nfrom jax.experimental import "
+                                    "multihost_utils\nif __name__ == '__main__':\n    jax.distributed.initialize()\n"
+                                    "local = jnp.ones(4) * jax.process_index()\n"
+                                    "total = multihost_utils.process_allgather(local)\n"
+                                    "assert float(total.sum()) == 6.0\n");
+  ASSERT_NE(first(main, "distributed-initialize"), nullptr);
+  EXPECT_TRUE(first(main, "distributed-initialize")->detail.empty());
+  ASSERT_TRUE(main.suggested.has_value());
+  EXPECT_EQ(*main.suggested, ScriptClass::multi_host_qualified);
+  // With markers missing as well.
+  const auto lacking = classify_source("import jax\nif multi: jax.distributed.initialize()\n");
+  EXPECT_EQ(lacking.why, "initializes distributed JAX at line 2 (conditionally) but lacks: per-process data, "
+                         "collective, result check");
+  EXPECT_EQ(first(classify_source("import jax\nx = jax.distributed.initialize() if multi else None\n"),
+                  "distributed-initialize")
+                ->detail,
+            "conditional: it is an operand of a conditional expression (if/else, and, or) at line 2, so a host may "
+            "never call it");
 }
 
 // ---- backend assertion -----------------------------------------------------------------------
@@ -566,7 +676,7 @@ TEST(Classifier, SuggestsMultiHostQualifiedWithAllMarkers) {
       "jax.distributed.initialize()\n"
       "local = jnp.ones(4) * jax.process_index()\n"
       "total = multihost_utils.process_allgather(local)\n"
-      "assert total.shape[0] == 4 * jax.process_count()\n");
+      "assert float(total.sum()) == 4.0 * jax.process_count()\n");
   ASSERT_TRUE(c.suggested.has_value());
   EXPECT_EQ(*c.suggested, ScriptClass::multi_host_qualified);
   EXPECT_TRUE(missing_multi_host_markers(c).empty());
@@ -581,7 +691,7 @@ TEST(Classifier, ProcessLocalDataSatisfiesPerProcessAndCollective) {
 }
 
 TEST(Classifier, NoSuggestionWhenInitializeLacksMarkers) {
-  const auto c = classify_source("import jax\njax.distributed.initialize()\nprint(jax.process_index())\n");
+  const auto c = classify_source("import jax\njax.distributed.initialize()\nidx = jax.process_index()\n");
   EXPECT_FALSE(c.suggested.has_value());
   EXPECT_EQ(missing_multi_host_markers(c), (std::vector<std::string_view>{"collective", "result check"}));
   EXPECT_EQ(c.why, "initializes distributed JAX at line 2 but lacks: collective, result check");

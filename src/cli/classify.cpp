@@ -100,7 +100,7 @@ std::string plain_text(const std::vector<Classified>& files) {
       out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", f.path, e.line, e.column, to_string(e.category),
                          e.rule, e.text, e.implies);
       if (!e.detail.empty()) {
-        out += fmt::format("      cannot tell: {}\n", e.detail);
+        out += fmt::format("      {}: {}\n", is_undecided(e) ? "cannot tell" : "note", e.detail);
       }
     }
   }

@@ -125,6 +125,58 @@ PY
   expect_stderr_contains "source-selects-cpu"
 }
 
+case_classify__weak_multi_host_evidence() {
+  local dir
+  dir=$(course_copy classify-weak-multi-host)
+  lesson "$dir" weak <<'PY'
+import jax
+import jax.numpy as jnp
+from jax.experimental import multihost_utils
+
+if args.multi_host:
+    jax.distributed.initialize()
+print("process", jax.process_index(), "of", jax.process_count())
+total = multihost_utils.process_allgather(jnp.ones(4))
+assert total.shape == (4 * jax.device_count(),), "one row per device"
+PY
+  run -C "$dir" classify weak
+  expect_status 0
+  expect_stdout_contains "suggested: none: a reviewer must decide"
+  expect_stdout_contains "why:       initializes distributed JAX at line 6 (conditionally) but lacks: per-process data, result check"
+  expect_stdout_contains "public/exercises/weak.py:6:5: multi-host [distributed-initialize] jax.distributed.initialize()"
+  expect_stdout_contains "      note: conditional: it runs only inside \`if args.multi_host:\` (line 5), so a host where that does not hold never joins"
+  expect_stdout_contains "public/exercises/weak.py:7:18: multi-host [process-index-printed]"
+  expect_stdout_contains "public/exercises/weak.py:9:1: multi-host [shape-assert] assert total.shape"
+  expect_stdout_lacks "[result-check]"
+  expect_stdout_lacks "[process-index]"
+  # A multi-host review needs the markers the weak rows do not give.
+  run -C "$dir" review weak --class multi-host-qualified --by alice
+  expect_status 3
+  expect_one_refusal_line
+  expect_stderr_contains "per-process data"
+  expect_stderr_contains "result check"
+  # Stronger evidence: the index owns data, the assert checks the value; the condition remains.
+  lesson "$dir" strong <<'PY'
+import jax
+import jax.numpy as jnp
+from jax.experimental import multihost_utils
+
+if args.multi_host:
+    jax.distributed.initialize()
+local = jnp.full(4, float(jax.process_index() + 1))
+total = multihost_utils.process_allgather(local)
+assert float(total.sum()) == 4.0 * sum(range(1, jax.process_count() + 1))
+PY
+  run -C "$dir" classify strong
+  expect_stdout_contains "why:       initializes distributed JAX at line 6, but conditional: it runs only inside \`if args.multi_host:\` (line 5), so a host where that does not hold never joins; a reviewer must decide"
+  run -C "$dir" review strong --class multi-host-qualified --by alice
+  expect_status 0
+  sed -i 's/^if args.multi_host:$/if __name__ == "__main__":/' "$dir/public/exercises/strong.py"
+  run -C "$dir" classify strong
+  expect_stdout_contains "suggested: multi-host-qualified (a suggestion, not a review)"
+  expect_stdout_lacks "note:"
+}
+
 case_check__pep263_declared_encodings() {
   local dir
   dir=$(course_copy classify-pep263)
