@@ -53,6 +53,7 @@ std::optional<std::string> literal_value(std::span<const Token> tokens, std::siz
 bool value_test(ValueCheck check, std::string_view value) {
   switch (check) {
   case ValueCheck::is_cpu:
+  case ValueCheck::device:
     return lower_trimmed(value) == "cpu";
   case ValueCheck::first_platform_cpu:
     return first_platform_is_cpu(value);

@@ -37,7 +37,8 @@ const Evidence* first_rule(const Classification& c, std::string_view rule) {
 //  3. CPU selection                                                -> cpu-only (collectives
 //     without initialize() run over CPU devices, e.g. with --xla_force_host_platform_device_count)
 //  4. a possible CPU selection (a value the classifier cannot tell) -> none: a reviewer decides
-//  5. initialize() with all four multi-host markers                -> multi-host-qualified
+//  5. initialize() with all four multi-host markers                -> multi-host-qualified, unless
+//     it runs only under a condition (its row's detail)            -> none: a reviewer decides
 //  6. initialize() with markers missing                            -> none: "lacks: ..."
 //  7. anything else                                                -> single-host-compatible
 // Only decided rows make contradictions or a cpu-only suggestion; an undecided one only ever
@@ -80,13 +81,20 @@ void suggest(Classification& c) {
   }
   if (init != nullptr) {
     const auto missing = missing_multi_host_markers(c);
-    if (missing.empty()) {
+    const bool conditional = !init->detail.empty();
+    if (missing.empty() && !conditional) {
       c.suggested = ScriptClass::multi_host_qualified;
       c.why = "initializes distributed JAX at line " + std::to_string(init->line) +
               " and has per-process data, a collective and a result check";
       return;
     }
-    c.why = "initializes distributed JAX at line " + std::to_string(init->line) + " but lacks: ";
+    if (missing.empty()) {
+      c.why = fmt::format("initializes distributed JAX at line {}, but {}; a reviewer must decide", init->line,
+                          init->detail);
+      return;
+    }
+    c.why = "initializes distributed JAX at line " + std::to_string(init->line) + (conditional ? " (conditionally)" : "") +
+            " but lacks: ";
     for (std::size_t i = 0; i < missing.size(); ++i) {
       c.why += (i == 0 ? "" : ", ");
       c.why += missing[i];
@@ -97,7 +105,7 @@ void suggest(Classification& c) {
   if (backend != nullptr) {
     c.why = "checks for a TPU backend at line " + std::to_string(backend->line) +
             " with no cpu selection and no jax.distributed.initialize()";
-  } else if (c.has_category(Category::multi_host)) {
+  } else if (missing_multi_host_markers(c).size() < multi_host_markers().size()) {
     c.why = "no cpu selection and no jax.distributed.initialize(): its multi-host markers run on one host";
   } else {
     c.why = "no cpu selection and no multi-host markers";

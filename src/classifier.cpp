@@ -5,11 +5,14 @@
 
 #include "class_suggestion.hpp"
 #include "scanner.hpp"
+#include "tpulaunch/source_encoding.hpp"
 
 namespace tpulaunch {
 
 Classification classify_source(std::string_view source) {
-  scan::Scanner scanner(source);
+  // A script that declares Latin-1 or cp1252 (PEP 263) is read as the text Python reads.
+  const std::optional<std::string> decoded = decode_python_source(source);
+  scan::Scanner scanner(decoded ? std::string_view(*decoded) : source);
   Classification out = scanner.run();
   suggest(out);
   return out;

@@ -2,6 +2,7 @@
 // How the scanner recognises each rule: the callees it matches (after alias resolution) with the
 // argument check that decides whether a call is evidence, and the environment and configuration
 // keys whose values select a platform. Internal to the classifier.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -13,11 +14,13 @@ namespace tpulaunch::scan {
 enum class ArgCheck : std::uint8_t {
   none,          // the call itself (or, for `reference` rows, any use of the name) is the evidence
   backend_cpu,   // a positional argument or backend= is "cpu"
-  cpu_device,    // an argument is a CPU device: a jax.devices("cpu") call or a name assigned from one
+  cpu_device,    // the device argument is a CPU device (a jax.devices("cpu") call or a name assigned
+                 // from one) or the platform name "cpu", which JAX takes where a device goes
   config_key,    // (name, value): name looked up in k_config_keys
   env_pair,      // (name, value): name looked up in k_env_keys
   env_mapping,   // {name: value, ...} or name=value: names looked up in k_env_keys
   backend_probe, // jax.default_backend(): not evidence itself, one side of backend-is-tpu
+  computed,      // getattr(<namespace>, name): a function of jax or os picked by a computed name
 };
 
 struct CallMatcher {
@@ -25,20 +28,27 @@ struct CallMatcher {
   std::string_view rule;   // rule id; empty when the key table decides
   ArgCheck check;
   bool reference; // also matches a use that is not a call (e.g. partial(shard_map, ...))
-  // The checked parameter: its position and keyword (backend_cpu: the backend; config_key and
-  // env_pair: the key, with the value at position + 1 and keywords[1]).
+  // The checked parameter: its position and keyword (backend_cpu: the backend; cpu_device: the
+  // device; config_key and env_pair: the key, with the value at position + 1 and keywords[1]).
   std::uint8_t position = 0;
   std::array<std::string_view, 2> keywords{};
+  // The call lists devices: whatever it returns is a device (a CPU one when the backend is "cpu"),
+  // so a device argument built from it, or a name assigned from it, is no platform name.
+  bool lists_devices = false;
+  // The rule of a `none` match whose nearest enclosing call prints or logs it (k_output_calls):
+  // `print(jax.process_index())` reports which process this is, it is no per-process data.
+  std::string_view output_rule{};
 };
 
-inline constexpr std::array<CallMatcher, 30> k_call_matchers{{
-    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false, 0, {"backend", ""}},
+inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
+    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false, 0, {"backend", ""}, true},
     // local_devices(process_index=None, backend=None, host_id=None)
-    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false, 1, {"backend", ""}},
+    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false, 1, {"backend", ""}, true},
     {"jax.extend.backend.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
     {"jax.lib.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
     {"jax._src.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
-    {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false},
+    // default_device(new_val): a Device, or a platform name ('cpu', 'gpu', 'tpu': jax/_src/config.py)
+    {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false, 0, {"new_val", ""}},
     // Config.update(self, name, val)
     {"jax.config.update", "", ArgCheck::config_key, false, 0, {"name", "val"}},
     // `config.update` with an unresolved `config`: the keys below are JAX's own names.
@@ -46,9 +56,11 @@ inline constexpr std::array<CallMatcher, 30> k_call_matchers{{
     {"os.environ.setdefault", "", ArgCheck::env_pair, false, 0, {"key", "default"}},
     {"os.putenv", "", ArgCheck::env_pair, false, 0, {}},
     {"os.environ.update", "", ArgCheck::env_mapping, false},
+    // getattr(object, name): platform-unresolved when it reaches a selecting function by name.
+    {"getattr", "", ArgCheck::computed, false},
     {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false},
-    {"jax.process_index", "process-index", ArgCheck::none, false},
-    {"jax.process_count", "process-count", ArgCheck::none, false},
+    {"jax.process_index", "process-index", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
+    {"jax.process_count", "process-count", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
     {"jax.lax.psum", "collective", ArgCheck::none, true},
     {"jax.lax.pmean", "collective", ArgCheck::none, true},
     {"jax.lax.pmax", "collective", ArgCheck::none, true},
@@ -75,6 +87,8 @@ enum class ValueCheck : std::uint8_t {
   is_cpu,             // a backend or platform name: "cpu" (any case, surrounding space ignored)
   first_platform_cpu, // a string literal whose first comma-separated platform is "cpu"
   force_host_flag,    // any string in the value contains --xla_force_host_platform_device_count
+  device,             // a device or a platform name: a CPU device expression, a name holding one, or
+                      // "cpu" (decided as for jax.default_device's argument)
   any,                // the key alone is the evidence
 };
 
@@ -84,19 +98,72 @@ struct KeyRule {
   ValueCheck check;
 };
 
-inline constexpr std::array<KeyRule, 3> k_env_keys{{
+// Each JAX option's environment variable is its name in upper case; the environment holds
+// strings only, so JAX_DEFAULT_DEVICE can only be a platform name.
+inline constexpr std::array<KeyRule, 4> k_env_keys{{
     {"JAX_PLATFORMS", "env-platforms-cpu", ValueCheck::first_platform_cpu},
     {"JAX_PLATFORM_NAME", "env-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"JAX_DEFAULT_DEVICE", "env-default-device-cpu", ValueCheck::is_cpu},
     {"XLA_FLAGS", "xla-force-host-devices", ValueCheck::force_host_flag},
 }};
 
-inline constexpr std::array<KeyRule, 3> k_config_keys{{
+inline constexpr std::array<KeyRule, 4> k_config_keys{{
     {"jax_platforms", "config-platforms-cpu", ValueCheck::first_platform_cpu},
     {"jax_platform_name", "config-platforms-cpu", ValueCheck::first_platform_cpu},
+    {"jax_default_device", "config-default-device-cpu", ValueCheck::device},
     {"jax_num_cpu_devices", "num-cpu-devices", ValueCheck::any},
 }};
 
 inline constexpr std::string_view k_force_host_flag = "--xla_force_host_platform_device_count";
+
+// Keywords that define a name: `def NAME(` and `class NAME(` open a list of parameters (or bases),
+// not a call's arguments, so `def describe(backend="cpu"):` is a default value, not a selection,
+// and `def devices(...)` is not a use of a callee.
+inline constexpr std::array<std::string_view, 2> k_definition_keywords{"def", "class"};
+
+inline bool is_definition_keyword(std::string_view word) {
+  return std::find(k_definition_keywords.begin(), k_definition_keywords.end(), word) != k_definition_keywords.end();
+}
+
+// Calls that print or log their arguments: a name before `(`, and whether it follows a `.`
+// (`logger.info`, `logging.warning`, `jax.debug.print`) or not (`print`).
+struct OutputCall {
+  std::string_view name;
+  bool attribute;
+};
+inline constexpr std::array<OutputCall, 12> k_output_calls{{
+    {"print", false},
+    {"pprint", false},
+    {"print", true},
+    {"pprint", true},
+    {"info", true},
+    {"debug", true},
+    {"warning", true},
+    {"warn", true},
+    {"error", true},
+    {"critical", true},
+    {"exception", true},
+    {"fatal", true},
+}};
+
+// Keywords a `(` may follow without being a call (`if (`, `return (`, `in (`): such a bracket
+// groups, and the call that encloses an argument is further out.
+inline constexpr std::array<std::string_view, 20> k_grouping_keywords{
+    "if",  "elif", "while", "return", "and",    "or",   "not",    "in",     "is",    "yield",
+    "await", "assert", "else", "for", "with", "del", "except", "lambda", "raise", "import"};
+
+// The attributes an assert reads when it checks an array's metadata, not a computed value:
+// `assert x.shape == (8, 4)` is a shape-assert, not a result-check.
+inline constexpr std::array<std::string_view, 4> k_metadata_attributes{"shape", "ndim", "dtype", "size"};
+
+// Compound statements whose body runs only when a condition holds (or once per item): a
+// jax.distributed.initialize() in one is conditional. `if __name__ == "__main__":` is not.
+inline constexpr std::array<std::string_view, 7> k_conditional_keywords{"if",    "elif", "else", "while",
+                                                                       "for", "except", "case"};
+
+template <std::size_t N> bool listed_in(std::string_view word, const std::array<std::string_view, N>& words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
 
 // Evidence text longer than this (bytes) is cut and ends with "...".
 inline constexpr std::size_t k_max_evidence_text = 200;

@@ -11,7 +11,7 @@ namespace {
 
 // Tables. Everything the classifier recognizes is a row here, so docs and --help can list it.
 
-constexpr std::array<ClassifierRule, 19> k_rules{{
+constexpr std::array<ClassifierRule, 23> k_rules{{
     {"devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
      "selects CPU devices: the script runs on the CPU even on a TPU VM"},
     {"local-devices-cpu", Category::cpu_selection, "jax.local_devices(backend=\"cpu\"), jax.local_devices(\"cpu\")",
@@ -20,35 +20,51 @@ constexpr std::array<ClassifierRule, 19> k_rules{{
      "jax.extend.backend.get_backend(\"cpu\"), xla_bridge.get_backend(\"cpu\") (jax.lib or jax._src)",
      "takes the CPU backend: work placed on it runs on the CPU"},
     {"default-device-cpu", Category::cpu_selection,
-     "jax.default_device(<CPU device>), e.g. jax.devices(\"cpu\")[0] or a name assigned from one",
+     "jax.default_device(<CPU device>), e.g. jax.devices(\"cpu\")[0] or a name assigned from one, or "
+     "jax.default_device(\"cpu\") (JAX takes a platform name for a device)",
      "makes a CPU device the default: computations run on the CPU"},
     {"backend-cpu-kwarg", Category::cpu_selection, "any call with backend=\"cpu\", e.g. jax.jit(f, backend=\"cpu\")",
      "compiles or places work on the CPU backend"},
     {"config-platforms-cpu", Category::cpu_selection,
      "jax.config.update(\"jax_platforms\" | \"jax_platform_name\", \"cpu[,...]\")",
      "makes CPU the first JAX platform: the TPU is not used"},
+    {"config-default-device-cpu", Category::cpu_selection,
+     "jax.config.update(\"jax_default_device\", \"cpu\" | <CPU device>)",
+     "makes a CPU device the default: computations run on the CPU"},
     {"env-platforms-cpu", Category::cpu_selection,
      "JAX_PLATFORMS / JAX_PLATFORM_NAME = \"cpu[,...]\" via os.environ[...] =, os.environ.setdefault, "
      "os.environ.update, os.putenv",
      "makes CPU the first JAX platform through the environment: the TPU is not used"},
+    {"env-default-device-cpu", Category::cpu_selection,
+     "JAX_DEFAULT_DEVICE = \"cpu\" via os.environ[...] =, os.environ.setdefault, os.environ.update, os.putenv",
+     "makes a CPU device the default through the environment: computations run on the CPU"},
     {"xla-force-host-devices", Category::cpu_selection,
      "XLA_FLAGS set (same forms) to a value containing --xla_force_host_platform_device_count",
      "fakes several CPU devices: a CPU simulation of a multi-device run"},
     {"num-cpu-devices", Category::cpu_selection, "jax.config.update(\"jax_num_cpu_devices\", N)",
      "sets the number of CPU devices: a CPU simulation of a multi-device run"},
     {"platform-unresolved", Category::cpu_selection,
-     "a backend, platform or JAX_PLATFORMS/XLA_FLAGS value above that is not a string literal nor a name bound "
-     "once to one (a parameter, a name bound twice, args.x, a call, an f-string), or an os.environ update from "
-     "something other than a literal mapping",
+     "a backend, platform or device value above (JAX_PLATFORMS, JAX_DEFAULT_DEVICE, XLA_FLAGS and the config "
+     "forms included) that is not a string literal nor a name bound once to one (a parameter, a name bound twice, "
+     "args.x, a call, an f-string; a device may also be a jax.devices()/local_devices() expression or a name "
+     "assigned from one), an environment or config key that is neither (os.environ[KEY] = ...), a getattr() that "
+     "reaches a function above by name (getattr(jax, name)(...)), or an os.environ update from something other "
+     "than a literal mapping",
      "may select CPU devices: the value is only known at run time, so a reviewer decides", true},
     {"source-unreadable", Category::cpu_selection,
      "source the tokenizer cannot read (an unterminated string or bracket, a stray byte), or brackets nested "
      "deeper than 4096",
      "the classifier cannot see what that part selects: it may select CPU devices", true},
-    {"distributed-initialize", Category::multi_host, "jax.distributed.initialize(...)",
+    {"distributed-initialize", Category::multi_host,
+     "jax.distributed.initialize(...); its detail says when it runs only under a condition (inside an if, elif, "
+     "else, while, for, except or case body, not if __name__ == \"__main__\", or in a conditional expression)",
      "joins a multi-process JAX cluster: every host must run it"},
     {"process-index", Category::multi_host, "jax.process_index()", "reads this process's index: per-process behaviour"},
     {"process-count", Category::multi_host, "jax.process_count()", "reads the number of processes: per-process behaviour"},
+    {"process-index-printed", Category::multi_host,
+     "jax.process_index() or jax.process_count() whose nearest enclosing call prints or logs it: print(...), "
+     "pprint, jax.debug.print, logger.info/debug/warning/error/critical/exception(...)",
+     "only reports which process this is: output, not per-process data"},
     {"process-local-data", Category::multi_host, "jax.make_array_from_process_local_data(...)",
      "builds a global array from each process's own data"},
     {"collective", Category::multi_host,
@@ -58,8 +74,12 @@ constexpr std::array<ClassifierRule, 19> k_rules{{
      "communicates across devices or processes"},
     {"global-barrier", Category::multi_host, "multihost_utils.sync_global_devices(...)",
      "waits for every process at a barrier"},
-    {"result-check", Category::multi_host, "a raise or assert statement (not one that only checks the backend)",
+    {"result-check", Category::multi_host,
+     "a raise or assert statement (not one that only checks the backend, nor a shape-assert)",
      "checks a result and fails loudly"},
+    {"shape-assert", Category::multi_host,
+     "an assert whose every condition (between and/or) reads .shape, .ndim, .dtype or .size",
+     "checks an array's metadata, not a computed value: not a result check"},
     {"backend-is-tpu", Category::backend_assertion,
      "jax.default_backend() or <x>.platform compared with \"tpu\" (==, !=, in, not in)",
      "checks that it runs on a TPU backend"},

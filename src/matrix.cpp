@@ -20,8 +20,8 @@
 #include "tpulaunch/json_writer.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/shell.hpp"
+#include "tpulaunch/source_encoding.hpp"
 #include "tpulaunch/text_file.hpp"
-#include "tpulaunch/utf8.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {
@@ -427,9 +427,9 @@ std::string ScriptStatus::explanation() const {
 
 namespace {
 
-// Checks the source `status` holds (UTF-8 text), hashes it and compares with the entry's digest.
+// Checks the source `status` holds (Python source text in its declared encoding), hashes it and compares with the entry's digest.
 Result<ScriptStatus> with_review_state(ScriptStatus status) {
-  TPULAUNCH_CHECK(check_utf8_text(status.source, status.path, fmt::format("script '{}'", status.id)));
+  TPULAUNCH_CHECK(check_python_source(status.source, status.path, fmt::format("script '{}'", status.id)));
   status.actual_sha256 = sha256_hex(status.source);
   if (status.entry == nullptr) {
     status.state = ReviewState::no_entry;

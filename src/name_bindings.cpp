@@ -145,9 +145,12 @@ void NameBindings::scan_generic(std::size_t begin, std::size_t end) {
     bind_names(begin + 1, end);
     return;
   }
-  if (begin < end && (is_name(m_tokens[begin], "global") || is_name(m_tokens[begin], "nonlocal") ||
-                      is_name(m_tokens[begin], "del"))) {
+  if (begin < end && (is_name(m_tokens[begin], "global") || is_name(m_tokens[begin], "nonlocal"))) {
     bind_names(begin + 1, end);
+    return;
+  }
+  if (begin < end && is_name(m_tokens[begin], "del")) {
+    bind_targets(begin + 1, end);
     return;
   }
   for (std::size_t i = begin; i < end; ++i) {
@@ -159,7 +162,7 @@ void NameBindings::scan_generic(std::size_t begin, std::size_t end) {
       while (j < end && !(m_depth[j] == m_depth[i] && is_name(m_tokens[j], "in"))) {
         ++j;
       }
-      bind_names(i + 1, j);
+      bind_targets(i + 1, j);
     } else if (is_name(t, "as") && i + 1 < end) {
       bind_names(i + 1, is_op(m_tokens[i + 1], "(") ? matching_closer(i + 1, end) : i + 2);
     } else if (is_name(t, "lambda")) {
@@ -192,7 +195,7 @@ void NameBindings::scan_simple(std::size_t begin, std::size_t end) {
     } else if (lambda_params && is_op(t, ":")) {
       lambda_params = false;
     } else if (is_augmented_assignment(t)) {
-      bind_names(begin, i);
+      bind_targets(begin, i);
       return;
     } else if (is_op(t, "=") && !lambda_params) {
       equals.push_back(i);
@@ -210,7 +213,7 @@ void NameBindings::scan_simple(std::size_t begin, std::size_t end) {
   }
   std::size_t from = begin;
   for (const std::size_t eq : equals) {
-    bind_names(from, eq);
+    bind_targets(from, eq);
     from = eq + 1;
   }
 }
@@ -237,6 +240,29 @@ void NameBindings::bind_names(std::size_t begin, std::size_t end) {
     if (t.kind == TokenKind::name && !one_of(t.text, k_not_names) && (i == 0 || !is_op(m_tokens[i - 1], "."))) {
       bind(i);
     }
+  }
+}
+
+// Assignment, for and del targets: a bare name binds (also inside a tuple or list target), but a
+// name that is the base of an attribute, a subscript or a call (`os.environ[KEY]`, `self.x`,
+// `d[k]`) is read, and so is every name inside a subscript.
+void NameBindings::bind_targets(std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const Token& t = m_tokens[i];
+    if (is_op(t, "[") || is_op(t, "(")) {
+      const Token* prev = i > begin ? &m_tokens[i - 1] : nullptr;
+      if (prev != nullptr && ((prev->kind == TokenKind::name && !one_of(prev->text, k_not_names)) || is_closer(*prev))) {
+        i = matching_closer(i, end); // a subscript or a call: what is inside is read
+      }
+      continue;
+    }
+    if (t.kind != TokenKind::name || one_of(t.text, k_not_names) || (i > begin && is_op(m_tokens[i - 1], "."))) {
+      continue;
+    }
+    if (i + 1 < end && (is_op(m_tokens[i + 1], ".") || is_op(m_tokens[i + 1], "[") || is_op(m_tokens[i + 1], "("))) {
+      continue; // the base of an attribute, a subscript or a call
+    }
+    bind(i);
   }
 }
 

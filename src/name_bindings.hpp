@@ -2,6 +2,7 @@
 // What a name holds, file-wide: the classifier's answer to `jax.devices(PLAT)`. A name bound
 // exactly once in the whole file, by a plain `NAME = "literal"` (or `NAME: T = "literal"`, or
 // `NAME = OTHER` where OTHER is such a name), has that value; any other name's value is unknown.
+// A name read in a target (`os.environ[KEY] = ...` reads os and KEY) binds nothing.
 // Every other way Python binds a name (a second assignment, augmented or tuple targets, for and
 // with targets, `as`, imports, def/class/lambda parameters, walrus, global/del, match captures,
 // a star import) counts as one more binding, so an unknown value is never mistaken for a known
@@ -48,6 +49,7 @@ private:
   void scan_header(std::size_t begin, std::size_t end);
   void bind(std::size_t index, std::size_t value_begin = 0, std::size_t value_end = 0);
   void bind_names(std::size_t begin, std::size_t end);
+  void bind_targets(std::size_t begin, std::size_t end);
   [[nodiscard]] NameValue resolve(std::string_view name, int depth) const;
 
   std::span<const Token> m_tokens;

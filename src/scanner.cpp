@@ -85,6 +85,21 @@ void Scanner::on_cpu_device_evidence() {
   }
 }
 
+// A device listed by jax.devices() or jax.local_devices() that is not known to be a CPU one: the
+// enclosing calls' device arguments, and the name assigned on this statement, hold devices, which
+// are no platform names.
+void Scanner::on_device_listed() {
+  for (auto& bracket : m_brackets) {
+    if (bracket.capturing) {
+      bracket.saw_device = true;
+    }
+  }
+  if (!m_assign_target.empty() && m_assign_stmt == m_stmt &&
+      std::find(m_device_names.begin(), m_device_names.end(), m_assign_target) == m_device_names.end()) {
+    m_device_names.push_back(m_assign_target);
+  }
+}
+
 // A call whose arguments never end (or run past k_max_capture tokens): the scanner gives up on
 // them rather than grow, and fails closed: what they would have selected is unknown.
 void Scanner::stop_capturing() {
@@ -101,6 +116,10 @@ void Scanner::stop_capturing() {
     add_evidence("platform-unresolved", m_env.root, detail);
   }
   m_env.active = false;
+  if (m_assert.active) {
+    add_evidence_at("result-check", m_assert.pos, m_assert.stmt, {}); // as if read to its end
+    m_assert.active = false;
+  }
   m_capturing = 0;
   m_capture.clear();
 }
@@ -150,12 +169,13 @@ void Scanner::on_chain_end(const Token& tok) {
     return;
   }
   const Token& before = back(root + 1);
-  if (is_name(before, "def") || is_name(before, "class")) {
+  if (before.kind == TokenKind::name && is_definition_keyword(before.text)) {
     return;
   }
   resolve_chain(root, 1);
   const std::string_view qualified = m_qualified;
-  if (!(qualified.starts_with("jax") || qualified.starts_with("os") || qualified.starts_with("config"))) {
+  if (!(qualified.starts_with("jax") || qualified.starts_with("os") || qualified.starts_with("config") ||
+        qualified == "getattr")) {
     return;
   }
   const bool call = is_op(tok, "(");
@@ -173,7 +193,8 @@ void Scanner::on_chain_end(const Token& tok) {
       continue;
     }
     if (matcher.check == ArgCheck::none) {
-      add_evidence(matcher.rule, root_pos);
+      const bool output = call && !matcher.output_rule.empty() && in_output_call();
+      add_evidence(output ? matcher.output_rule : matcher.rule, root_pos);
     } else if (call && m_next_call == k_no_matcher) {
       m_next_call = static_cast<std::uint16_t>(i);
       m_next_call_root = root_pos;
@@ -199,6 +220,16 @@ void Scanner::open_bracket(const Token& tok) {
   Bracket bracket;
   bracket.open = tok.text[0];
   bracket.open_count = m_count;
+  if (bracket.open == '(') {
+    const Token& before = back(1);
+    if (before.kind == TokenKind::name) {
+      bracket.callee_name = before.text;
+      bracket.callee_attribute = is_op1(back(2), '.');
+      bracket.definition = back(2).kind == TokenKind::name && is_definition_keyword(back(2).text);
+    } else {
+      bracket.call_of_result = is_closer(before);
+    }
+  }
   if (matcher != k_no_matcher) {
     bracket.matcher = matcher;
     bracket.capturing = true;
@@ -248,6 +279,7 @@ bool Scanner::on_assignment(const Token& tok) {
     }
     m_env.active = true;
     m_env.key = nullptr;
+    m_env.key_name = {};
     m_env.capture_start = m_capture.size();
     m_env.root = pos_of(back(root));
     ++m_capturing;
@@ -262,11 +294,23 @@ bool Scanner::on_assignment(const Token& tok) {
   if (!is_op(back(1), "]") || m_env.active) {
     return false;
   }
+  // back(j) is the `[` that the `]` before the `=` closes; the key is back(j - 1) .. back(2).
   std::size_t j = 2;
-  while (j + 2 < k_window && back(j).kind == TokenKind::string) {
-    ++j;
+  for (std::size_t level = 0; j + 2 < k_window; ++j) {
+    const Token& t = back(j);
+    if (t.kind == TokenKind::newline || t.kind == TokenKind::end) {
+      return false; // not in this statement (or not in sight)
+    }
+    if (is_closer(t)) {
+      ++level;
+    } else if (is_opener(t)) {
+      if (level == 0) {
+        break;
+      }
+      --level;
+    }
   }
-  if (j == 2 || !is_op(back(j), "[") || back(j + 1).kind != TokenKind::name) {
+  if (j == 2 || j + 2 >= k_window || !is_op(back(j), "[") || back(j + 1).kind != TokenKind::name) {
     return false;
   }
   const std::size_t root = chain_root(j + 1);
@@ -277,22 +321,38 @@ bool Scanner::on_assignment(const Token& tok) {
   if (m_qualified != "os.environ") {
     return false;
   }
+  bool literal = true;
   std::string key;
-  for (std::size_t i = j - 1; i >= 2; --i) {
-    if (!is_literal_string(back(i))) {
+  for (std::size_t i = j - 1; i >= 2 && literal; --i) {
+    literal = is_literal_string(back(i));
+    if (literal) {
+      key += string_value(back(i));
+    }
+  }
+  const Pos at = pos_of(back(root));
+  const KeyRule* rule = nullptr;
+  if (literal) {
+    rule = find_env_key(key);
+    // `+=` appends, so only a flag search (XLA_FLAGS) makes sense for it.
+    if (rule == nullptr || (!plain && rule->check != ValueCheck::force_host_flag)) {
       return false;
     }
-    key += string_value(back(i));
-  }
-  const KeyRule* rule = find_env_key(key);
-  // `+=` appends, so only a flag search (XLA_FLAGS) makes sense for it.
-  if (rule == nullptr || (!plain && rule->check != ValueCheck::force_host_flag)) {
+  } else if (j != 3 || back(2).kind != TokenKind::name) {
+    // Not a literal, not one name: the key is only known at run time.
+    const char* first = back(j - 1).text.data();
+    const Token& last = back(2);
+    std::string text(first, static_cast<std::size_t>(last.text.data() + last.text.size() - first));
+    add_evidence("platform-unresolved", at,
+                 fmt::format("the key of os.environ[...] is `{}`, not a string literal",
+                             text.size() > 60 ? text.substr(0, 60) + "..." : text));
     return false;
   }
   m_env.active = true;
   m_env.key = rule;
+  m_env.key_name = literal ? std::string_view() : back(2).text;
+  m_env.plain = plain;
   m_env.capture_start = m_capture.size();
-  m_env.root = pos_of(back(root));
+  m_env.root = at;
   ++m_capturing;
   return true;
 }
@@ -304,11 +364,15 @@ void Scanner::evaluate_env_assignment() {
   m_env.active = false;
   --m_capturing;
   const std::span<const Token> tokens(m_capture);
-  if (m_env.key == nullptr) {
+  if (!m_env.key_name.empty()) {
+    m_pending_keys.push_back(PendingKey{
+        m_env.key_name, false, m_env.plain,
+        std::vector<Token>(tokens.begin() + static_cast<std::ptrdiff_t>(m_env.capture_start), tokens.end()),
+        DeviceSeen{}, "os.environ[...]", m_env.root});
+  } else if (m_env.key == nullptr) {
     check_mapping(tokens, m_env.capture_start, tokens.size(), m_env.root);
   } else {
-    check_value(m_env.key->check, m_env.key->rule, tokens, m_env.capture_start, tokens.size(), m_env.root, true,
-                fmt::format("the value of {}", m_env.key->key));
+    check_rule_value(*m_env.key, tokens, m_env.capture_start, tokens.size(), DeviceSeen{}, m_env.root);
   }
   if (m_capturing == 0) {
     m_capture.clear();
@@ -317,6 +381,7 @@ void Scanner::evaluate_env_assignment() {
 
 void Scanner::end_statement(const Token& tok) {
   evaluate_env_assignment();
+  evaluate_assert();
   if (!m_assign_target.empty() && m_assign_stmt == m_stmt) {
     note_backend_assignment();
   }
@@ -366,6 +431,12 @@ inline bool Scanner::on_name(const Token& tok) {
   switch (text.size()) {
   case 2:
     if (text[0] == 'i' && text[1] == 'n') {
+      if (is_name(back(2), "for") && back(1).kind == TokenKind::name && statement_start(back(3))) {
+        // `for NAME in <devices>:` binds NAME to each device, as `NAME = <device>` would.
+        m_assign_target = back(1).text;
+        m_assign_stmt = m_stmt;
+        m_assign_eq = m_count;
+      }
       start_compare(tok);
     }
     break;
@@ -383,7 +454,9 @@ inline bool Scanner::on_name(const Token& tok) {
     if (!importing && equals(text, "import")) {
       step_import(tok);
     } else if (equals(text, "assert") && !is_op1(back(1), '.')) {
-      add_evidence("result-check", pos_of(tok));
+      start_assert(tok);
+    } else if (equals(text, "lambda") && !m_brackets.empty() && m_bracket_overflow == 0) {
+      ++m_brackets.back().lambda_params; // its parameters end at its `:`
     }
     break;
   default:
@@ -431,6 +504,11 @@ inline bool Scanner::on_op(const Token& tok) {
     case '=':
       captured = on_assignment(tok);
       break;
+    case ':':
+      if (!m_brackets.empty() && m_brackets.back().lambda_params > 0 && m_bracket_overflow == 0) {
+        --m_brackets.back().lambda_params;
+      }
+      break;
     case ';':
       if (depth() == 0) {
         end_statement(tok);
@@ -462,6 +540,7 @@ void Scanner::on_end(const Token& tok) { (void)on_newline(tok); }
 
 void Scanner::finish(Classification& out) {
   resolve_pending();
+  note_conditions();
   // Rows were added when their match completed (a call at its `)`), so restore source order.
   std::vector<std::size_t> order(m_evidence.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -5,12 +5,15 @@
 // Files: scanner.cpp (the per-token path, dotted chains, brackets, assignments), scanner_imports.cpp
 // (the import state machine that fills the alias table), scanner_calls.cpp (one check per kind
 // of matched call), scanner_values.cpp (platform values: literals now, bare names once the file's
-// bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons).
+// bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons),
+// scanner_markers.cpp (weak multi-host evidence: printed process indices, shape asserts, a
+// conditional jax.distributed.initialize()).
 #include <algorithm>
 #include <array>
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,12 +53,25 @@ private:
     std::string qualified;
   };
 
+  // What a captured call's arguments held, for a device argument (jax.default_device, the
+  // jax_default_device option): a CPU device expression, or another listed device.
+  struct DeviceSeen {
+    bool cpu = false;
+    bool device = false;
+  };
+
   struct Bracket {
     char open = '(';
     bool capturing = false;
     bool saw_cpu_device = false;
+    bool saw_device = false; // a jax.devices()/local_devices() call that is not a CPU one
     bool suppress_backend_kwarg = false;
     bool kwarg_jax = false; // the call holding `backend=` is (or may be) a JAX function
+    bool definition = false; // the parameters of `def NAME(` (or the bases of `class NAME(`)
+    bool callee_attribute = false; // callee_name follows a `.` (`logger.info(`)
+    bool call_of_result = false;   // a `(` after `)` or `]`: a call of what an expression gave
+    std::string_view callee_name;  // the name just before a `(` (a callee, or a keyword: `if (`)
+    std::uint8_t lambda_params = 0; // `lambda`s in this bracket whose parameters have not ended
     std::uint16_t matcher = k_no_matcher;
     std::size_t capture_start = 0;
     std::size_t open_count = 0; // m_count of the opening bracket
@@ -74,6 +90,18 @@ private:
     std::string what;                // what the value is, for the detail: "the backend"
     Pos pos;
     std::uint32_t stmt = 0;
+  };
+
+  // An environment or config key passed as a bare name (`os.environ[KEY] = "cpu"`): the key's
+  // value is known in finish(), and only then the table row that says how to read the value.
+  struct PendingKey {
+    std::string_view name;
+    bool config = false;      // looked up in k_config_keys, else k_env_keys
+    bool plain = true;        // `=`, not `+=` (which only a flag search reads)
+    std::vector<Token> value; // the value's tokens (views into the source)
+    DeviceSeen seen;
+    std::string where;        // "os.environ[...]", "jax.config.update()", for the detail
+    Pos pos;
   };
 
   enum class ImportState : std::uint8_t { none, module, alias, after_alias, from_module, from_names, from_alias };
@@ -98,10 +126,22 @@ private:
     Pos start;
   };
 
-  // os.environ["KEY"] = <value up to the end of the statement>, or os.environ |= <mapping>
+  // An assert statement, read to its end: a shape-assert when every condition reads array
+  // metadata (k_metadata_attributes), else a result-check.
+  struct AssertStatement {
+    bool active = false;
+    std::size_t capture_start = 0; // of the `assert` token
+    Pos pos;
+    std::uint32_t stmt = 0;
+  };
+
+  // os.environ["KEY"] = <value up to the end of the statement>, os.environ[KEY] = <value> (a key
+  // held in a name), or os.environ |= <mapping>
   struct EnvAssignment {
     bool active = false;
-    const KeyRule* key = nullptr; // nullptr: a mapping (`|=`)
+    const KeyRule* key = nullptr; // nullptr: a mapping (`|=`) or a key held in a name
+    std::string_view key_name;    // the name holding the key, or empty
+    bool plain = true;            // `=`, not `+=`
     std::size_t capture_start = 0;
     Pos root;
   };
@@ -158,10 +198,25 @@ private:
   }
   void evaluate_call(const Bracket& bracket, std::size_t end);
   void check_backend_cpu(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
-  void check_cpu_device(const Bracket& bracket, std::span<const Token> tokens, std::size_t end);
+  void check_device(DeviceSeen seen, std::span<const Token> tokens, std::size_t begin, std::size_t end,
+                    std::string_view rule, const Pos& pos, std::string_view what);
   void check_key_value(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void check_env_mapping(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_computed(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_key(bool config, std::span<const Token> tokens, const Arg& key, const Arg& value, DeviceSeen seen,
+                 const Pos& pos, std::string_view where);
+  void check_rule_value(const KeyRule& rule, std::span<const Token> tokens, std::size_t begin, std::size_t end,
+                        DeviceSeen seen, const Pos& pos);
+  [[nodiscard]] bool names_one_of(std::span<const Token> tokens, std::size_t begin, std::size_t end,
+                                  const std::vector<std::string_view>& names) const;
+  [[nodiscard]] std::optional<std::string> qualify(std::span<const Token> tokens, std::size_t begin,
+                                                   std::size_t end) const;
   void evaluate_env_assignment();
+  void start_assert(const Token& tok);
+  void evaluate_assert();
+  [[nodiscard]] bool in_output_call() const;
+  const std::vector<Token>& all_tokens();
+  void note_conditions();
   void check_value(ValueCheck check, std::string_view rule, std::span<const Token> tokens, std::size_t begin,
                    std::size_t end, const Pos& pos, bool unknown_is_evidence, std::string_view what);
   void check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos);
@@ -173,6 +228,7 @@ private:
   void add_evidence(std::string_view rule, const Pos& pos, std::string detail = {});
   void add_evidence_at(std::string_view rule, const Pos& pos, std::uint32_t stmt, std::string detail);
   void on_cpu_device_evidence();
+  void on_device_listed();
   void stop_capturing();
   void finish(Classification& out);
 
@@ -204,6 +260,7 @@ private:
   Pos m_next_call_root;
 
   EnvAssignment m_env;
+  AssertStatement m_assert;
   Compare m_compare;
 
   std::uint32_t m_stmt = 0;
@@ -211,6 +268,7 @@ private:
   std::uint32_t m_assign_stmt = 0;
   std::size_t m_assign_eq = 0; // m_count of that statement's `=`
   std::vector<std::string_view> m_cpu_names; // names assigned from a CPU device expression
+  std::vector<std::string_view> m_device_names; // ... from another jax.devices()/local_devices() one
   // Names whose last `NAME = ...` was jax.default_backend() or `<x>.platform`: comparing one with
   // "tpu" is backend-is-tpu evidence.
   std::vector<std::string_view> m_backend_names;
@@ -220,6 +278,8 @@ private:
   std::vector<std::uint32_t> m_backend_stmts;   // statements holding a backend-is-tpu match
   std::vector<std::uint32_t> m_guard_stmts;     // ... that end with ':' (an if guarding the backend)
   std::vector<PendingValue> m_pending;
+  std::vector<PendingKey> m_pending_keys;
+  std::optional<std::vector<Token>> m_all_tokens; // the whole file's tokens, lexed again when needed
   bool m_reported_nesting = false;
 };
 

@@ -57,12 +57,6 @@ void Scanner::check_mapping(std::span<const Token> tokens, std::size_t begin, st
     add_evidence("platform-unresolved", pos,
                  fmt::format("os.environ is updated from `{}`, not a literal mapping", source_text(tokens, from, to)));
   };
-  const auto check_key = [&](std::string_view key, const Arg& value) {
-    if (const KeyRule* rule = find_env_key(key)) {
-      check_value(rule->check, rule->rule, tokens, value.begin, value.end, pos, true,
-                  fmt::format("the value of {}", rule->key));
-    }
-  };
   if (end - begin >= 2 && is_op(tokens[begin], "{") && is_op(tokens[end - 1], "}")) {
     for (const Arg& entry : split_args(tokens, begin + 1, end - 1, ",").items) {
       const Args pair = split_args(tokens, entry.begin, entry.end, ":");
@@ -70,9 +64,7 @@ void Scanner::check_mapping(std::span<const Token> tokens, std::size_t begin, st
         unresolved(entry.begin, entry.end); // `**other`, or a comprehension
         continue;
       }
-      if (const auto key = literal_value(tokens, pair.items[0].begin, pair.items[0].end)) {
-        check_key(*key, pair.items[1]);
-      }
+      check_key(false, tokens, pair.items[0], pair.items[1], DeviceSeen{}, pos, "an os.environ mapping");
     }
     return;
   }
@@ -81,8 +73,8 @@ void Scanner::check_mapping(std::span<const Token> tokens, std::size_t begin, st
     for (const Arg& arg : split_args(tokens, begin + 2, end - 1, ",").items) {
       if (arg.keyword.empty()) {
         check_mapping(tokens, arg.begin, arg.end, pos);
-      } else {
-        check_key(arg.keyword, arg);
+      } else if (const KeyRule* rule = find_env_key(arg.keyword)) {
+        check_rule_value(*rule, tokens, arg.begin, arg.end, DeviceSeen{}, pos);
       }
     }
     return;
@@ -91,7 +83,7 @@ void Scanner::check_mapping(std::span<const Token> tokens, std::size_t begin, st
 }
 
 // At a `=` inside brackets: `backend=` as an argument of a call starts a pending keyword value,
-// decided when the `,` or `)` after it arrives.
+// decided when the `,` or `)` after it arrives. A `backend=` parameter is not an argument.
 void Scanner::note_keyword_argument() {
   const Token& name = back(1);
   if (name.kind != TokenKind::name || name.text.size() != 7 || !equals(name.text, "backend") ||
@@ -99,7 +91,9 @@ void Scanner::note_keyword_argument() {
     return;
   }
   Bracket& inner = m_brackets.back();
-  if (inner.open != '(' || inner.suppress_backend_kwarg) {
+  // A parameter's default value (of a def, a class header or a lambda) is a definition, not a
+  // selection: only a call that passes it selects anything.
+  if (inner.open != '(' || inner.suppress_backend_kwarg || inner.definition || inner.lambda_params > 0) {
     return;
   }
   inner.kwarg_at = m_count;
@@ -151,15 +145,29 @@ void Scanner::add_lex_error(const LexError& error) {
   add_evidence("source-unreadable", Pos{error.line, error.column, offset}, error.message);
 }
 
-// The bare names passed as platform values, decided now that every binding is known. Only
-// files that have one pay for a second pass over their tokens.
+// The bare names passed as platform values or keys, decided now that every binding is known.
+// Only files that have one pay for a second pass over their tokens.
 void Scanner::resolve_pending() {
-  if (m_pending.empty()) {
+  if (m_pending.empty() && m_pending_keys.empty()) {
     return;
   }
-  const std::vector<Token> tokens = tokenize(m_src);
-  const NameBindings bindings(tokens);
-  for (const PendingValue& pending : m_pending) {
+  const NameBindings bindings(all_tokens());
+  // A key first: its row says how to read its value, which may be a name too (a PendingValue).
+  for (const PendingKey& pending : m_pending_keys) {
+    const NameValue key = bindings.value_of(pending.name);
+    if (!key.value) {
+      add_evidence("platform-unresolved", pending.pos,
+                   fmt::format("the key of {} is the name '{}', whose value is unknown: {}", pending.where,
+                               pending.name, key.why_unknown));
+      continue;
+    }
+    const KeyRule* rule = pending.config ? find_config_key(*key.value) : find_env_key(*key.value);
+    if (rule != nullptr && (pending.plain || rule->check == ValueCheck::force_host_flag)) {
+      check_rule_value(*rule, pending.value, 0, pending.value.size(), pending.seen, pending.pos);
+    }
+  }
+  for (std::size_t i = 0; i < m_pending.size(); ++i) {
+    const PendingValue& pending = m_pending[i];
     const NameValue value = bindings.value_of(pending.name);
     if (value.value) {
       if (value_test(pending.check, *value.value)) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -102,6 +103,31 @@ TEST(Classifier, BackendKwargNearMisses) {
   EXPECT_EQ(rules("import jax\njax.devices(backend='cpu')\n"), Strings{"devices-cpu"});
 }
 
+TEST(Classifier, ADefaultParameterIsADefinitionNotASelection) {
+  const std::string_view sources[] = {
+      "def describe(backend=\"cpu\"):\n    return backend\n",
+      "import jax\ndef run(x, *, backend='cpu', devices=None):\n    return x\n",
+      "async def run(x, backend='cpu'):\n    return x\n",
+      "class Runner(Base, backend='cpu'):\n    pass\n",
+      "describe = lambda backend='cpu': backend\n",
+      "import jax\nys = jax.tree.map(lambda x, backend='cpu': x, tree)\n",
+      "import jax\nf = g(lambda x=1, backend='cpu': x)\n",
+      // A long signature: the `def` is far behind the parameter.
+      "def run(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, backend='cpu'):\n    pass\n",
+  };
+  for (const auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+  // Passing it is a selection; so is a call in a default value, which runs when the def does.
+  EXPECT_EQ(rules("def describe(backend='cpu'):\n    return backend\ndescribe(backend='cpu')\n"),
+            Strings{"backend-cpu-kwarg"});
+  EXPECT_EQ(rules("import jax\ndef run(x, devs=jax.devices('cpu')):\n    return x\n"), Strings{"devices-cpu"});
+  EXPECT_EQ(rules("import jax\ndef run(fn=jax.jit(g, backend='cpu')):\n    return fn\n"), Strings{"backend-cpu-kwarg"});
+  // After a lambda's parameters, its body's calls are calls.
+  EXPECT_EQ(rules("import jax\nf = g(lambda backend='tpu': jax.jit(h, backend='cpu'))\n"), Strings{"backend-cpu-kwarg"});
+  EXPECT_EQ(rules("f = g(lambda x, backend='tpu': x, backend='cpu')\n"), Strings{"backend-cpu-kwarg"});
+}
+
 TEST(Classifier, ConfigPlatformsCpu) {
   EXPECT_EQ(rules("import jax\njax.config.update('jax_platforms', 'cpu')\n"), Strings{"config-platforms-cpu"});
   EXPECT_EQ(rules("import jax\njax.config.update(\"jax_platform_name\", \"cpu\")\n"), Strings{"config-platforms-cpu"});
@@ -195,7 +221,7 @@ TEST(Classifier, DistributedInitialize) {
 }
 
 TEST(Classifier, ProcessIndexAndCount) {
-  EXPECT_EQ(rules("import jax\nif jax.process_index() == 0:\n    print(jax.process_count())\n"),
+  EXPECT_EQ(rules("import jax\nif jax.process_index() == 0:\n    n = jax.process_count()\n"),
             (Strings{"process-index", "process-count"}));
   EXPECT_TRUE(rules("import jax\nidx = process_index()\nn = other.process_count()\n").empty());
 }
@@ -252,6 +278,115 @@ TEST(Classifier, ResultCheckRaiseAndAssert) {
   EXPECT_EQ(rules("assert total == expected\n"), Strings{"result-check"});
   EXPECT_EQ(rules("if bad:\n    raise ValueError('mismatch')\n"), Strings{"result-check"});
   EXPECT_TRUE(rules("mock.assert_called()\nx = 'assert y'\n# raise here\n").empty());
+}
+
+// Weak multi-host evidence (issue 23): a printed process index, an assert on a shape, and an
+// initialize() behind an `if`.
+TEST(Classifier, ProcessIndexOnlyPrintedIsNoPerProcessData) {
+  const std::string_view sources[] = {
+      "import jax\nprint(jax.process_index())\n",
+      "import jax\nprint('process', jax.process_index(), 'of', jax.process_count(), flush=True)\n",
+      "import jax\nprint([jax.process_index()])\n",
+      "import logging\nimport jax\nlogging.info('process %d', jax.process_index())\n",
+      "import jax\nlogger.warning('process %d of %d', jax.process_index(), jax.process_count())\n",
+      "import jax\njax.debug.print('{i}', i=jax.process_index())\n",
+      "from pprint import pprint\nimport jax\npprint({'index': jax.process_index()})\n",
+  };
+  for (const auto source : sources) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("process-index-printed")) << source;
+    EXPECT_FALSE(c.has_rule("process-index")) << source;
+    EXPECT_FALSE(c.has_rule("process-count")) << source;
+    const auto missing = missing_multi_host_markers(c);
+    EXPECT_NE(std::find(missing.begin(), missing.end(), "per-process data"), missing.end()) << source;
+  }
+  // Computed with, compared, assigned, or passed to a call that is not output: per-process data.
+  const std::string_view data[] = {
+      "import jax\nprint(f(jax.process_index()))\n",
+      "import jax\nidx = jax.process_index()\nprint(idx)\n",
+      "import jax\nif jax.process_index() == 0:\n    print('leader')\n",
+      "import jax\nwrite(json.dumps({'process': jax.process_index()}))\n",
+      "import jax\ny = jnp.log(jax.process_count())\n",
+  };
+  for (const auto source : data) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("process-index") || c.has_rule("process-count")) << source;
+  }
+  // In print's own arguments: `x[...]` and `(...)` are looked through, `f(...)` is a computation.
+  EXPECT_EQ(rules("import jax\nprint(x[jax.process_index()], (jax.process_count()))\n"),
+            (Strings{"process-index-printed", "process-index-printed"}));
+}
+
+TEST(Classifier, AnAssertOnAShapeIsNoResultCheck) {
+  const std::string_view shapes[] = {
+      "assert total.shape == (8,)\n",
+      "assert y.shape[0] == 4 * jax.process_count(), 'one row per process'\n",
+      "assert x.ndim == 2 and x.dtype == jnp.float32\n",
+      "assert (a.shape == b.shape) or a.size == 0\n",
+      "if x: assert y.shape == z.shape\n",
+  };
+  for (const auto source : shapes) {
+    const auto c = classify_source(source);
+    EXPECT_TRUE(c.has_rule("shape-assert")) << source;
+    EXPECT_FALSE(c.has_rule("result-check")) << source;
+    const auto missing = missing_multi_host_markers(c);
+    EXPECT_NE(std::find(missing.begin(), missing.end(), "result check"), missing.end()) << source;
+  }
+  const std::string_view results[] = {
+      "assert float(total) == expected\n",
+      "assert total.shape == (8,) and float(total.sum()) == 36.0\n",
+      "assert jnp.allclose(y, 4.0), f'got shape {y.shape}'\n", // the message is not the test
+      "assert shape == (8,)\n",                                  // a name, not an array's attribute
+      "assert len(results) == 4\n",
+  };
+  for (const auto source : results) {
+    EXPECT_EQ(rules(source), Strings{"result-check"}) << source;
+  }
+  // Each statement is its own assert, with its own position.
+  const auto c = classify_source("assert x.shape == (2,); assert x.sum() == 3\n");
+  ASSERT_EQ(c.evidence.size(), 2U);
+  EXPECT_EQ(c.evidence[0].rule, "shape-assert");
+  EXPECT_EQ(c.evidence[0].column, 1U);
+  EXPECT_EQ(c.evidence[1].rule, "result-check");
+  EXPECT_EQ(c.evidence[1].column, 25U);
+}
+
+TEST(Classifier, AnInitializeBehindAnIfSaysSo) {
+  const std::string source =
+      "import jax\nimport jax.numpy as jnp\nfrom jax.experimental import multihost_utils\n"
+      "if args.multi_host:\n    jax.distributed.initialize()\n"
+      "local = jnp.ones(4) * jax.process_index()\n"
+      "total = multihost_utils.process_allgather(local)\n"
+      "assert float(total.sum()) == 6.0\n";
+  const auto c = classify_source(source);
+  const Evidence* init = first(c, "distributed-initialize");
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->line, 5U);
+  EXPECT_EQ(init->detail, "conditional: it runs only inside `if args.multi_host:` (line 4), so a host where that "
+                          "does not hold never joins");
+  EXPECT_FALSE(is_undecided(*init));
+  EXPECT_TRUE(missing_multi_host_markers(c).empty()); // it is still the initialize marker
+  EXPECT_FALSE(c.suggested.has_value());              // but no longer a multi-host-qualified suggestion
+  EXPECT_EQ(c.why, "initializes distributed JAX at line 5, but " + init->detail + "; a reviewer must decide");
+  // Unconditional (the entry point guard is no condition): the suggestion stands, no detail.
+  const auto main = classify_source("import jax\nimport jax.numpy as jnp\nfrom jax.experimental import "
+                                    "multihost_utils\nif __name__ == '__main__':\n    jax.distributed.initialize()\n"
+                                    "local = jnp.ones(4) * jax.process_index()\n"
+                                    "total = multihost_utils.process_allgather(local)\n"
+                                    "assert float(total.sum()) == 6.0\n");
+  ASSERT_NE(first(main, "distributed-initialize"), nullptr);
+  EXPECT_TRUE(first(main, "distributed-initialize")->detail.empty());
+  ASSERT_TRUE(main.suggested.has_value());
+  EXPECT_EQ(*main.suggested, ScriptClass::multi_host_qualified);
+  // With markers missing as well.
+  const auto lacking = classify_source("import jax\nif multi: jax.distributed.initialize()\n");
+  EXPECT_EQ(lacking.why, "initializes distributed JAX at line 2 (conditionally) but lacks: per-process data, "
+                         "collective, result check");
+  EXPECT_EQ(first(classify_source("import jax\nx = jax.distributed.initialize() if multi else None\n"),
+                  "distributed-initialize")
+                ->detail,
+            "conditional: it is an operand of a conditional expression (if/else, and, or) at line 2, so a host may "
+            "never call it");
 }
 
 // ---- backend assertion -----------------------------------------------------------------------
@@ -541,7 +676,7 @@ TEST(Classifier, SuggestsMultiHostQualifiedWithAllMarkers) {
       "jax.distributed.initialize()\n"
       "local = jnp.ones(4) * jax.process_index()\n"
       "total = multihost_utils.process_allgather(local)\n"
-      "assert total.shape[0] == 4 * jax.process_count()\n");
+      "assert float(total.sum()) == 4.0 * jax.process_count()\n");
   ASSERT_TRUE(c.suggested.has_value());
   EXPECT_EQ(*c.suggested, ScriptClass::multi_host_qualified);
   EXPECT_TRUE(missing_multi_host_markers(c).empty());
@@ -556,7 +691,7 @@ TEST(Classifier, ProcessLocalDataSatisfiesPerProcessAndCollective) {
 }
 
 TEST(Classifier, NoSuggestionWhenInitializeLacksMarkers) {
-  const auto c = classify_source("import jax\njax.distributed.initialize()\nprint(jax.process_index())\n");
+  const auto c = classify_source("import jax\njax.distributed.initialize()\nidx = jax.process_index()\n");
   EXPECT_FALSE(c.suggested.has_value());
   EXPECT_EQ(missing_multi_host_markers(c), (std::vector<std::string_view>{"collective", "result check"}));
   EXPECT_EQ(c.why, "initializes distributed JAX at line 2 but lacks: collective, result check");
@@ -747,6 +882,166 @@ TEST(Classifier, EveryArgumentOfAnEnvUpdateIsRead) {
   }
   source += "JAX_PLATFORMS='cpu')\n";
   EXPECT_EQ(rules(source), Strings{"env-platforms-cpu"});
+}
+
+// ---- platform names where a device goes (issue 23) -------------------------------------------
+
+// JAX takes a platform name where a device goes: jax.default_device('cpu'), the
+// jax_default_device option, and its environment variable JAX_DEFAULT_DEVICE.
+TEST(Classifier, PlatformNameWhereADeviceGoes) {
+  const Form forms[] = {
+      {"import jax\nwith jax.default_device('cpu'):\n    pass\n", "default-device-cpu"},
+      {"import jax\nctx = jax.default_device(new_val=\"CPU\")\n", "default-device-cpu"},
+      {"from jax import default_device\nwith default_device('cpu'):\n    pass\n", "default-device-cpu"},
+      {"import jax\nDEV = 'cpu'\nwith jax.default_device(DEV):\n    pass\n", "default-device-cpu"},
+      {"import jax\njax.config.update('jax_default_device', 'cpu')\n", "config-default-device-cpu"},
+      {"from jax import config\nconfig.update(name='jax_default_device', val='cpu')\n", "config-default-device-cpu"},
+      {"import jax\ncpu = jax.devices('cpu')[0]\njax.config.update('jax_default_device', cpu)\n",
+       "config-default-device-cpu"},
+      {"import jax\njax.config.update('jax_default_device', jax.local_devices(backend='cpu')[0])\n",
+       "config-default-device-cpu"},
+      {"import os\nos.environ['JAX_DEFAULT_DEVICE'] = 'cpu'\n", "env-default-device-cpu"},
+      {"import os\nos.environ.setdefault('JAX_DEFAULT_DEVICE', 'cpu')\n", "env-default-device-cpu"},
+      {"import os\nos.environ.update({'JAX_DEFAULT_DEVICE': 'cpu'})\n", "env-default-device-cpu"},
+      {"import os\nos.environ.update(JAX_DEFAULT_DEVICE='cpu')\n", "env-default-device-cpu"},
+      {"import os\nos.putenv('JAX_DEFAULT_DEVICE', 'cpu')\n", "env-default-device-cpu"},
+      {"import os\nos.environ |= {'JAX_DEFAULT_DEVICE': 'cpu'}\n", "env-default-device-cpu"},
+      {"import os\nDEV = 'cpu'\nos.environ['JAX_DEFAULT_DEVICE'] = DEV\n", "env-default-device-cpu"},
+  };
+  for (const auto& form : forms) {
+    const auto c = classify_source(form.code);
+    EXPECT_TRUE(c.has_rule(form.rule)) << form.code;
+    EXPECT_FALSE(c.has_rule("platform-unresolved")) << form.code;
+    ASSERT_TRUE(c.suggested.has_value()) << form.code;
+    EXPECT_EQ(*c.suggested, ScriptClass::cpu_only) << form.code;
+    EXPECT_TRUE(classify_source(as_text_only(form.code)).evidence.empty()) << form.code;
+  }
+}
+
+TEST(Classifier, PlatformNameWhereADeviceGoesNearMisses) {
+  const std::string_view sources[] = {
+      "import jax\nwith jax.default_device('tpu'):\n    pass\n",
+      "import jax\nwith jax.default_device(None):\n    pass\n",
+      "import jax\nwith jax.default_device(jax.devices()[0]):\n    pass\n",
+      "import jax\nd = jax.local_devices()[1]\nwith jax.default_device(d):\n    pass\n",
+      "import jax\nfor d in jax.devices():\n    with jax.default_device(d):\n        pass\n",
+      "import jax\njax.config.update('jax_default_device', 'tpu')\n",
+      "import jax\njax.config.update('jax_default_device', jax.devices()[0])\n",
+      "import os\nos.environ['JAX_DEFAULT_DEVICE'] = 'tpu'\n",
+      "import os\nprint('JAX_DEFAULT_DEVICE=cpu')\nx = os.environ.get('JAX_DEFAULT_DEVICE', 'cpu')\n",
+  };
+  for (const auto source : sources) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+  // A loop over CPU devices names CPU devices.
+  EXPECT_EQ(rules("import jax\nfor d in jax.devices('cpu'):\n    with jax.default_device(d):\n        pass\n"),
+            (Strings{"devices-cpu", "default-device-cpu"}));
+}
+
+// ---- what the classifier cannot resolve fails closed (issue 23) ----------------------------------
+
+TEST(Classifier, UnresolvableEvidenceIsAnUndecidedRow) {
+  const struct {
+    std::string_view code;
+    std::string_view detail;
+  } cases[] = {
+      // Keys it cannot follow into os.environ[...] and the other key forms.
+      {"import os\nos.environ[KEY] = 'cpu'\n",
+       "the key of os.environ[...] is the name 'KEY', whose value is unknown: 'KEY' is not assigned in this file"},
+      {"import os\nfor k, v in cfg.items():\n    os.environ[k] = v\n",
+       "the key of os.environ[...] is the name 'k', whose value is unknown: 'k' is bound at line 2 by a parameter, a loop, an import or "
+       "the like"},
+      {"import os\nos.environ[prefix + 'PLATFORMS'] = 'cpu'\n",
+       "the key of os.environ[...] is `prefix + 'PLATFORMS'`, not a string literal"},
+      {"import os\nos.environ[f'JAX_{x}'] = 'cpu'\n", "the key of os.environ[...] is `f'JAX_{x}'`, not a string literal"},
+      {"import os\nos.environ.setdefault(key, 'cpu')\n",
+       "the key of os.environ.setdefault() is the name 'key', whose value is unknown: 'key' is not assigned in this "
+       "file"},
+      {"import os\ndef f(name, value):\n    os.putenv(name, value)\n",
+       "the key of os.putenv() is the name 'name', whose value is unknown: 'name' is bound at line 2 by a parameter, a "
+       "loop, an import or the like"},
+      {"import jax\njax.config.update(flag.name, True)\n",
+       "the key of jax.config.update() is `flag.name`, not a string literal"},
+      {"import os\nos.environ.update({key: 'cpu'})\n",
+       "the key of an os.environ mapping is the name 'key', whose value is unknown: 'key' is not assigned in this file"},
+      // A computed call.
+      {"import jax\ngetattr(jax, name)('cpu')\n",
+       "getattr() picks an attribute of jax by the value of `name`, only known at run time"},
+      {"import jax\nfn = getattr(jax, 'devices')\nfn('cpu')\n",
+       "getattr() reaches jax.devices by name, a call the classifier does not read"},
+      {"import jax as jx\ngetattr(jx.config, 'update')('jax_platforms', 'cpu')\n",
+       "getattr() reaches jax.config.update by name, a call the classifier does not read"},
+      {"from os import environ\ngetattr(environ, op)('JAX_PLATFORMS', 'cpu')\n",
+       "getattr() picks an attribute of os.environ by the value of `op`, only known at run time"},
+      // A device or platform given as a value it cannot resolve.
+      {"import jax\ndef run(device):\n    with jax.default_device(device):\n        pass\n",
+       "the device of jax.default_device() is the name 'device', whose value is unknown: 'device' is bound at line 2 "
+       "by a parameter, a loop, an import or the like"},
+      {"import jax\nwith jax.default_device(mesh.devices.flat[0]):\n    pass\n",
+       "the device of jax.default_device() is `mesh.devices.flat[0]`, not a string literal"},
+      {"import jax\njax.config.update('jax_default_device', args.device)\n",
+       "the value of jax_default_device is `args.device`, not a string literal"},
+      {"import os\nos.environ['JAX_DEFAULT_DEVICE'] = args.device\n",
+       "the value of JAX_DEFAULT_DEVICE is `args.device`, not a string literal"},
+  };
+  for (const auto& c : cases) {
+    const auto result = classify_source(c.code);
+    const Evidence* row = first(result, "platform-unresolved");
+    ASSERT_NE(row, nullptr) << c.code;
+    EXPECT_EQ(row->detail, c.detail) << c.code;
+    EXPECT_EQ(row->category, Category::cpu_selection) << c.code;
+    EXPECT_TRUE(is_undecided(*row));
+    EXPECT_FALSE(result.suggested.has_value()) << c.code; // the script fails closed: a reviewer decides
+    EXPECT_EQ(result.why.rfind("may select CPU devices at line", 0), 0U) << result.why;
+  }
+}
+
+TEST(Classifier, KeysHeldInNamesAreFollowed) {
+  const Form forms[] = {
+      {"import os\nKEY = 'JAX_PLATFORMS'\nos.environ[KEY] = 'cpu'\n", "env-platforms-cpu"},
+      {"import os\nKEY = 'JAX_PLATFORMS'\nVALUE = 'cpu'\nos.environ[KEY] = VALUE\n", "env-platforms-cpu"},
+      {"import os\ndef setup():\n    os.environ.setdefault(KEY, 'cpu')\nKEY = 'JAX_PLATFORM_NAME'\n", "env-platforms-cpu"},
+      {"import os\nKEY = 'JAX_DEFAULT_DEVICE'\nos.environ.update({KEY: 'cpu'})\n", "env-default-device-cpu"},
+      {"import jax\nOPT = 'jax_platforms'\njax.config.update(OPT, 'cpu')\n", "config-platforms-cpu"},
+      {"import jax\nOPT = 'jax_default_device'\njax.config.update(OPT, jax.devices('cpu')[0])\n",
+       "config-default-device-cpu"},
+      {"import os\nKEY = 'XLA_FLAGS'\nos.environ[KEY] += ' --xla_force_host_platform_device_count=8'\n",
+       "xla-force-host-devices"},
+  };
+  for (const auto& form : forms) {
+    const auto c = classify_source(form.code);
+    EXPECT_TRUE(c.has_rule(form.rule)) << form.code;
+    EXPECT_FALSE(c.has_rule("platform-unresolved")) << form.code;
+  }
+  const std::string_view near_misses[] = {
+      "import os\nKEY = 'HOME'\nos.environ[KEY] = 'cpu'\n",
+      "import os\nKEY = 'JAX_PLATFORMS'\nos.environ[KEY] = 'tpu'\n",
+      "import os\nKEY = 'JAX_PLATFORMS'\nos.environ[KEY] += ',cpu'\n", // `+=` only appends a platform
+      "import os\nos.environ['HOME'] = os.environ[user]\nsettings[key] = 'cpu'\n",
+      "import jax\nv = getattr(jax, '__version__')\nf = getattr(jax.numpy, name)\ng = getattr(obj, name)('cpu')\n",
+      "import jax\nh = getattr(jax.lax, name)\n",
+  };
+  for (const auto source : near_misses) {
+    EXPECT_TRUE(rules(source).empty()) << source;
+  }
+}
+
+// ---- source encodings (PEP 263) ----------------------------------------------------------------
+
+TEST(Classifier, DeclaredLatin1SourceIsReadAsPythonReadsIt) {
+  // 0xe9 is 'é' in Latin-1: the evidence text is the UTF-8 of what Python reads, and the column
+  // counts its UTF-8 bytes (as Python's ast does).
+  const auto c = classify_source("# -*- coding: latin-1 -*-\nimport jax\nd = '\xe9'; jax.devices('cpu')\n");
+  EXPECT_FALSE(c.lex_error.has_value());
+  ASSERT_EQ(c.evidence.size(), 1U);
+  EXPECT_EQ(c.evidence[0].rule, "devices-cpu");
+  EXPECT_EQ(c.evidence[0].line, 3U);
+  EXPECT_EQ(c.evidence[0].column, 11U); // 10 in the file's own bytes
+  EXPECT_EQ(c.evidence[0].text, "d = '\xc3\xa9'; jax.devices('cpu')");
+  // cp1252's quotation mark byte (0x93) in a string, with the vim form of the declaration on line 2.
+  EXPECT_EQ(rules("#!/usr/bin/env python3\n# vim: set fileencoding=cp1252 :\nimport jax\ns = '\x93'\n"
+                  "jax.devices('cpu')\n"),
+            Strings{"devices-cpu"});
 }
 
 // ---- tables and robustness ---------------------------------------------------------------

@@ -50,6 +50,17 @@ TEST(NameBindings, EveryOtherBindingMakesTheValueUnknown) {
   }
 }
 
+TEST(NameBindings, ANameReadInATargetBindsNothing) {
+  // `os.environ[KEY] = ...` reads os and KEY; `obj.P = ...` and `d[P] += ...` bind neither.
+  EXPECT_EQ(value("KEY = 'JAX_PLATFORMS'\nos.environ[KEY] = 'cpu'\n", "KEY"), "JAX_PLATFORMS");
+  EXPECT_EQ(value("P = 'cpu'\nobj.P = 1\nd[P] += 1\nf(P)[0] = 2\ndel d[P]\nfor x[P] in y:\n    pass\n", "P"), "cpu");
+  EXPECT_EQ(value("P = 'cpu'\na, d[P] = 1, 2\n", "P"), "cpu");
+  // A bare name in a tuple or list target, or after `del`, still binds.
+  EXPECT_FALSE(value("P = 'cpu'\n(a, P) = 1, 2\n", "P").has_value());
+  EXPECT_FALSE(value("P = 'cpu'\nd[k], P = 1, 2\n", "P").has_value());
+  EXPECT_FALSE(value("P = 'cpu'\n*rest, P = xs\n", "P").has_value());
+}
+
 TEST(NameBindings, ReasonsNameTheLines) {
   EXPECT_EQ(why("P = 'cpu'\nP = 'tpu'\n", "P"), "'P' is bound 2 times (lines 1, 2)");
   EXPECT_EQ(why("x = 1\n", "P"), "'P' is not assigned in this file");

@@ -32,7 +32,9 @@ struct Evidence {
   std::string text;       // that source line, trimmed (cut to 200 bytes + "...")
   std::string_view implies; // the rule's one-line meaning
   std::string detail{};   // for a rule that cannot decide: what it could not read, e.g.
-                          // "'PLAT' is bound 2 times (lines 3, 9)"; empty otherwise
+                          // "'PLAT' is bound 2 times (lines 3, 9)"; for distributed-initialize, the
+                          // condition it runs under ("conditional: it runs only inside `if ...:`
+                          // (line 3), ..."); empty otherwise
 };
 
 // The result of classifying one script.

@@ -1,4 +1,5 @@
 // tpulaunch classify: report the evidence in Python sources and suggest a class.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -7,8 +8,8 @@
 #include "commands.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/sha256.hpp"
+#include "tpulaunch/source_encoding.hpp"
 #include "tpulaunch/text_file.hpp"
-#include "tpulaunch/utf8.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch::cli {
@@ -52,7 +53,7 @@ Result<std::string> script_file(const std::string& argument, const Globals& glob
 Result<Classified> classify_file(const std::string& argument, const Globals& globals) {
   TPULAUNCH_TRY(const std::string path, script_file(argument, globals));
   TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
-  TPULAUNCH_CHECK(check_utf8_text(source, path, "script"));
+  TPULAUNCH_CHECK(check_python_source(source, path, "script"));
   Classified classified{path, sha256_hex(source), classify_source(source)};
   log_classification(path, classified.result);
   return classified;
@@ -99,7 +100,7 @@ std::string plain_text(const std::vector<Classified>& files) {
       out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", f.path, e.line, e.column, to_string(e.category),
                          e.rule, e.text, e.implies);
       if (!e.detail.empty()) {
-        out += fmt::format("      cannot tell: {}\n", e.detail);
+        out += fmt::format("      {}: {}\n", is_undecided(e) ? "cannot tell" : "note", e.detail);
       }
     }
   }
@@ -128,8 +129,12 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
 
 std::string rules_help() {
   std::string out = "Rules (category, id: what it matches):\n";
+  std::size_t width = 0;
   for (const auto& rule : classifier_rules()) {
-    out += fmt::format("  {:<18} {:<24} {}\n", to_string(rule.category), rule.id, rule.pattern);
+    width = std::max(width, rule.id.size());
+  }
+  for (const auto& rule : classifier_rules()) {
+    out += fmt::format("  {:<18} {:<{}} {}\n", to_string(rule.category), rule.id, width, rule.pattern);
   }
   return out;
 }

@@ -39,6 +39,8 @@ script_directory() { rm "$SCRIPT" && mkdir "$SCRIPT"; }
 script_fifo() { rm "$SCRIPT" && mkfifo "$SCRIPT"; }
 script_binary() { printf 'print(1)\000\n' >"$SCRIPT"; }
 script_latin1() { printf 'print("caf\351")\n' >"$SCRIPT"; }
+# PEP 263: a declared encoding tpulaunch does not decode is refused by its name.
+script_shift_jis() { printf '# -*- coding: shift_jis -*-\nprint("\202\240")\n' >"$SCRIPT"; }
 script_symlink_outside() { mv "$SCRIPT" outside.py && ln -s ../../outside.py "$SCRIPT"; }
 script_too_large() { truncate -s 17M "$SCRIPT"; }
 matrix_read_only() { chmod 444 execution-matrix.json; }
