@@ -8,6 +8,7 @@
 
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/exercises.hpp"
+#include "tpulaunch/lesson.hpp"
 #include "tpulaunch/overrides.hpp"
 #include "tpulaunch/parallel.hpp"
 #include "tpulaunch/router.hpp"
@@ -22,6 +23,14 @@ namespace fs = std::filesystem;
 void add_finding(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
                  std::uint32_t line, std::string message) {
   findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
+}
+
+// One finding about evidence `e` of script `s`: at its line of the script, or of the course file
+// the script imports that it was found in.
+void add_finding(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
+                 const Evidence& e, std::string message) {
+  add_finding(findings, severity, std::move(kind), s, e.line, std::move(message));
+  findings.back().path = evidence_path(s.path, e);
 }
 
 // The findings about one script, worked out wholly on the thread that read it: the file is read,
@@ -59,7 +68,8 @@ public:
       add_finding(findings, Severity::error, "missing-file", s, 0, s.explanation());
       break;
     case ReviewState::reviewed: {
-      const Classification classification = classify_source(s.source);
+      // resolve_script read the lesson: the script with the course files it imports.
+      const Classification& classification = *s.classification;
       log_classification(s.path, classification);
       check_contradictions(findings, s, classification);
       break;
@@ -78,9 +88,9 @@ private:
       return; // the CPU route is always safe: nothing here can send it to a TPU
     }
     for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
-      add_finding(findings, Severity::error, "contradiction", s, e.line,
-                  fmt::format("'{}' is reviewed {} but selects CPU devices here [{}]: {}", s.id, entry.class_name,
-                              e.rule, e.text));
+      add_finding(findings, Severity::error, "contradiction", s, e,
+                  fmt::format("'{}' is reviewed {} but selects CPU devices {}[{}]: {}", s.id, entry.class_name,
+                              e.file.empty() ? "here " : "in a file it imports ", e.rule, e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
       for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
@@ -150,6 +160,15 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
                                            "a symlink to a folder is not followed: scripts must live in the exercises "
                                            "folder itself"});
   }
+  for (const auto& helper : matrix.helpers) {
+    // A "helpers" path that names nothing: a renamed or deleted module, or a typo.
+    const std::string path = matrix.base_dir.empty() ? helper : (fs::path(matrix.base_dir) / helper).string();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) {
+      report.findings.push_back(AuditFinding{unlisted, "missing-helper", "", path, 0,
+                                             "the matrix's \"helpers\" name this path, but nothing is there"});
+    }
+  }
   map_ordered<std::vector<AuditFinding>>(
       ids.size(), jobs, [&](std::size_t i) { return file_audit.audit(ids[i]); },
       [&](std::size_t, std::vector<AuditFinding>&& findings) {
@@ -174,10 +193,14 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     TPULAUNCH_TRY(const Routing routing, route_script(matrix, routes[i].script, route_slices[i]));
     const Decision& decision = routing.decision;
     if (!decision.allowed()) {
-      const std::uint32_t line = decision.refusal->evidence.empty() ? 0 : decision.refusal->evidence.front().line;
-      add_finding(report.findings, Severity::error, "route-refused", routing.status, line,
-                  fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice,
-                              decision.refusal->rule, decision.refusal->reason));
+      std::string message = fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice,
+                                        decision.refusal->rule, decision.refusal->reason);
+      if (decision.refusal->evidence.empty()) {
+        add_finding(report.findings, Severity::error, "route-refused", routing.status, 0, std::move(message));
+      } else {
+        add_finding(report.findings, Severity::error, "route-refused", routing.status,
+                    decision.refusal->evidence.front(), std::move(message));
+      }
     }
   }
   return report;

@@ -48,12 +48,12 @@ void suggest(Classification& c) {
   const Evidence* init = first_rule(c, "distributed-initialize");
   const Evidence* backend = first_of(c, Category::backend_assertion);
   if (cpu != nullptr && init != nullptr) {
-    c.contradictions.push_back("cpu selection at line " + std::to_string(cpu->line) +
-                               " contradicts jax.distributed.initialize() at line " + std::to_string(init->line));
+    c.contradictions.push_back("cpu selection at " + evidence_place(*cpu) +
+                               " contradicts jax.distributed.initialize() at " + evidence_place(*init));
   }
   if (cpu != nullptr && backend != nullptr) {
-    c.contradictions.push_back("cpu selection at line " + std::to_string(cpu->line) +
-                               " contradicts the TPU backend check at line " + std::to_string(backend->line));
+    c.contradictions.push_back("cpu selection at " + evidence_place(*cpu) +
+                               " contradicts the TPU backend check at " + evidence_place(*backend));
   }
   if (c.lex_error) {
     c.why = "the source is not valid Python at line " + std::to_string(c.lex_error->line) + ", column " +
@@ -66,16 +66,16 @@ void suggest(Classification& c) {
   }
   if (cpu != nullptr) {
     c.suggested = ScriptClass::cpu_only;
-    c.why = fmt::format("selects CPU devices at line {} ({})", cpu->line, cpu->rule);
+    c.why = fmt::format("selects CPU devices at {} ({})", evidence_place(*cpu), cpu->rule);
     const Evidence* collective = first_rule(c, "collective");
     if (collective != nullptr) {
-      c.why += "; its collectives (line " + std::to_string(collective->line) +
+      c.why += "; its collectives (" + evidence_place(*collective) +
                ") run over CPU devices without jax.distributed.initialize()";
     }
     return;
   }
   if (const Evidence* maybe = first_of(c, Category::cpu_selection, true)) {
-    c.why = fmt::format("may select CPU devices at line {} ({}{}{}); a reviewer must decide", maybe->line, maybe->rule,
+    c.why = fmt::format("may select CPU devices at {} ({}{}{}); a reviewer must decide", evidence_place(*maybe), maybe->rule,
                         maybe->detail.empty() ? "" : ": ", maybe->detail);
     return;
   }
@@ -84,16 +84,16 @@ void suggest(Classification& c) {
     const bool conditional = !init->detail.empty();
     if (missing.empty() && !conditional) {
       c.suggested = ScriptClass::multi_host_qualified;
-      c.why = "initializes distributed JAX at line " + std::to_string(init->line) +
+      c.why = "initializes distributed JAX at " + evidence_place(*init) +
               " and has per-process data, a collective and a result check";
       return;
     }
     if (missing.empty()) {
-      c.why = fmt::format("initializes distributed JAX at line {}, but {}; a reviewer must decide", init->line,
+      c.why = fmt::format("initializes distributed JAX at {}, but {}; a reviewer must decide", evidence_place(*init),
                           init->detail);
       return;
     }
-    c.why = "initializes distributed JAX at line " + std::to_string(init->line) + (conditional ? " (conditionally)" : "") +
+    c.why = "initializes distributed JAX at " + evidence_place(*init) + (conditional ? " (conditionally)" : "") +
             " but lacks: ";
     for (std::size_t i = 0; i < missing.size(); ++i) {
       c.why += (i == 0 ? "" : ", ");
@@ -103,7 +103,7 @@ void suggest(Classification& c) {
   }
   c.suggested = ScriptClass::single_host_compatible;
   if (backend != nullptr) {
-    c.why = "checks for a TPU backend at line " + std::to_string(backend->line) +
+    c.why = "checks for a TPU backend at " + evidence_place(*backend) +
             " with no cpu selection and no jax.distributed.initialize()";
   } else if (missing_multi_host_markers(c).size() < multi_host_markers().size()) {
     c.why = "no cpu selection and no jax.distributed.initialize(): its multi-host markers run on one host";

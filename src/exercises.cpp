@@ -12,10 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "tpulaunch/spelling.hpp"
+#include "tpulaunch/text_file.hpp"
+#include "tpulaunch/utf8.hpp"
 #include "tpulaunch/validate.hpp"
 
 namespace tpulaunch {
@@ -142,7 +145,9 @@ private:
       return Ok{};
     }
     const std::string_view id = std::string_view(path).substr(0, path.size() - 3);
-    if (validate_value(ValueKind::script_id, id).ok()) {
+    if (m_matrix.is_helper(path)) {
+      m_out.helpers.push_back(path); // a module scripts import: staged with them, never run alone
+    } else if (validate_value(ValueKind::script_id, id).ok()) {
       m_out.ids.emplace_back(id);
     } else {
       m_out.invalid_names.push_back(shown_path(path));
@@ -173,7 +178,28 @@ Result<ExerciseListing> list_exercises(const Matrix& matrix) {
   std::sort(listing.ids.begin(), listing.ids.end());
   std::sort(listing.invalid_names.begin(), listing.invalid_names.end());
   std::sort(listing.linked_folders.begin(), listing.linked_folders.end());
+  std::sort(listing.helpers.begin(), listing.helpers.end());
   return listing;
+}
+
+std::vector<std::string> imported_course_files(const Matrix& matrix, const ExerciseListing& listing) {
+  std::set<std::string> found;
+  for (const auto& id : listing.ids) {
+    ScriptStatus status;
+    status.id = id;
+    status.path = matrix.script_path(id);
+    auto source = read_text_file(status.path, "script", k_max_script_bytes);
+    if (!source || !check_utf8_text(*source, status.path, "script").ok()) {
+      continue;
+    }
+    status.source = std::move(*source);
+    if (auto lesson = read_lesson(matrix, status)) {
+      for (const auto& file : lesson->files) {
+        found.insert(file.course_path);
+      }
+    }
+  }
+  return {found.begin(), found.end()};
 }
 
 bool is_nested_script_id(std::string_view id) { return id.find('/') != std::string_view::npos; }

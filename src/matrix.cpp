@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -32,9 +34,10 @@ namespace fs = std::filesystem;
 
 // Entry fields in the order they are written; anything else is kept in `extra`, in its order, and
 // written after them.
-constexpr std::array<std::string_view, 9> k_entry_fields{"class",  "sha256", "reviewed_by",   "reviewed_at", "reason",
-                                                         "note",   "jax_platforms", "overrides", "evidence"};
+constexpr std::array<std::string_view, 10> k_entry_fields{
+    "class", "sha256", "reviewed_by", "reviewed_at", "reason", "note", "jax_platforms", "overrides", "evidence", "files"};
 constexpr std::array<std::string_view, 3> k_matrix_fields{"version", "exercises_dir", "scripts"};
+constexpr std::string_view k_helpers_field = "helpers"; // optional, unlike the three above
 
 template <std::size_t N> bool is_one_of(std::string_view key, const std::array<std::string_view, N>& fields) {
   return std::find(fields.begin(), fields.end(), key) != fields.end();
@@ -61,7 +64,133 @@ Result<EvidenceOverride> parse_override(const JsonDocument& doc, const JsonValue
   TPULAUNCH_TRY(const long long line, object.integer("line", 0, INT_MAX));
   item.line = static_cast<std::uint32_t>(line);
   TPULAUNCH_TRY(item.reason, object.string("reason"));
+  TPULAUNCH_TRY(item.file, object.optional_string("file"));
   return item;
+}
+
+// Why `path` cannot name a course file (or, with `folder`, a folder ending in '/') in "files" or
+// "helpers": it must be a plain relative path in its shortest form, so that paths compare as text.
+std::optional<std::string> course_file_problem(std::string_view path, bool folder) {
+  for (const char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return fmt::format("'{}' holds a control character", printable(path));
+    }
+  }
+  std::string_view plain = path;
+  if (folder && plain.ends_with('/')) {
+    plain.remove_suffix(1);
+  }
+  const fs::path as_path{std::string(plain)};
+  if (plain.empty() || as_path.is_absolute() || plain.ends_with('/') ||
+      as_path.lexically_normal().generic_string() != plain || plain == "." || plain.starts_with("../") || plain == "..") {
+    return fmt::format("'{}' must be a path relative to the course folder, in its plain form (e.g. "
+                       "\"public/exercises/lesson_helpers.py\")",
+                       printable(path));
+  }
+  return std::nullopt;
+}
+
+Result<MatrixFile> parse_file(const JsonDocument& doc, const JsonValue& value, const std::string& pointer,
+                              const std::string& context) {
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  MatrixFile item;
+  TPULAUNCH_TRY(item.path, object.string("path"));
+  if (const auto problem = course_file_problem(item.path, false)) {
+    return object.error_at("path", *problem);
+  }
+  TPULAUNCH_TRY(item.sha256, object.optional_string("sha256"));
+  if (!item.sha256.empty() && !is_hex_digest(item.sha256)) {
+    return object.error_at("sha256", "\"sha256\" must be 64 lower-case hex digits");
+  }
+  if (object.has("declared")) {
+    TPULAUNCH_TRY(const JsonValue* declared, object.member("declared", JsonValue::value_t::boolean));
+    item.declared = declared->get<bool>();
+  }
+  return item;
+}
+
+Result<std::vector<MatrixFile>> parse_files(const JsonDocument& doc, const JsonValue& list, const std::string& pointer,
+                                            const std::string& context) {
+  std::vector<MatrixFile> files;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    TPULAUNCH_TRY(MatrixFile item, parse_file(doc, list[i], fmt::format("{}/{}", pointer, i), context + " file"));
+    if (std::any_of(files.begin(), files.end(), [&](const MatrixFile& f) { return f.path == item.path; })) {
+      return config_error(fmt::format("{}: {} file: '{}' is listed twice", doc.where(fmt::format("{}/{}", pointer, i)),
+                                      context, printable(item.path)));
+    }
+    files.push_back(std::move(item));
+  }
+  return files;
+}
+
+Result<std::vector<std::string>> parse_helpers(const JsonDocument& doc, const JsonValue& list) {
+  std::vector<std::string> helpers;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string pointer = fmt::format("/{}/{}", k_helpers_field, i);
+    if (!list[i].is_string()) {
+      return config_error(fmt::format("{}: matrix: \"helpers\" holds paths (strings)", doc.where(pointer)));
+    }
+    std::string path = list[i].get<std::string>();
+    if (const auto problem = course_file_problem(path, true)) {
+      return config_error(fmt::format("{}: matrix: \"helpers\": {}", doc.where(pointer), *problem));
+    }
+    helpers.push_back(std::move(path));
+  }
+  return helpers;
+}
+
+// The exercises folder as the course-relative prefix of its files: "public/exercises", "" for ".".
+std::string exercises_prefix(std::string_view exercises_dir) {
+  std::string prefix = fs::path(std::string(exercises_dir)).lexically_normal().generic_string();
+  while (prefix.ends_with('/')) {
+    prefix.pop_back();
+  }
+  return prefix == "." ? std::string() : prefix;
+}
+
+bool in_exercises(std::string_view prefix, std::string_view path) {
+  return prefix.empty() || (path.size() > prefix.size() + 1 && path.starts_with(prefix) && path[prefix.size()] == '/');
+}
+
+// What the whole matrix gets wrong about "files" and "helpers" once every field is read (the
+// exercises folder may come last): a path outside the exercises folder, a script's own file listed
+// as one of its files, a helper that is also a script entry. Gives the JSON pointer and the message.
+std::optional<std::pair<std::string, std::string>> lesson_paths_problem(const Matrix& matrix) {
+  const std::string prefix = exercises_prefix(matrix.exercises_dir);
+  const auto outside = [&](const std::string& path) {
+    return fmt::format("'{}' is not in the exercises folder '{}': course files are staged next to the scripts",
+                       printable(path), printable(matrix.exercises_dir));
+  };
+  for (std::size_t i = 0; i < matrix.helpers.size(); ++i) {
+    const std::string& helper = matrix.helpers[i];
+    const std::string pointer = fmt::format("/{}/{}", k_helpers_field, i);
+    if (!in_exercises(prefix, helper)) {
+      return std::pair{pointer, "\"helpers\": " + outside(helper)};
+    }
+    for (const auto& [id, entry] : matrix.scripts) {
+      const std::string script = matrix.course_path(id + ".py");
+      if (helper.ends_with('/') ? script.starts_with(helper) : script == helper) {
+        return std::pair{pointer, fmt::format("\"helpers\": '{}' {} the file of script '{}', which has an entry: a "
+                                              "file is a script or a helper, not both",
+                                              printable(helper), helper.ends_with('/') ? "holds" : "is", printable(id))};
+      }
+    }
+  }
+  for (const auto& [id, entry] : matrix.scripts) {
+    for (std::size_t i = 0; i < entry.files.size(); ++i) {
+      const std::string& path = entry.files[i].path;
+      const std::string pointer = fmt::format("/scripts/{}/files/{}/path", json_pointer_token(id), i);
+      if (!in_exercises(prefix, path)) {
+        return std::pair{pointer, fmt::format("script '{}' file: {}", printable(id), outside(path))};
+      }
+      if (path == matrix.course_path(id + ".py")) {
+        return std::pair{pointer, fmt::format("script '{}' file: '{}' is the script itself", printable(id),
+                                              printable(path))};
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, const JsonValue& value) {
@@ -101,6 +230,10 @@ Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, 
   if (object.has("evidence")) {
     TPULAUNCH_TRY(const JsonValue* list, object.member("evidence", JsonValue::value_t::array));
     entry.evidence = *list;
+  }
+  if (object.has("files")) {
+    TPULAUNCH_TRY(const JsonValue* list, object.member("files", JsonValue::value_t::array));
+    TPULAUNCH_TRY(entry.files, parse_files(doc, *list, pointer + "/files", context));
   }
   for (const auto& [key, member] : value.items()) {
     if (!is_one_of(key, k_entry_fields)) {
@@ -152,6 +285,21 @@ std::optional<std::string> exercises_dir_problem(std::string_view dir) {
 
 std::string Matrix::exercises_path() const { return join_path(base_dir, exercises_dir); }
 
+std::string Matrix::course_path(std::string_view file) const {
+  const std::string prefix = exercises_prefix(exercises_dir);
+  return prefix.empty() ? std::string(file) : prefix + "/" + std::string(file);
+}
+
+bool Matrix::is_helper(std::string_view file) const {
+  if (helpers.empty()) {
+    return false;
+  }
+  const std::string path = course_path(file);
+  return std::any_of(helpers.begin(), helpers.end(), [&path](const std::string& helper) {
+    return helper.ends_with('/') ? path.starts_with(helper) : path == helper;
+  });
+}
+
 std::string Matrix::script_path(std::string_view id) const {
   return join_path(exercises_path(), std::string(id) + ".py");
 }
@@ -177,10 +325,17 @@ Result<Matrix> matrix_parse::from_tree(std::string_view json, std::string_view o
     TPULAUNCH_TRY(MatrixEntry entry, parse_entry(doc, id, value));
     matrix.scripts.emplace(id, std::move(entry));
   }
+  if (root.has(k_helpers_field)) {
+    TPULAUNCH_TRY(const JsonValue* list, root.member(k_helpers_field, JsonValue::value_t::array));
+    TPULAUNCH_TRY(matrix.helpers, parse_helpers(doc, *list));
+  }
   for (const auto& [key, member] : doc.value.items()) {
-    if (!is_one_of(key, k_matrix_fields)) {
+    if (!is_one_of(key, k_matrix_fields) && key != k_helpers_field) {
       matrix.extra[key] = member;
     }
+  }
+  if (const auto problem = lesson_paths_problem(matrix)) {
+    return config_error(fmt::format("{}: {}", doc.where(problem->first), problem->second));
   }
   return matrix;
 }
@@ -241,6 +396,14 @@ bool read_entry(Parser& parser, MatrixEntry& entry) {
       return true;
     }
     const JsonDocument no_positions; // only messages use it, and this reader gives none
+    if (k_entry_fields[field] == "files") {
+      auto files = parse_files(no_positions, list, "", "");
+      if (!files) {
+        return false;
+      }
+      entry.files = std::move(*files);
+      return true;
+    }
     for (const auto& value : list) {
       auto item = parse_override(no_positions, value, "", "");
       if (!item) {
@@ -266,7 +429,21 @@ std::optional<Matrix> matrix_parse::direct(std::string_view json, std::string_vi
   parser.skip_space();
   Matrix matrix;
   unsigned seen = 0;
+  bool seen_helpers = false;
   const bool read = parser.read_object([&](const std::string& key) {
+    if (key == k_helpers_field) {
+      JsonValue list;
+      if (std::exchange(seen_helpers, true) || !parser.read_value(list, 1) || !list.is_array()) {
+        return false;
+      }
+      const JsonDocument no_positions; // only messages use it, and this reader gives none
+      auto helpers = parse_helpers(no_positions, list);
+      if (!helpers) {
+        return false;
+      }
+      matrix.helpers = std::move(*helpers);
+      return true;
+    }
     const auto field = static_cast<std::size_t>(std::find(k_matrix_fields.begin(), k_matrix_fields.end(), key) -
                                                 k_matrix_fields.begin());
     if (field == k_matrix_fields.size()) {
@@ -306,6 +483,9 @@ std::optional<Matrix> matrix_parse::direct(std::string_view json, std::string_vi
   if (!read || !parser.at_end() || seen != (1U << k_matrix_fields.size()) - 1) {
     return std::nullopt;
   }
+  if (lesson_paths_problem(matrix)) {
+    return std::nullopt;
+  }
   matrix.origin = std::string(origin);
   matrix.base_dir = fs::path(std::string(origin)).parent_path().string();
   return matrix;
@@ -331,11 +511,28 @@ std::string serialize_matrix(const Matrix& matrix) {
   nlohmann::ordered_json root;
   root["version"] = matrix.version;
   root["exercises_dir"] = matrix.exercises_dir;
+  if (!matrix.helpers.empty()) {
+    root[std::string(k_helpers_field)] = matrix.helpers;
+  }
   nlohmann::ordered_json scripts = nlohmann::ordered_json::object();
   for (const auto& [id, entry] : matrix.scripts) {
     nlohmann::ordered_json out;
     out["class"] = entry.class_name;
     out["sha256"] = entry.sha256;
+    if (!entry.files.empty()) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& file : entry.files) {
+        nlohmann::ordered_json item{{"path", file.path}};
+        if (!file.sha256.empty()) {
+          item["sha256"] = file.sha256;
+        }
+        if (file.declared) {
+          item["declared"] = true;
+        }
+        list.push_back(std::move(item));
+      }
+      out["files"] = std::move(list);
+    }
     auto optional = [&out](std::string_view key, const std::string& value) {
       if (!value.empty()) {
         out[std::string(key)] = value;
@@ -349,7 +546,12 @@ std::string serialize_matrix(const Matrix& matrix) {
     if (!entry.overrides.empty()) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const auto& item : entry.overrides) {
-        list.push_back({{"rule", item.rule}, {"line", item.line}, {"reason", item.reason}});
+        nlohmann::ordered_json override_item{{"rule", item.rule}, {"line", item.line}};
+        if (!item.file.empty()) {
+          override_item["file"] = item.file;
+        }
+        override_item["reason"] = item.reason;
+        list.push_back(std::move(override_item));
       }
       out["overrides"] = std::move(list);
     }
@@ -369,7 +571,8 @@ std::string serialize_matrix(const Matrix& matrix) {
 }
 
 bool same_content(const Matrix& a, const Matrix& b) {
-  return a.version == b.version && a.exercises_dir == b.exercises_dir && a.scripts == b.scripts && a.extra == b.extra;
+  return a.version == b.version && a.exercises_dir == b.exercises_dir && a.helpers == b.helpers &&
+         a.scripts == b.scripts && a.extra == b.extra;
 }
 
 std::string_view to_string(ReviewState state) {
@@ -412,6 +615,11 @@ std::string ScriptStatus::explanation() const {
   case ReviewState::reviewed:
     return {};
   case ReviewState::no_entry:
+    if (helper) {
+      return fmt::format("'{}' is a helper (the matrix's \"helpers\" name {}), not a script: it is staged with each "
+                         "script that imports it and never runs alone",
+                         id, path);
+    }
     return fmt::format("'{}' has no entry in the execution matrix; review it: {}", id, classify_then_review_hint(id, path));
   case ReviewState::unknown_class:
     return fmt::format("'{}' has the unknown class \"{}\" (known: cpu-only, single-host-compatible, multi-host-qualified); record a review: {}",
@@ -419,6 +627,9 @@ std::string ScriptStatus::explanation() const {
   case ReviewState::missing_file:
     return fmt::format("'{}' is in the matrix but its file {} is missing; restore it or remove the entry", id, path);
   case ReviewState::stale_digest:
+    if (!changed.empty()) {
+      return fmt::format("'{}' changed since it was reviewed: {}; review it again: {}", id, changed, review_hint(id));
+    }
     return fmt::format("'{}' changed since it was reviewed (sha256 {} reviewed, {} now); review it again: {}", id,
                        entry != nullptr ? entry->sha256.substr(0, 12) : "", actual_sha256.substr(0, 12), review_hint(id));
   }
@@ -427,8 +638,42 @@ std::string ScriptStatus::explanation() const {
 
 namespace {
 
-// Checks the source `status` holds (Python source text in its declared encoding), hashes it and compares with the entry's digest.
-Result<ScriptStatus> with_review_state(ScriptStatus status) {
+// The first difference between the course files `entry` was reviewed with and the lesson's now
+// (in path order), as words for explanation(); empty when they are the same.
+std::string lesson_change(const MatrixEntry& entry, const std::vector<LessonFile>& now) {
+  std::map<std::string_view, std::pair<const MatrixFile*, const LessonFile*>> files;
+  for (const auto& file : entry.files) {
+    files[file.path].first = &file;
+  }
+  for (const auto& file : now) {
+    files[file.course_path].second = &file;
+  }
+  const auto short_digest = [](const std::string& digest) { return digest.substr(0, 12); };
+  for (const auto& [path, pair] : files) {
+    const auto [reviewed, current] = pair;
+    if (current == nullptr) {
+      return fmt::format("it no longer brings its course file {} with it (not imported any more)", path);
+    }
+    if (reviewed == nullptr) {
+      return fmt::format("it now brings the course file {} with it, which was not reviewed with it", path);
+    }
+    if (current->sha256.empty()) {
+      return fmt::format("its course file {} is missing", path);
+    }
+    if (reviewed->sha256.empty()) {
+      return fmt::format("the digest of its course file {} is not recorded", path);
+    }
+    if (reviewed->sha256 != current->sha256) {
+      return fmt::format("its course file {} changed (sha256 {} reviewed, {} now)", path, short_digest(reviewed->sha256),
+                         short_digest(current->sha256));
+    }
+  }
+  return {};
+}
+
+// Checks the source `status` holds (Python source text in its declared encoding), hashes it and compares with the entry's digest,
+// then, for a script whose own digest matches, its course files' with the entry's "files".
+Result<ScriptStatus> with_review_state(const Matrix& matrix, ScriptStatus status) {
   TPULAUNCH_CHECK(check_python_source(status.source, status.path, fmt::format("script '{}'", status.id)));
   status.actual_sha256 = sha256_hex(status.source);
   if (status.entry == nullptr) {
@@ -438,7 +683,11 @@ Result<ScriptStatus> with_review_state(ScriptStatus status) {
   } else if (status.entry->sha256 != status.actual_sha256) {
     status.state = ReviewState::stale_digest;
   } else {
-    status.state = ReviewState::reviewed;
+    TPULAUNCH_TRY(Lesson lesson, read_lesson(matrix, status));
+    status.changed = lesson_change(*status.entry, lesson.files);
+    status.state = status.changed.empty() ? ReviewState::reviewed : ReviewState::stale_digest;
+    status.files = std::move(lesson.files);
+    status.classification = std::move(lesson.classification);
   }
   return status;
 }
@@ -451,6 +700,7 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
   status.id = std::string(id);
   status.path = matrix.script_path(id);
   status.entry = matrix.find(id);
+  status.helper = matrix.is_helper(status.id + ".py");
 
   // The exercises folder itself must stay in the course: a symlinked folder leading elsewhere is
   // refused like any other path that escapes it.
@@ -477,7 +727,7 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
         return too_large(file.size);
       }
       status.source = std::move(file.text);
-      return with_review_state(std::move(status));
+      return with_review_state(matrix, std::move(status));
     case FileKind::symlink:
       break; // resolved below
     }
@@ -498,7 +748,36 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
     return too_large(static_cast<std::uintmax_t>(info.st_size));
   }
   TPULAUNCH_TRY(status.source, read_text_file(status.path, "script", k_max_script_bytes));
-  return with_review_state(std::move(status));
+  return with_review_state(matrix, std::move(status));
+}
+
+Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status) {
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
+  LessonRequest request;
+  request.root = matrix.exercises_path();
+  request.real_root = matrix.real_exercises;
+  request.course_prefix = exercises_prefix(matrix.exercises_dir);
+  request.script = status.id + ".py";
+  request.source = status.source;
+  request.what = fmt::format("script '{}'", status.id);
+  if (status.entry != nullptr) {
+    for (const auto& file : status.entry->files) {
+      if (file.declared) {
+        // Inside the exercises folder (checked when the matrix was read): the rest of the path.
+        request.declared.push_back(request.course_prefix.empty() ? file.path
+                                                                 : file.path.substr(request.course_prefix.size() + 1));
+      }
+    }
+  }
+  return read_lesson(request);
+}
+
+std::vector<MatrixFile> reviewed_files(const Lesson& lesson) {
+  std::vector<MatrixFile> files;
+  for (const auto& file : lesson.files) {
+    files.push_back(MatrixFile{file.course_path, file.sha256, file.declared});
+  }
+  return files;
 }
 
 Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument) {

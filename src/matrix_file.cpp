@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "tpulaunch/exercises.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -188,6 +190,14 @@ Result<Matrix> init_matrix_file(const std::string& path, std::string_view exerci
   matrix.exercises_dir = std::string(exercises_dir);
   matrix.origin = path;
   matrix.base_dir = fs::path(path).parent_path().string();
+  // The course files the scripts import are helpers, not scripts: marked from the start, so that
+  // check --strict does not ask for a review of each.
+  std::error_code ec;
+  if (fs::is_directory(matrix.exercises_path().empty() ? "." : matrix.exercises_path(), ec)) {
+    if (auto listing = list_exercises(matrix)) {
+      matrix.helpers = imported_course_files(matrix, *listing);
+    }
+  }
   TPULAUNCH_CHECK(write_file_atomically(path, serialize_matrix(matrix), Overwrite::no));
   return matrix;
 }

@@ -8,9 +8,9 @@ namespace {
 // Spelled once: review writes it, plan and check read it.
 constexpr std::string_view k_missing_prefix = "missing:";
 
-bool records(const MatrixEntry* entry, std::string_view rule, std::uint32_t line) {
+bool records(const MatrixEntry* entry, std::string_view rule, std::uint32_t line, std::string_view file) {
   return entry != nullptr && std::any_of(entry->overrides.begin(), entry->overrides.end(), [&](const EvidenceOverride& o) {
-           return o.rule == rule && o.line == line;
+           return o.rule == rule && o.line == line && o.file == file;
          });
 }
 
@@ -19,7 +19,7 @@ bool records(const MatrixEntry* entry, std::string_view rule, std::uint32_t line
 std::string missing_marker_rule(std::string_view marker) { return std::string(k_missing_prefix) + std::string(marker); }
 
 bool is_overridden(const Evidence& evidence, const MatrixEntry* entry) {
-  return records(entry, evidence.rule, evidence.line);
+  return records(entry, evidence.rule, evidence.line, evidence.file);
 }
 
 std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence, const MatrixEntry* entry) {
@@ -33,7 +33,7 @@ std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence,
 }
 
 bool marker_overridden(const MultiHostMarker& marker, const MatrixEntry* entry) {
-  return marker.not_overridable.empty() && records(entry, missing_marker_rule(marker.name), 0);
+  return marker.not_overridable.empty() && records(entry, missing_marker_rule(marker.name), 0, "");
 }
 
 std::vector<const MultiHostMarker*> unmet_markers(const Classification& classification, const MatrixEntry* entry) {

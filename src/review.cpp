@@ -34,7 +34,7 @@ Status check_free_text(std::string_view flag, std::string_view value, bool requi
 std::string lines_of(const std::vector<const Evidence*>& evidence) {
   std::string out;
   for (const Evidence* e : evidence) {
-    out += fmt::format("{}line {} ({})", out.empty() ? "" : ", ", e->line, e->rule);
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", evidence_place(*e), e->rule);
   }
   return out;
 }
@@ -74,6 +74,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.script_class = request.script_class;
   entry.class_name = std::string(to_string(request.script_class));
   entry.sha256 = sha256_hex(source);
+  entry.files = request.files;
   entry.reviewed_by = request.reviewed_by;
   entry.reviewed_at = request.reviewed_at;
   entry.note = request.note;
@@ -81,7 +82,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.evidence = nlohmann::json::array();
   for (const Evidence& e : classification.evidence) {
     // One string per finding keeps the matrix diff of a review to one line per finding.
-    entry.evidence.push_back(fmt::format("{} {} at line {}", to_string(e.category), e.rule, e.line));
+    entry.evidence.push_back(fmt::format("{} {} at {}", to_string(e.category), e.rule, evidence_place(e)));
   }
 
   const bool overriding = !request.override_reason.empty();
@@ -93,7 +94,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
                                  request.id, lines_of(cpu), entry.class_name));
     }
     for (const Evidence* e : cpu) {
-      entry.overrides.push_back(EvidenceOverride{std::string(e->rule), e->line, request.override_reason});
+      entry.overrides.push_back(EvidenceOverride{std::string(e->rule), e->line, request.override_reason, e->file});
     }
   }
   if (request.script_class == ScriptClass::multi_host_qualified) {

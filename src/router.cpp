@@ -143,8 +143,15 @@ Decision decide(const RouteRequest& request) {
 Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice) {
   TPULAUNCH_TRY(ScriptStatus status, resolve_script(matrix, id));
   Routing routing{std::move(status), std::nullopt, {}};
-  if (!routing.status.source.empty() || routing.status.reviewed()) {
-    routing.source = classify_source(routing.status.source);
+  if (routing.status.classification) {
+    routing.source = std::move(routing.status.classification); // the lesson, read by resolve_script
+    routing.status.classification.reset();
+  } else if (!routing.status.source.empty() || routing.status.reviewed()) {
+    // The script with the course files it imports: their evidence counts for it.
+    TPULAUNCH_TRY(Lesson lesson, read_lesson(matrix, routing.status));
+    routing.source = std::move(lesson.classification);
+  }
+  if (routing.source) {
     log_classification(routing.status.path, *routing.source);
   }
   routing.decision = decide(RouteRequest{&routing.status, slice, routing.source ? &*routing.source : nullptr});

@@ -581,6 +581,7 @@ Classification Scanner::run() {
   }
   finish(out);
   out.lex_error = lexer.error();
+  out.imports = std::move(m_imports);
   return out;
 }
 

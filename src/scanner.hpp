@@ -111,6 +111,8 @@ private:
     std::array<std::string_view, 16> parts{};
     std::size_t part_count = 0;
     bool relative = false;
+    std::uint32_t level = 0;  // leading dots of `from ..m import`
+    std::uint32_t line = 0;   // of the `import` or `from` keyword
     std::string_view pending; // `from m import <pending>` waiting to see whether `as` follows
   };
 
@@ -184,6 +186,7 @@ private:
   void resolve_chain(std::size_t root, std::size_t last);
   void step_import(const Token& tok);
   void bind_import();
+  void note_import(std::uint32_t level);
   void bind(std::string_view local, std::string qualified);
   void open_bracket(const Token& tok);
   void close_bracket(const Token& tok);
@@ -251,6 +254,7 @@ private:
   std::vector<Alias> m_aliases;
   std::string m_qualified;
   Import m_import;
+  std::vector<ImportedModule> m_imports; // every import statement's module, for the lesson reader
 
   std::vector<Bracket> m_brackets;
   std::size_t m_bracket_overflow = 0;

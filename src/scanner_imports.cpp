@@ -30,9 +30,23 @@ void Scanner::bind(std::string_view local, std::string qualified) {
   m_aliases.push_back(Alias{local, std::move(qualified)});
 }
 
+// Records the module the import statement names so far (its parts, with `level` leading dots),
+// for the lesson reader; `from` names are added to it as they come.
+void Scanner::note_import(std::uint32_t level) {
+  ImportedModule module;
+  module.level = level;
+  module.line = m_import.line;
+  for (std::size_t i = 0; i < m_import.part_count; ++i) {
+    module.module += i == 0 ? "" : ".";
+    module.module += m_import.parts[i];
+  }
+  m_imports.push_back(std::move(module));
+}
+
 // `import a.b.c` binds `a` to "a"; `import a.b.c as x` binds `x` to "a.b.c".
 void Scanner::bind_import() {
   if (m_import.part_count > 0) {
+    note_import(0);
     bind(m_import.parts[0], std::string(m_import.parts[0]));
   }
   m_import.part_count = 0;
@@ -58,9 +72,11 @@ void Scanner::step_import(const Token& tok) {
     if (is_name(tok, "import")) {
       im = Import{};
       im.state = ImportState::module;
+      im.line = tok.line;
     } else if (is_name(tok, "from")) {
       im = Import{};
       im.state = ImportState::from_module;
+      im.line = tok.line;
     }
     return;
   case ImportState::module:
@@ -79,6 +95,7 @@ void Scanner::step_import(const Token& tok) {
     return;
   case ImportState::alias:
     if (name && im.part_count > 0) {
+      note_import(0);
       std::string full(im.parts[0]);
       for (std::size_t i = 1; i < im.part_count; ++i) {
         full += '.';
@@ -97,8 +114,14 @@ void Scanner::step_import(const Token& tok) {
   case ImportState::from_module:
     if (is_op(tok, ".") || is_op(tok, "...")) {
       im.relative = im.relative || im.part_count == 0;
+      if (im.part_count == 0) {
+        im.level += static_cast<std::uint32_t>(tok.text.size());
+      }
     } else if (is_name(tok, "import")) {
       im.state = im.part_count > 0 || im.relative ? ImportState::from_names : ImportState::none;
+      if (im.state == ImportState::from_names) {
+        note_import(im.level);
+      }
     } else if (name) {
       if (im.part_count < im.parts.size()) {
         im.parts[im.part_count++] = tok.text;
@@ -115,6 +138,7 @@ void Scanner::step_import(const Token& tok) {
         bind(im.pending, dotted(im.pending));
       }
       im.pending = tok.text;
+      m_imports.back().names.emplace_back(tok.text);
     } else if (is_op(tok, ",") || is_op(tok, "(")) {
       if (!im.pending.empty()) {
         bind(im.pending, dotted(im.pending));

@@ -94,6 +94,35 @@ TEST_F(AuditTest, ClassThatContradictsEvidenceIsAnError) {
   EXPECT_TRUE(audit().findings.empty());
 }
 
+TEST_F(AuditTest, HelpersAreNotScriptsAndTheirEvidenceCountsForTheScript) {
+  const std::string source = "from lesson_helpers import mesh\nprint(mesh())\n";
+  const std::string helper = "import jax\n\n\ndef mesh():\n    return jax.devices('cpu')\n";
+  script("lesson", source);
+  script("lesson_helpers", helper);
+  entry("lesson", ScriptClass::single_host_compatible, sha256_hex(source));
+  m_matrix.scripts["lesson"].files = {MatrixFile{"ex/lesson_helpers.py", sha256_hex(helper), false}};
+  // Not marked: the helper is a script of its own, unreviewed.
+  EXPECT_EQ(kinds(audit({}, true)), (std::vector<std::string>{"contradiction!", "unreviewed!"}));
+  m_matrix.helpers = {"ex/lesson_helpers.py"};
+  const auto report = audit({}, true);
+  EXPECT_EQ(kinds(report), (std::vector<std::string>{"contradiction!"}));
+  EXPECT_EQ(report.scripts, 1U);
+  ASSERT_EQ(report.findings.size(), 1U);
+  // Reported where the evidence is: the helper's file and line.
+  EXPECT_EQ(report.findings[0].path, (m_root / "ex" / "lesson_helpers.py").string());
+  EXPECT_EQ(report.findings[0].line, 5U);
+  EXPECT_NE(report.findings[0].message.find("selects CPU devices in a file it imports [devices-cpu]"), std::string::npos)
+      << report.findings[0].message;
+  // A route refused by the helper's evidence names the helper's line too.
+  const auto refused = audit({RouteAsk{"lesson", "v5litepod-8"}});
+  ASSERT_EQ(refused.findings.size(), 2U);
+  EXPECT_EQ(refused.findings[1].kind, "route-refused");
+  EXPECT_EQ(refused.findings[1].path, (m_root / "ex" / "lesson_helpers.py").string());
+  // A "helpers" path that names nothing.
+  m_matrix.helpers.push_back("ex/gone.py");
+  EXPECT_EQ(kinds(audit()), (std::vector<std::string>{"missing-helper?", "contradiction!"}));
+}
+
 TEST_F(AuditTest, RefusedRoutesAreErrors) {
   const std::string source = "x = 1\n";
   script("a", source);

@@ -373,5 +373,221 @@ TEST_F(MatrixTest, SymlinkedExercisesFolderInsideTheCourseIsFine) {
   EXPECT_EQ(status->state, ReviewState::reviewed);
 }
 
+// --- lessons of more than one file ----------------------------------------------------------------
+
+const std::string k_lesson = "from lesson_helpers import make_mesh\nprint(make_mesh())\n";
+const std::string k_helpers = "import jax\n\n\ndef make_mesh():\n    return jax.devices()\n";
+
+std::string lesson_entry(const std::string& files_json, const std::string& cls = "single-host-compatible") {
+  return "\"lesson\": {\"class\": \"" + cls + "\", \"sha256\": \"" + sha256_hex(k_lesson) + "\", \"files\": " +
+         files_json + "}";
+}
+
+std::string file_json(const std::string& path, const std::string& sha, bool declared = false) {
+  return "{\"path\": \"" + path + "\"" + (sha.empty() ? "" : ", \"sha256\": \"" + sha + "\"") +
+         (declared ? ", \"declared\": true" : "") + "}";
+}
+
+TEST_F(MatrixTest, AReviewedLessonListsTheCourseFilesToStage) {
+  write("ex/lesson.py", k_lesson);
+  write("ex/lesson_helpers.py", k_helpers);
+  const Matrix matrix = matrix_with(lesson_entry("[" + file_json("ex/lesson_helpers.py", sha256_hex(k_helpers)) + "]"));
+  auto status = resolve_script(matrix, "lesson");
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(status->state, ReviewState::reviewed) << status->explanation();
+  ASSERT_EQ(status->files.size(), 1U);
+  const LessonFile& file = status->files[0];
+  EXPECT_EQ(file.course_path, "ex/lesson_helpers.py");
+  EXPECT_EQ(file.staged, "lesson_helpers.py");
+  EXPECT_EQ(file.path, (m_root / "ex/lesson_helpers.py").string());
+  EXPECT_EQ(file.sha256, sha256_hex(k_helpers));
+  EXPECT_FALSE(file.declared);
+  ASSERT_TRUE(status->classification.has_value());
+  EXPECT_TRUE(status->classification->evidence.empty());
+}
+
+TEST_F(MatrixTest, AChangedCourseFileMakesTheScriptStale) {
+  write("ex/lesson.py", k_lesson);
+  write("ex/lesson_helpers.py", k_helpers + "jax.devices('cpu')\n");
+  const Matrix matrix = matrix_with(lesson_entry("[" + file_json("ex/lesson_helpers.py", sha256_hex(k_helpers)) + "]"));
+  auto status = resolve_script(matrix, "lesson");
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(status->state, ReviewState::stale_digest);
+  EXPECT_FALSE(status->route_class());
+  const std::string now = sha256_hex(k_helpers + "jax.devices('cpu')\n");
+  EXPECT_NE(status->explanation().find("'lesson' changed since it was reviewed: its course file ex/lesson_helpers.py "
+                                       "changed (sha256 " + sha256_hex(k_helpers).substr(0, 12) + " reviewed, " +
+                                       now.substr(0, 12) + " now); review it again"),
+            std::string::npos)
+      << status->explanation();
+}
+
+TEST_F(MatrixTest, TheSetOfCourseFilesIsPinnedToo) {
+  write("ex/lesson.py", k_lesson);
+  write("ex/lesson_helpers.py", k_helpers);
+  // Reviewed before the helper was a file of the course (or before this version): stale.
+  const Matrix without = matrix_with(lesson_entry("[]"));
+  auto added = resolve_script(without, "lesson");
+  ASSERT_TRUE(added.ok()) << added.error().message;
+  EXPECT_EQ(added->state, ReviewState::stale_digest);
+  EXPECT_NE(added->explanation().find("it now brings the course file ex/lesson_helpers.py with it, which was not "
+                                      "reviewed with it"),
+            std::string::npos)
+      << added->explanation();
+  // A helper imported at review but not now (a file that went away; the script is unchanged).
+  const Matrix extra = matrix_with(lesson_entry("[" + file_json("ex/gone.py", std::string(64, 'a')) + ", " +
+                                                file_json("ex/lesson_helpers.py", sha256_hex(k_helpers)) + "]"));
+  auto gone = resolve_script(extra, "lesson");
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_EQ(gone->state, ReviewState::stale_digest);
+  EXPECT_NE(gone->explanation().find("no longer brings its course file ex/gone.py"), std::string::npos)
+      << gone->explanation();
+}
+
+TEST_F(MatrixTest, DeclaredFilesAreStagedAndPinned) {
+  write("ex/lesson.py", k_lesson);
+  write("ex/lesson_helpers.py", k_helpers);
+  write("ex/points.csv", "1,2\n");
+  const std::string helpers = file_json("ex/lesson_helpers.py", sha256_hex(k_helpers));
+  const Matrix matrix =
+      matrix_with(lesson_entry("[" + helpers + ", " + file_json("ex/points.csv", sha256_hex("1,2\n"), true) + "]"));
+  auto status = resolve_script(matrix, "lesson");
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(status->state, ReviewState::reviewed) << status->explanation();
+  ASSERT_EQ(status->files.size(), 2U);
+  EXPECT_EQ(status->files[1].staged, "points.csv");
+  EXPECT_TRUE(status->files[1].declared);
+  // Changed, missing, or never pinned: stale, each saying so.
+  write("ex/points.csv", "3,4\n");
+  EXPECT_NE(resolve_script(matrix, "lesson")->explanation().find("its course file ex/points.csv changed"),
+            std::string::npos);
+  fs::remove(m_root / "ex/points.csv");
+  EXPECT_NE(resolve_script(matrix, "lesson")->explanation().find("its course file ex/points.csv is missing"),
+            std::string::npos);
+  write("ex/points.csv", "1,2\n");
+  const Matrix unpinned = matrix_with(lesson_entry("[" + helpers + ", " + file_json("ex/points.csv", "", true) + "]"));
+  auto status_unpinned = resolve_script(unpinned, "lesson");
+  EXPECT_EQ(status_unpinned->state, ReviewState::stale_digest);
+  EXPECT_NE(status_unpinned->explanation().find("the digest of its course file ex/points.csv is not recorded"),
+            std::string::npos);
+}
+
+TEST_F(MatrixTest, HelpersAreNotScripts) {
+  write("ex/lesson.py", k_lesson);
+  write("ex/lesson_helpers.py", k_helpers);
+  fs::create_directories(m_root / "ex/lib");
+  write("ex/lib/__init__.py", "");
+  write("ex/lib/more.py", "x = 1\n");
+  write("execution-matrix.json", R"({"version": 1, "exercises_dir": "ex", "helpers": ["ex/lesson_helpers.py", "ex/lib/"], "scripts": {}})");
+  auto matrix = load_matrix_file((m_root / "execution-matrix.json").string());
+  ASSERT_TRUE(matrix.ok()) << matrix.error().message;
+  EXPECT_TRUE(matrix->is_helper("lesson_helpers.py"));
+  EXPECT_TRUE(matrix->is_helper("lib/more.py"));
+  EXPECT_FALSE(matrix->is_helper("lesson.py"));
+  EXPECT_FALSE(matrix->is_helper("library.py"));
+  auto status = resolve_script(*matrix, "lesson_helpers");
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_TRUE(status->helper);
+  EXPECT_FALSE(status->route_class());
+  EXPECT_NE(status->explanation().find("'lesson_helpers' is a helper (the matrix's \"helpers\" name"),
+            std::string::npos)
+      << status->explanation();
+  EXPECT_FALSE(resolve_script(*matrix, "lesson")->helper);
+}
+
+TEST(Matrix, FilesAndHelpersRoundTripInCanonicalOrder) {
+  const std::string sha(64, 'c');
+  const std::string text = R"({"scripts": {"lesson": {"note": "n", "files": [{"declared": true, "path": "ex/data.csv", "sha256": ")" +
+                           sha + R"("}, {"path": "ex/h.py"}], "overrides": [{"rule": "devices-cpu", "reason": "r", "file": "h.py", "line": 4}], "sha256": ")" +
+                           sha + R"(", "class": "cpu-only"}}, "helpers": ["ex/h.py", "ex/lib/"], "exercises_dir": "ex", "version": 1})";
+  auto matrix = parse_matrix(text, "m.json");
+  ASSERT_TRUE(matrix.ok()) << matrix.error().message;
+  const MatrixEntry& entry = *matrix->find("lesson");
+  ASSERT_EQ(entry.files.size(), 2U);
+  EXPECT_EQ(entry.files[0], (MatrixFile{"ex/data.csv", sha, true}));
+  EXPECT_EQ(entry.files[1], (MatrixFile{"ex/h.py", "", false}));
+  EXPECT_EQ(entry.overrides.at(0).file, "h.py");
+  EXPECT_EQ(matrix->helpers, (std::vector<std::string>{"ex/h.py", "ex/lib/"}));
+  EXPECT_TRUE(matrix->extra.empty());
+  EXPECT_EQ(serialize_matrix(*matrix), R"({
+  "version": 1,
+  "exercises_dir": "ex",
+  "helpers": [
+    "ex/h.py",
+    "ex/lib/"
+  ],
+  "scripts": {
+    "lesson": {
+      "class": "cpu-only",
+      "sha256": ")" + sha + R"(",
+      "files": [
+        {
+          "path": "ex/data.csv",
+          "sha256": ")" + sha + R"(",
+          "declared": true
+        },
+        {
+          "path": "ex/h.py"
+        }
+      ],
+      "note": "n",
+      "overrides": [
+        {
+          "rule": "devices-cpu",
+          "line": 4,
+          "file": "h.py",
+          "reason": "r"
+        }
+      ]
+    }
+  }
+}
+)");
+  const auto direct = matrix_parse::direct(text, "m.json");
+  ASSERT_TRUE(direct.has_value());
+  EXPECT_TRUE(same_content(*direct, *matrix));
+}
+
+TEST(Matrix, FilesAndHelpersPathsAreChecked) {
+  const std::string sha(64, 'c');
+  const auto with = [&](const std::string& files, const std::string& helpers = "[]", const std::string& dir = "ex") {
+    return R"({"version": 1, "exercises_dir": ")" + dir + R"(", "helpers": )" + helpers +
+           R"(, "scripts": {"lesson": {"class": "cpu-only", "sha256": ")" + sha + R"(", "files": )" + files + "}}}";
+  };
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {with(R"([{"path": "other/h.py"}])"), "'other/h.py' is not in the exercises folder 'ex'"},
+      {with(R"([{"path": "ex/../h.py"}])"), "must be a path relative to the course folder, in its plain form"},
+      {with(R"([{"path": "/ex/h.py"}])"), "must be a path relative to the course folder"},
+      {with(R"([{"path": "ex//h.py"}])"), "in its plain form"},
+      {with(R"([{"path": "ex/h.py/"}])"), "in its plain form"},
+      {with(R"([{"path": "ex/h.py"}, {"path": "ex/h.py"}])"), "'ex/h.py' is listed twice"},
+      {with(R"([{"path": "ex/lesson.py"}])"), "'ex/lesson.py' is the script itself"},
+      {with(R"([{"path": "ex/h.py", "sha256": "x"}])"), "\"sha256\" must be 64 lower-case hex digits"},
+      {with(R"([{"path": "ex/h.py", "declared": "yes"}])"), "declared"},
+      {with(R"(["ex/h.py"])"), "file"},
+      {with("[]", R"(["ex/lesson.py"])"), "'ex/lesson.py' is the file of script 'lesson'"},
+      {with("[]", R"(["ex/"])"), "\"helpers\": 'ex/' is not in the exercises folder"},
+      {R"({"version": 1, "exercises_dir": "ex", "helpers": ["ex/sub/"], "scripts": {"sub/lesson": {"class": "cpu-only", "sha256": ")" +
+           sha + R"("}}})",
+       "'ex/sub/' holds the file of script 'sub/lesson'"},
+      {with("[]", R"(["lib/h.py"])"), "\"helpers\": 'lib/h.py' is not in the exercises folder"},
+      {with("[]", R"([3])"), "\"helpers\" holds paths"},
+      {with("[]", R"({})"), "helpers"},
+  };
+  for (const auto& [text, part] : bad) {
+    const auto tree = matrix_parse::from_tree(text, "m.json");
+    ASSERT_FALSE(tree.ok()) << text;
+    EXPECT_EQ(tree.error().code, ExitCode::config);
+    EXPECT_NE(tree.error().message.find(part), std::string::npos) << text << "\n" << tree.error().message;
+    EXPECT_FALSE(matrix_parse::direct(text, "m.json").has_value()) << text;
+  }
+  // The exercises folder written another way, or the course folder itself.
+  EXPECT_TRUE(parse_matrix(with(R"([{"path": "ex/h.py"}])", "[]", "./ex/"), "m.json").ok());
+  auto top = parse_matrix(with(R"([{"path": "h.py"}])", R"(["lib/"])", "."), "m.json");
+  ASSERT_TRUE(top.ok()) << top.error().message;
+  EXPECT_EQ(top->course_path("h.py"), "h.py");
+  EXPECT_TRUE(top->is_helper("lib/x.py"));
+}
+
 } // namespace
 } // namespace tpulaunch

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tpulaunch/overrides.hpp"
 #include "tpulaunch/sha256.hpp"
 
 namespace tpulaunch {
@@ -46,6 +47,31 @@ TEST(Review, TpuClassOverCpuEvidenceNeedsAnOverride) {
   EXPECT_EQ(entry->overrides[0].rule, "devices-cpu");
   EXPECT_EQ(entry->overrides[0].line, 3U);
   EXPECT_EQ(entry->overrides[0].reason, "the CPU list is only printed");
+}
+
+TEST(Review, EvidenceOfACourseFileIsRecordedWithItsFile) {
+  // The classification of a lesson whose helper selects CPU devices at its line 3.
+  Classification lesson = classify_source(k_cpu_source);
+  lesson.evidence.at(0).file = "lesson_helpers.py";
+  auto r = request(ScriptClass::single_host_compatible);
+  r.files = {MatrixFile{"public/exercises/lesson_helpers.py", std::string(64, 'a'), false}};
+  auto refused = make_review_entry(r, "import lesson_helpers\n", lesson);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("lesson_helpers.py line 3 (devices-cpu)"), std::string::npos)
+      << refused.error().message;
+  r.override_reason = "only under --simulate";
+  auto entry = make_review_entry(r, "import lesson_helpers\n", lesson);
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  EXPECT_EQ(entry->files, r.files);
+  EXPECT_EQ(entry->evidence, nlohmann::json::array({"cpu-selection devices-cpu at lesson_helpers.py line 3"}));
+  ASSERT_EQ(entry->overrides.size(), 1U);
+  EXPECT_EQ(entry->overrides[0].file, "lesson_helpers.py");
+  EXPECT_EQ(entry->overrides[0].line, 3U);
+  // The override covers that row of that file only: the same rule and line of the script is another row.
+  EXPECT_TRUE(is_overridden(lesson.evidence[0], &*entry));
+  Evidence in_script = lesson.evidence[0];
+  in_script.file.clear();
+  EXPECT_FALSE(is_overridden(in_script, &*entry));
 }
 
 TEST(Review, MultiHostQualifiedNeedsEveryMarker) {

@@ -35,6 +35,23 @@ struct Evidence {
                           // "'PLAT' is bound 2 times (lines 3, 9)"; for distributed-initialize, the
                           // condition it runs under ("conditional: it runs only inside `if ...:`
                           // (line 3), ..."); empty otherwise
+  std::string file{};     // the course file the row was found in, relative to the script's folder
+                          // ("lesson_helpers.py", "pkg/mod.py"); empty for the script itself
+};
+
+// Where `evidence` is, for a person: "line 4", or "lesson_helpers.py line 4" for a helper's row.
+std::string evidence_place(const Evidence& evidence);
+
+// One import statement's module, as written: `import a.b as z` is {0, "a.b", {}}, `from .x import
+// y, z` is {1, "x", {"y", "z"}} and `from .. import y` is {2, "", {"y"}}. Which of these name a
+// file of the course is for the lesson reader (lesson.hpp) to find.
+struct ImportedModule {
+  std::uint32_t level = 0;          // leading dots of a relative import; 0 for an absolute one
+  std::string module;               // dotted, without the leading dots; may be empty when level > 0
+  std::vector<std::string> names{}; // of `from ... import names` (each may be a submodule)
+  std::uint32_t line = 0;           // of the `import` or `from` keyword
+
+  friend bool operator==(const ImportedModule&, const ImportedModule&) = default;
 };
 
 // The result of classifying one script.
@@ -44,6 +61,7 @@ struct Classification {
   std::string why;                         // one sentence explaining the suggestion (or its absence)
   std::vector<std::string> contradictions; // e.g. "cpu selection at line 3 contradicts ... at line 9"
   std::optional<LexError> lex_error;       // the source is not valid Python there; no suggestion
+  std::vector<ImportedModule> imports;     // every import statement's module, in source order
 
   // True when some evidence row has rule id `rule`.
   [[nodiscard]] bool has_rule(std::string_view rule) const;
@@ -63,6 +81,14 @@ bool is_undecided(const Evidence& evidence);
 // cannot read (a lex_error) or nesting past its limits is cpu-selection evidence of an
 // `undecided` rule, never a clean single-host-compatible.
 Classification classify_source(std::string_view source);
+
+// The evidence and imports of `source` with no suggestion yet: the lesson reader scans a script
+// and each course file it imports this way, adds the files' rows to the script's, then suggests once.
+Classification scan_source(std::string_view source);
+
+// Fills `suggested`, `why` and `contradictions` from the evidence (classify_source does this
+// after scan_source); whatever they held before is replaced.
+void suggest_class(Classification& classification);
 
 // A row of the rule table: a stable kebab-case id, its category, the matched code as human text
 // and what a match implies. docs and `--help` print this table.

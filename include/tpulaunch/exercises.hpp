@@ -18,13 +18,15 @@ struct ExerciseListing {
   std::vector<std::string> ids;            // scripts with a valid id, sorted
   std::vector<std::string> invalid_names;  // .py files, and folders holding any, whose name cannot be part of an id
   std::vector<std::string> linked_folders; // symlinks to folders: not followed, so their scripts are not listed
+  std::vector<std::string> helpers;        // .py files the matrix marks as helpers (not scripts), relative
+                                           // to the folder ("lesson_helpers.py"), sorted
 };
 
 // The real location of `path`: symlinks resolved where the path exists, '.' and '..' folded
 // (the current folder for an empty path).
 std::filesystem::path real_path(const std::filesystem::path& path);
 
-// Lists the exercises folder. An unreadable folder, or one that leads outside the course, is a
+// Lists the exercises folder; a file the matrix's "helpers" name is a helper, not a script. An unreadable folder, or one that leads outside the course, is a
 // config Error naming the matrix.
 Result<ExerciseListing> list_exercises(const Matrix& matrix);
 
@@ -35,6 +37,11 @@ Status exercises_inside_course(const Matrix& matrix);
 // Ok when `path` (a script's file, symlinks resolved) is inside the exercises folder; otherwise a
 // config Error "script 'id': <path> leads outside the exercises folder <folder>".
 Status script_inside_exercises(const Matrix& matrix, std::string_view id, const std::string& path);
+
+// The course files the scripts of `listing` import (lesson.hpp), relative to the course folder as
+// the matrix's "helpers" name them, sorted: what `init` marks as helpers. A script that cannot be
+// read, or whose lesson cannot, is passed over (check reports it).
+std::vector<std::string> imported_course_files(const Matrix& matrix, const ExerciseListing& listing);
 
 // True for an id of a script in a subfolder ("advanced/sub_lesson").
 bool is_nested_script_id(std::string_view id);

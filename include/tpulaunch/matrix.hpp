@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tpulaunch/classifier.hpp"
 #include "tpulaunch/error.hpp"
+#include "tpulaunch/lesson.hpp"
 #include "tpulaunch/script_class.hpp"
 
 namespace tpulaunch {
@@ -20,8 +22,18 @@ struct EvidenceOverride {
   std::string rule;        // classifier rule id, e.g. "devices-cpu", or "missing:<marker>"
   std::uint32_t line = 0;  // line of the evidence in the reviewed file
   std::string reason;
+  std::string file{};      // the course file the evidence is in, as Evidence::file names it ("" for the script)
 
   friend bool operator==(const EvidenceOverride&, const EvidenceOverride&) = default;
+};
+
+// A course file reviewed with a script and staged with it (the entry's "files").
+struct MatrixFile {
+  std::string path;      // relative to the course folder: "public/exercises/lesson_helpers.py"
+  std::string sha256;    // as reviewed; empty when not recorded yet (the script is then stale)
+  bool declared = false; // named by the course rather than found through an import: review keeps it
+
+  friend bool operator==(const MatrixFile&, const MatrixFile&) = default;
 };
 
 struct MatrixEntry {
@@ -37,6 +49,7 @@ struct MatrixEntry {
   // the default. `review --jax-platforms` records it; plan then accepts --env JAX_PLATFORMS with it.
   std::string jax_platforms;
   std::vector<EvidenceOverride> overrides;
+  std::vector<MatrixFile> files;           // the course files reviewed with the script, sorted by path
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array(); // summary recorded by `review`
   // Fields this version does not know, kept as they are and in their order.
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
@@ -48,6 +61,9 @@ struct Matrix {
   int version = 1;
   std::string exercises_dir = "public/exercises";
   std::map<std::string, MatrixEntry> scripts; // sorted: stable order, one-entry diffs
+  // Course files that are not scripts ("helpers"): paths relative to the course folder, each a
+  // file ("public/exercises/lesson_helpers.py") or a folder ending in '/' (every file below it).
+  std::vector<std::string> helpers;
   nlohmann::ordered_json extra = nlohmann::ordered_json::object(); // unknown top-level fields, in order
   std::string origin;   // path of the matrix file, for messages
   std::string base_dir; // folder of the matrix file ("" for the current folder)
@@ -57,6 +73,11 @@ struct Matrix {
   [[nodiscard]] std::string script_path(std::string_view id) const;
   [[nodiscard]] std::string exercises_path() const;
   [[nodiscard]] const MatrixEntry* find(std::string_view id) const;
+  // `file` (relative to the exercises folder, "advanced/lesson_helpers.py") relative to the course
+  // folder, as "files" and "helpers" name it.
+  [[nodiscard]] std::string course_path(std::string_view file) const;
+  // True when the file `file` (relative to the exercises folder) is one of the "helpers".
+  [[nodiscard]] bool is_helper(std::string_view file) const;
 
   // The real exercises folder, checked once: "" until exercises_inside_course() ran.
   mutable std::string real_exercises;
@@ -92,6 +113,16 @@ struct ScriptStatus {
   const MatrixEntry* entry = nullptr;
   std::string actual_sha256; // empty when the file is missing
   std::string source;        // the file's content, for the classifier (empty when missing)
+  // The course files to stage with the script (found through its imports, or declared in the
+  // entry's "files"): where each is read here, where it goes on a worker (below ~/jax-tpu-lab/,
+  // next to staged_script(id).file) and its digest, which for a reviewed script is the one the
+  // matrix pins. Set when the lesson was read: always for a `reviewed` script.
+  std::vector<LessonFile> files;
+  // The script classified with its course files, when resolve_script read them (route_script and
+  // check use it rather than reading them again).
+  std::optional<Classification> classification;
+  bool helper = false;  // the matrix's "helpers" name its file: a module scripts import, not a script
+  std::string changed; // for stale_digest: what changed ("its course file ... changed (sha256 ...)")
 
   [[nodiscard]] bool reviewed() const { return state == ReviewState::reviewed; }
   // The class to route by; nullopt means review-required.
@@ -100,10 +131,20 @@ struct ScriptStatus {
   [[nodiscard]] std::string explanation() const;
 };
 
-// Looks up script `id`, reads its file and compares digests. Fails only when the file exists but
+// Looks up script `id`, reads its file and compares digests; when the script's own digest matches
+// a known class, also reads its lesson (lesson.hpp) and compares the course files' digests and
+// paths with the entry's "files": any change there makes the script stale_digest too. Fails only when the file exists but
 // cannot be read or is not a regular file inside the exercises folder, or when the exercises
 // folder itself leads outside the course (config Error).
 Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id);
+
+// The lesson of the script `status` holds (its source read): its imports followed below the
+// exercises folder, with the entry's declared files. Errors as read_lesson gives them.
+Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status);
+
+// The entry's "files" for a review of `lesson`: each course file with its digest now, declared
+// ones marked as such.
+std::vector<MatrixFile> reviewed_files(const Lesson& lesson);
 
 // Turns a command-line argument into a script id: an id (`advanced/sub_lesson`), a path to a .py
 // file inside the exercises folder, or a .py file name below that folder (`tpu-hello.py`). A path

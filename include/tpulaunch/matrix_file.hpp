@@ -29,9 +29,10 @@ enum class Overwrite { yes, no };
 // Overwrite::no the file appears whole or not at all, and an existing `path` is a failure Error.
 Status write_file_atomically(const std::string& path, std::string_view content, Overwrite overwrite = Overwrite::yes);
 
-// Writes a new, empty matrix for a course whose scripts are in `exercises_dir` (relative to the
-// matrix's folder) to `path`, atomically; never over an existing file (a failure Error). A bad
-// folder is a usage Error. Returns the matrix written.
+// Writes a new matrix with no reviews for a course whose scripts are in `exercises_dir` (relative
+// to the matrix's folder) to `path`, atomically; never over an existing file (a failure Error). The
+// course files the scripts import are listed as "helpers" (imported_course_files). A bad folder is
+// a usage Error. Returns the matrix written.
 Result<Matrix> init_matrix_file(const std::string& path, std::string_view exercises_dir);
 
 } // namespace tpulaunch

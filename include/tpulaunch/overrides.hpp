@@ -1,7 +1,8 @@
 #pragma once
 // The override rule, one for review, plan and check: a reviewer's `--override REASON` is recorded
 // next to exactly the evidence it accepts, and plan and check honour exactly what review records.
-// A piece of CPU-selection evidence is covered by an override of its rule and line; a missing
+// A piece of CPU-selection evidence is covered by an override of its rule, line and file (the
+// course file it was found in, as Evidence::file names it; none for the script's own); a missing
 // multi-host marker by a "missing:<marker>" override, unless the marker's row says an override
 // cannot stand in for it (`MultiHostMarker::not_overridable`): then review refuses to record one
 // and plan and check ignore one written by hand.
@@ -17,7 +18,7 @@ namespace tpulaunch {
 // The override rule id of a missing marker: "missing:initialize".
 std::string missing_marker_rule(std::string_view marker);
 
-// True when `entry` (may be null) records an override for exactly this evidence (rule and line).
+// True when `entry` (may be null) records an override for exactly this evidence (rule, line, file).
 bool is_overridden(const Evidence& evidence, const MatrixEntry* entry);
 
 // The rows of `evidence` that `entry` does not override, in order.

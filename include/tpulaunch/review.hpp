@@ -18,9 +18,11 @@ struct ReviewRequest {
   std::string override_reason; // empty: no override
   std::string jax_platforms;   // empty: TPU routes set JAX_PLATFORMS=tpu, tpulaunch's default
   std::string reviewed_at;     // UTC, ISO 8601 (the CLI passes the current time)
+  std::vector<MatrixFile> files; // the course files reviewed with it (reviewed_files of its lesson)
 };
 
-// The entry to record for `request`, given the file's `source`. Refused (exit 3) when a TPU class
+// The entry to record for `request`, given the file's `source` and its classification (with its
+// course files' evidence when it has any: classify the lesson, not the file alone). Refused (exit 3) when a TPU class
 // is recorded over cpu-selection evidence, or multi-host-qualified without every multi-host marker,
 // unless `override_reason` is set; refused even then when a marker that cannot be overridden
 // (jax.distributed.initialize()) is missing, since plan would refuse the route anyway. A bad

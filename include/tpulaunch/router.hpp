@@ -47,16 +47,18 @@ std::span<const RoutingRule> routing_rules();
 // Applies every rule in order. Exactly one of route/refusal is set.
 Decision decide(const RouteRequest& request);
 
-// One script routed now, as plan and check both need it: its state in the matrix, its source
-// classified again (the matrix says what was reviewed, the source says what would run now), and
-// the decision for `slice` (nullptr: the CPU route).
+// One script routed now, as plan and check both need it: its state in the matrix (with the course
+// files to stage with it, ScriptStatus::files), its source classified again with those files (the
+// matrix says what was reviewed, the source says what would run now), and the decision for
+// `slice` (nullptr: the CPU route).
 struct Routing {
   ScriptStatus status;
   std::optional<Classification> source; // set when there is a source to classify
   Decision decision;
 };
 
-// Resolves `id` in `matrix` (an Error only as resolve_script gives one), then classifies and decides.
+// Resolves `id` in `matrix`, then classifies and decides. An Error as resolve_script or
+// read_lesson gives one.
 Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice);
 
 } // namespace tpulaunch

@@ -7,6 +7,8 @@
 
 #include "commands.hpp"
 #include "tpulaunch/classifier.hpp"
+#include "tpulaunch/lesson.hpp"
+#include "tpulaunch/matrix.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/source_encoding.hpp"
 #include "tpulaunch/text_file.hpp"
@@ -23,17 +25,18 @@ struct ClassifyArgs {
 struct Classified {
   std::string path;
   std::string sha256;
-  Classification result;
+  Classification result;          // with the evidence of the course files it imports
+  std::vector<LessonFile> files;  // those course files
+  bool helper = false;            // the matrix's "helpers" name it: not a script
 };
 
 // The file to classify for one argument: an existing path; else, when the matrix loads, an id
 // (`advanced/sub_lesson`, with "did you mean") or a .py file name below the exercises folder.
-Result<std::string> script_file(const std::string& argument, const Globals& globals) {
+Result<std::string> script_file(const std::string& argument, const Result<Matrix>& matrix) {
   std::error_code ec;
   if (std::filesystem::exists(argument, ec)) {
     return argument;
   }
-  auto matrix = load_matrix(globals);
   if (argument.ends_with(".py")) {
     if (matrix) {
       if (auto id = script_id_from_argument(*matrix, argument)) {
@@ -50,11 +53,44 @@ Result<std::string> script_file(const std::string& argument, const Globals& glob
   return matrix->script_path(id);
 }
 
-Result<Classified> classify_file(const std::string& argument, const Globals& globals) {
-  TPULAUNCH_TRY(const std::string path, script_file(argument, globals));
+// The lesson of the file at `path`: in a course, the script's (its imports followed below the
+// exercises folder, with its entry's declared files); elsewhere, its imports followed below its
+// own folder.
+Result<Lesson> lesson_of(const std::string& path, const std::string& source, const Result<Matrix>& matrix,
+                         bool& helper) {
+  if (matrix) {
+    if (auto id = script_id_from_argument(*matrix, path)) {
+      ScriptStatus status;
+      status.id = *id;
+      status.path = path;
+      status.source = source;
+      status.entry = matrix->find(*id);
+      helper = matrix->is_helper(*id + ".py");
+      return read_lesson(*matrix, status);
+    }
+  }
+  const std::filesystem::path file(path);
+  LessonRequest request;
+  request.root = file.parent_path().string();
+  request.script = file.filename().string();
+  request.source = source;
+  request.what = fmt::format("script {}", path);
+  return read_lesson(request);
+}
+
+Result<Classified> classify_file(const std::string& argument, const Result<Matrix>& matrix) {
+  TPULAUNCH_TRY(const std::string path, script_file(argument, matrix));
   TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
   TPULAUNCH_CHECK(check_python_source(source, path, "script"));
-  Classified classified{path, sha256_hex(source), classify_source(source)};
+  Classified classified{path, sha256_hex(source), {}, {}, false};
+  TPULAUNCH_TRY(Lesson lesson, lesson_of(path, source, matrix, classified.helper));
+  classified.result = std::move(lesson.classification);
+  classified.files = std::move(lesson.files);
+  if (classified.helper) {
+    classified.result.suggested.reset();
+    classified.result.why = "a helper module (the matrix's \"helpers\"), not a script: its evidence counts for each "
+                            "script that imports it";
+  }
   log_classification(path, classified.result);
   return classified;
 }
@@ -70,14 +106,21 @@ std::string json_text(const std::vector<Classified>& files) {
     nlohmann::ordered_json j;
     j["path"] = f.path;
     j["sha256"] = f.sha256;
+    j["helper"] = f.helper;
+    nlohmann::ordered_json course_files = nlohmann::ordered_json::array();
+    for (const auto& file : f.files) {
+      course_files.push_back(
+          {{"path", file.path}, {"staged", file.staged}, {"sha256", file.sha256}, {"declared", file.declared}});
+    }
+    j["course_files"] = std::move(course_files);
     j["suggested_class"] = f.result.suggested ? nlohmann::ordered_json(to_string(*f.result.suggested)) : nullptr;
     j["why"] = f.result.why;
     j["contradictions"] = f.result.contradictions;
     j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
     nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
     for (const auto& e : f.result.evidence) {
-      evidence.push_back({{"rule", e.rule}, {"category", to_string(e.category)}, {"line", e.line},
-                          {"column", e.column}, {"text", e.text}, {"implies", e.implies}, {"detail", e.detail}});
+      evidence.push_back({{"file", evidence_path(f.path, e)}, {"rule", e.rule}, {"category", to_string(e.category)},
+                          {"line", e.line}, {"column", e.column}, {"text", e.text}, {"implies", e.implies}, {"detail", e.detail}});
     }
     j["evidence"] = std::move(evidence);
     list.push_back(std::move(j));
@@ -88,8 +131,12 @@ std::string json_text(const std::vector<Classified>& files) {
 std::string plain_text(const std::vector<Classified>& files) {
   std::string out;
   for (const auto& f : files) {
-    out += fmt::format("{}\n  sha256:    {}\n  suggested: {}\n  why:       {}\n", f.path, f.sha256,
-                       suggestion_text(f.result), f.result.why);
+    out += fmt::format("{}\n  sha256:    {}\n", f.path, f.sha256);
+    for (const auto& file : f.files) {
+      out += fmt::format("  with:      {} (sha256 {}){}\n", file.path,
+                         file.sha256.empty() ? std::string("missing") : file.sha256, file.declared ? ", declared" : "");
+    }
+    out += fmt::format("  suggested: {}\n  why:       {}\n", suggestion_text(f.result), f.result.why);
     for (const auto& c : f.result.contradictions) {
       out += fmt::format("  CONTRADICTION: {}\n", c);
     }
@@ -97,7 +144,8 @@ std::string plain_text(const std::vector<Classified>& files) {
       out += "  evidence:  none\n";
     }
     for (const auto& e : f.result.evidence) {
-      out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", f.path, e.line, e.column, to_string(e.category),
+      out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", evidence_path(f.path, e), e.line, e.column,
+                         to_string(e.category),
                          e.rule, e.text, e.implies);
       if (!e.detail.empty()) {
         out += fmt::format("      {}: {}\n", is_undecided(e) ? "cannot tell" : "note", e.detail);
@@ -113,8 +161,10 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
   std::vector<Classified> files;
   Output output;
   std::optional<ExitCode> failed;
+  // Read once: it says which arguments are scripts of the course, and which are helpers.
+  const Result<Matrix> matrix = load_matrix(globals);
   for (const auto& argument : args.scripts) {
-    auto classified = classify_file(argument, globals);
+    auto classified = classify_file(argument, matrix);
     if (!classified) {
       output.err += message_line(classified.error());
       failed = failed.value_or(classified.error().code);

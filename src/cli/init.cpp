@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tpulaunch/exercises.hpp"
@@ -25,6 +26,12 @@ Result<Output> run_init(const InitArgs& args, const Globals& globals) {
     found = "it does not exist yet";
   } else if (auto listing = list_exercises(matrix)) {
     found = fmt::format("{} found, none reviewed", counted(listing->ids.size(), "script"));
+    if (!matrix.helpers.empty()) {
+      // A helper is staged with the scripts that import it and never reviewed alone; a file that
+      // is a lesson of its own as well is taken out of "helpers" by hand.
+      found += fmt::format("; {} they import listed as \"helpers\", not scripts: {}",
+                           counted(matrix.helpers.size(), "course file"), fmt::join(matrix.helpers, ", "));
+    }
   } else {
     found = listing.error().message;
   }

@@ -33,7 +33,19 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
     if (status.state == ReviewState::missing_file || status.actual_sha256.empty()) {
       return config_error(fmt::format("cannot review '{}': {} does not exist", request.id, status.path));
     }
-    TPULAUNCH_TRY(MatrixEntry entry, make_review_entry(request, status.source, classify_source(status.source)));
+    if (status.helper) {
+      return usage_error(fmt::format("cannot review '{}': {}", request.id, status.explanation()));
+    }
+    // The script with the course files it brings: their evidence counts, their digests are pinned.
+    TPULAUNCH_TRY(Lesson lesson, read_lesson(matrix, status));
+    for (const auto& file : lesson.files) {
+      if (file.sha256.empty()) {
+        return config_error(fmt::format("cannot review '{}': {}, declared in its entry's \"files\", does not exist",
+                                        request.id, file.path));
+      }
+    }
+    request.files = reviewed_files(lesson);
+    TPULAUNCH_TRY(MatrixEntry entry, make_review_entry(request, status.source, lesson.classification));
     recorded = entry;
     record_review(matrix, std::move(entry));
     return Ok{};
@@ -46,8 +58,12 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
   if (!recorded.jax_platforms.empty()) {
     output.out += fmt::format("  TPU routes set JAX_PLATFORMS={} (in place of tpu)\n", recorded.jax_platforms);
   }
+  for (const auto& file : recorded.files) {
+    output.out += fmt::format("  with {} (sha256 {}){}\n", file.path, file.sha256, file.declared ? ", declared" : "");
+  }
   for (const auto& o : recorded.overrides) {
-    output.out += fmt::format("  override: {} at line {}: {}\n", o.rule, o.line, o.reason);
+    output.out += fmt::format("  override: {} at {}line {}: {}\n", o.rule, o.file.empty() ? "" : o.file + " ", o.line,
+                              o.reason);
   }
   return output;
 }

@@ -1099,14 +1099,17 @@ case_review__refuses_cpu_evidence_without_override() {
   expect_stderr_contains "lacks the multi-host markers initialize, per-process data, collective"
 }
 
+# In a copy: a review takes the matrix's lock, and other cases copy the shipped course meanwhile.
 case_review__bad_class_and_reviewer() {
-  run -C "$COURSE" review tpu-hello --class gpu-only --by alice
+  local dir
+  dir=$(course_copy review-bad-values)
+  run -C "$dir" review tpu-hello --class gpu-only --by alice
   expect_status 2
   expect_one_error_line
-  run -C "$COURSE" review tpu-hello --class cpu-only --by $'a\nb'
+  run -C "$dir" review tpu-hello --class cpu-only --by $'a\nb'
   expect_status 2
   expect_one_error_line
-  run -C "$COURSE" review tpu-hello --class cpu-only
+  run -C "$dir" review tpu-hello --class cpu-only
   expect_status 2
   expect_one_error_line
 }

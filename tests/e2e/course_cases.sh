@@ -259,7 +259,7 @@ case_plan__did_you_mean_script_ids() {
   run -C "$COURSE" plan tpu-helo --slice v5litepod-8 "${TPU_FLAGS[@]}"
   expect_status 2
   expect_stderr_contains "(did you mean 'tpu-hello'?)"
-  run -C "$COURSE" review sharding_sketch --class cpu-only --by alice
+  run -C "$(course_copy suggest-review)" review sharding_sketch --class cpu-only --by alice
   expect_status 2
   expect_stderr_contains "(did you mean 'sharding-sketch'?)"
   run -C "$COURSE" check --route colective-update@v5litepod-16

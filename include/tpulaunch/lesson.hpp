@@ -1,0 +1,77 @@
+#pragma once
+// A lesson: a script and the course files it needs next to it. The lesson reader follows the
+// script's imports (Classification::imports) to the modules that are files of the course — a
+// `.py` file, or a package folder, below the lesson's root folder — and those files' imports in
+// turn, once each (a cycle ends where it meets a file already read) and at most
+// k_max_lesson_files of them. Their evidence counts for the script, each row marked with the file
+// it was found in; their digests pin what runs with it. Nothing is read outside the root folder:
+// an import that would climb out of it is not followed, and a course file that leads out of it
+// (a symlink) is a config Error.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpulaunch/classifier.hpp"
+#include "tpulaunch/error.hpp"
+
+namespace tpulaunch {
+
+// Most course files one lesson may bring with it: past this, reading it is refused (config Error).
+inline constexpr std::size_t k_max_lesson_files = 256;
+
+// One course file staged with a script.
+struct LessonFile {
+  // Relative to the course folder (the matrix's), as the matrix's "files" and "helpers" name it:
+  // "public/exercises/lesson_helpers.py". Outside a course, the same as `staged`.
+  std::string course_path;
+  // Relative to the lesson's root folder (the exercises folder), '/'-separated:
+  // "lesson_helpers.py", "advanced/pkg/__init__.py". On a worker it goes to this path below
+  // ~/jax-tpu-lab/, the layout the script has there (staged_script(id).file), so Python finds it.
+  std::string staged;
+  std::string path;       // where to read it here (the root folder joined with `staged`)
+  std::string sha256;     // of its content now; empty when it is missing (only a declared file can be)
+  bool declared = false;  // named by the matrix entry's "files" rather than found through an import
+
+  friend bool operator==(const LessonFile&, const LessonFile&) = default;
+};
+
+struct LessonRequest {
+  std::string root;          // the folder nothing is read outside of ("" is the current folder)
+  std::string real_root;     // `root` with symlinks resolved, when the caller knows it ("": found here)
+  std::string course_prefix; // `root` relative to the course folder ("public/exercises"), for course_path
+  std::string script;        // the script, relative to `root` ("advanced/lesson.py")
+  std::string_view source;   // its text, read and checked by the caller
+  std::vector<std::string> declared; // more files staged with it, relative to `root`
+  std::string what;          // the script in messages: "script 'lesson'"
+};
+
+struct Lesson {
+  // The script's evidence followed by every course file's (Evidence::file set), one suggestion
+  // over all of it, and the script's own imports.
+  Classification classification;
+  std::vector<LessonFile> files; // sorted by `staged`; never the script itself
+};
+
+// Reads the lesson of `request.script`. A course file that cannot be read, is not UTF-8 Python,
+// leads outside the root or is one too many is a config Error naming it and the script. A declared
+// file that is missing is listed with an empty digest (the script is then stale, not an error).
+Result<Lesson> read_lesson(const LessonRequest& request);
+
+// The files an import statement of `importer` names below the root, as Python would look for them
+// (the script's folder first on sys.path; a relative import from the importer's package), each
+// relative to the root; only files that exist are returned. `is_file` and `is_folder` answer for a
+// path relative to the root. Exposed for the tests; read_lesson uses it with the file system.
+struct ImportProbe {
+  virtual ~ImportProbe() = default;
+  [[nodiscard]] virtual bool is_file(const std::string& relative) const = 0;
+  [[nodiscard]] virtual bool is_folder(const std::string& relative) const = 0;
+};
+std::vector<std::string> import_targets(const ImportedModule& module, std::string_view importer, std::string_view script,
+                                        const ImportProbe& probe);
+
+// The file a row of `evidence` is in, for a person: `script_path` itself, or the helper's path next
+// to it ("public/exercises/lesson_helpers.py" for a row of lesson_helpers.py).
+std::string evidence_path(std::string_view script_path, const Evidence& evidence);
+
+} // namespace tpulaunch
