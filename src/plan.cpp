@@ -199,8 +199,9 @@ Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile
 }
 
 // The files the full form stages: the run guard (called where it lands), then the script moved
-// into ~/jax-tpu-lab/ (or the discovery program into the run folder), each pinned by its digest.
-std::vector<StagedFile> staged_files(const Plan& plan) {
+// into ~/jax-tpu-lab/ (or the discovery program into the run folder), then the course files the
+// script imports, each moved to its place below ~/jax-tpu-lab/ and pinned by its digest.
+std::vector<StagedFile> staged_files(const Plan& plan, const std::vector<LessonFile>& lesson = {}) {
   const auto written = [&](const RemoteProgram& program, std::string place) {
     return StagedFile{plan.local_run_dir + "/" + program.file_name, program.file_name, std::move(place), program.sha256};
   };
@@ -210,6 +211,11 @@ std::vector<StagedFile> staged_files(const Plan& plan) {
   } else {
     const StagedScript staged = staged_script(plan.script);
     files.push_back(StagedFile{plan.path, staged.name + ".py", std::string(k_lab) + staged.file, plan.sha256});
+    for (const LessonFile& file : lesson) {
+      const auto slash = file.staged.rfind('/');
+      files.push_back(StagedFile{file.path, file.staged.substr(slash == std::string::npos ? 0 : slash + 1),
+                                 std::string(k_lab) + file.staged, file.sha256});
+    }
   }
   return files;
 }
@@ -241,6 +247,7 @@ Step stage_step(const Plan& plan) {
   step.workers = every_worker(plan);
   const std::string_view what = plan.staged.empty()                    ? "the script"
                                 : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
+                                : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
                                                                          : "the run guard and the script";
   step.summary = fmt::format("copy {} to {}", what, plan.multi_host() ? "every worker" : "the TPU VM");
   step.line = gcloud("scp");
@@ -800,8 +807,24 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   TPULAUNCH_CHECK(set_results(plan, script.id));
   const bool full = options.form == PlanForm::full;
   plan.steps.push_back(prepare_step(plan));
+  if (!script.files.empty() && !full) {
+    return usage_error(fmt::format("'{}' imports course files ({} and more); --course emits the course's own commands, "
+                                   "which copy the script alone: leave --course out",
+                                   script.id, script.files.front().course_path));
+  }
   if (full) {
-    plan.staged = staged_files(plan);
+    plan.staged = staged_files(plan, script.files);
+    // gcloud scp copies every source into the home folder by its name: two files of one name
+    // would land on each other.
+    for (std::size_t i = 1; i < plan.staged.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (plan.staged[i].home_name == plan.staged[j].home_name) {
+          return usage_error(fmt::format("'{}' stages {} and {}, which share the name {}: one scp call lands every "
+                                         "file in the worker's home folder by its name; rename one of them",
+                                         script.id, plan.staged[j].local, plan.staged[i].local, plan.staged[i].home_name));
+        }
+      }
+    }
     plan.steps.push_back(write_step(plan, run_guard_program(), plan.staged.front()));
     const bool qualified = script.entry != nullptr && script.entry->script_class == ScriptClass::multi_host_qualified;
     plan.verify = options.verify.value_or(qualified ? VerifyKind::training : VerifyKind::logs);

@@ -1489,6 +1489,38 @@ case_plan__jax_platforms_is_tpu_unless_reviewed() {
   expect_stderr_contains "JAX platform list"
 }
 
+# A lesson that imports course files (a module beside it and a package below it) has them staged
+# with it, in the same scp call, each moved into place and digest-checked by the run guard: the
+# import works on every worker, and a changed helper makes the script stale (no route).
+case_pipeline__helper_modules_are_staged_with_the_script() {
+  local dir
+  dir=$(standin_course pipeline-helpers 4)
+  mkdir -p "$dir/public/exercises/pkg"
+  printf 'GREETING = "from lesson_helpers"\n' >"$dir/public/exercises/lesson_helpers.py"
+  printf '' >"$dir/public/exercises/pkg/__init__.py"
+  printf 'def answer():\n    return 42\n' >"$dir/public/exercises/pkg/util.py"
+  { printf 'import lesson_helpers\nfrom pkg.util import answer\nassert answer() == 42, lesson_helpers.GREETING\n'
+    cat "$STANDIN/lesson_standin.py"; } >"$dir/public/exercises/standin-lesson.py"
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null ||
+    fail "the lesson could not be reviewed"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format json
+  expect_status 0
+  python3 -c 'import json,sys; s=json.loads(sys.argv[1])["staged"]; p=[x["place"] for x in s]
+assert p[2:] == ["~/jax-tpu-lab/lesson_helpers.py", "~/jax-tpu-lab/pkg/__init__.py", "~/jax-tpu-lab/pkg/util.py"], p' "$out" ||
+    fail "the course files are not staged in place: $out"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified"
+  # A changed helper: the review no longer holds.
+  printf 'GREETING = "changed"\n' >"$dir/public/exercises/lesson_helpers.py"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}"
+  expect_status 3
+  expect_stderr_contains "lesson_helpers.py"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<command>__<name>" >&2
   exit 2
