@@ -116,6 +116,18 @@ TEST(Catalog, UnknownSliceSuggestsTheClosestName) {
   EXPECT_NE(result.error().message.find("did you mean 'v5litepod-16'?"), std::string::npos) << result.error().message;
 }
 
+TEST(Catalog, SuggestionsSeeThroughSeparatorsAndGenerationNames) {
+  // "v5e 16" is nearer v5p-16 letter by letter; what was meant is the v5e slice of 16 chips.
+  for (const char* typed : {"v5e 16", "v5e_16", "V5E16", "v5e  16", "v5lite pod 16", "v5litepod 16"}) {
+    auto result = embedded().require(typed);
+    ASSERT_FALSE(result.ok()) << typed;
+    EXPECT_EQ(result.error().code, ExitCode::usage) << typed;
+    EXPECT_NE(result.error().message.find("did you mean 'v5litepod-16'?"), std::string::npos) << result.error().message;
+  }
+  EXPECT_NE(embedded().require("trillium 8").error().message.find("did you mean 'v6e-8'?"), std::string::npos);
+  EXPECT_NE(embedded().require("v5p 12").error().message.find("did you mean 'v5p-16'?"), std::string::npos);
+}
+
 TEST(Catalog, MalformedJsonNamesFileLineAndColumn) {
   const auto message = error_of("{\n  \"version\": 1,\n  \"slices\": [\n    {\"name\": }\n");
   EXPECT_EQ(message.rfind("test.json:4:14:", 0), 0U) << message;

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/matrix_file.hpp"
+#include "tpulaunch/overrides.hpp"
 #include "tpulaunch/review.hpp"
 
 namespace tpulaunch::cli {
@@ -42,7 +43,7 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
   output.out = fmt::format("recorded {} as {} (sha256 {}) by {} at {} in {}\n", recorded.id, recorded.class_name,
                            recorded.sha256, recorded.reviewed_by, recorded.reviewed_at, globals.matrix);
   for (const auto& o : recorded.overrides) {
-    output.out += fmt::format("  override: {} at line {}: {}\n", o.rule, o.line, o.reason);
+    output.out += fmt::format("  override: {}: {}\n", describe_override(o), o.reason);
   }
   return output;
 }

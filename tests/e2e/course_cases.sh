@@ -50,7 +50,7 @@ case_review__override_rule_across_review_plan_check() {
   printf 'import jax\njax.distributed.initialize()\nprint(jax.devices())\n' >"$dir/public/exercises/smoke.py"
   run -C "$dir" review smoke --class multi-host-qualified --by alice --override "a smoke test of the cluster"
   expect_status 0
-  expect_stdout_contains "override: missing:per-process data at line 0: a smoke test of the cluster"
+  expect_stdout_contains "override: no per-process data evidence anywhere in the source (missing:per-process data): a smoke test of the cluster"
   run -C "$dir" check
   expect_stdout_lacks "'smoke' is reviewed"
   run -C "$dir" plan smoke --slice v5litepod-16 "${TPU_FLAGS[@]}"
