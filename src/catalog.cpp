@@ -1,5 +1,6 @@
 #include "tpulaunch/catalog.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -19,6 +20,18 @@ namespace {
 constexpr long long k_max_hosts = 100000;
 constexpr long long k_max_per_host = 64;
 constexpr long long k_max_hbm_gib = 4096;
+
+// An accelerator type as Google spells them (v5litepod-16, v2-8): a lowercase letter first, then
+// lowercase letters, digits and '-', at most 63. The name reaches gcloud's --accelerator-type,
+// and a slice name typed in any case is looked up in lower case, so a row outside this rule
+// could never be planned for as written.
+bool is_accelerator_type(std::string_view name) {
+  if (name.empty() || name.size() > 63 || name.front() < 'a' || name.front() > 'z') {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
 
 // The number in an accelerator type: "v5litepod-16" -> 16.
 std::optional<long long> name_number(std::string_view name) {
@@ -88,6 +101,17 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
   TPULAUNCH_TRY(const long long hbm, object.integer("hbm_gib_per_chip", 1, k_max_hbm_gib));
   TPULAUNCH_TRY(slice.runtime_version, object.string("runtime_version"));
   TPULAUNCH_TRY(slice.topology, object.optional_string("topology"));
+  // Both reach a gcloud command line, so a bad one is this file's error, found here, and never a
+  // bad --runtime-version the user did not give.
+  if (!is_accelerator_type(slice.name)) {
+    return object.error_at("name", fmt::format("name \"{}\" is not an accelerator type: a lowercase letter first, "
+                                               "then lowercase letters, digits and '-', at most 63 characters",
+                                               printable(slice.name)));
+  }
+  if (const ValueRule& rule = value_rule(ValueKind::runtime_version); !rule.accepts(slice.runtime_version)) {
+    return object.error_at("runtime_version", fmt::format("\"runtime_version\" \"{}\" is not a runtime version: {}",
+                                                          printable(slice.runtime_version), rule.description));
+  }
   slice.hosts = static_cast<int>(hosts);
   slice.chips_per_host = static_cast<int>(chips);
   slice.devices_per_host = static_cast<int>(devices);

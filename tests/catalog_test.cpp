@@ -128,6 +128,25 @@ TEST(Catalog, SuggestionsSeeThroughSeparatorsAndGenerationNames) {
   EXPECT_NE(embedded().require("v5p 12").error().message.find("did you mean 'v5p-16'?"), std::string::npos);
 }
 
+TEST(Catalog, RuntimeVersionOutsideTheRuleIsThisFilesError) {
+  const auto result = parse_catalog(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "V2 alpha"})"),
+      "test.json");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::config);
+  const std::string& message = result.error().message;
+  EXPECT_EQ(message.rfind("test.json:2:169:", 0), 0U) << message; // the value itself
+  EXPECT_NE(message.find("slice 'v5litepod-4': \"runtime_version\" \"V2 alpha\" is not a runtime version"),
+            std::string::npos) << message;
+  EXPECT_EQ(message.find("--runtime-version"), std::string::npos) << message;
+}
+
+TEST(Catalog, NameOutsideTheAcceleratorTypeRuleIsRefused) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "V5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("name \"V5litepod-4\" is not an accelerator type"), std::string::npos) << message;
+}
+
 TEST(Catalog, MalformedJsonNamesFileLineAndColumn) {
   const auto message = error_of("{\n  \"version\": 1,\n  \"slices\": [\n    {\"name\": }\n");
   EXPECT_EQ(message.rfind("test.json:4:14:", 0), 0U) << message;
