@@ -37,6 +37,9 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
     record_review(matrix, std::move(entry));
     return Ok{};
   };
+  if (auto missing = matrix_missing(globals)) {
+    return *missing;
+  }
   TPULAUNCH_TRY(const Matrix matrix, update_matrix_file(globals.matrix, edit));
   (void)matrix;
   Output output;
