@@ -102,6 +102,9 @@ Result<Matrix> load_matrix(const Globals& globals);
 // A usage Error for the first word no command took (an unknown command or option), with
 // CLI11-style suggestions: the nearest command, or the nearest option of the command given.
 std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Command>& commands);
+// "tpulaunch: warning: ...\n" when the catalog's zone table says `zone` does not offer `slice` or
+// is not a known zone (Catalog::zone_warning); "" otherwise. For stderr, never a refusal.
+std::string zone_warning_line(const Catalog& catalog, std::string_view zone, const Slice& slice);
 // The exit-code table as help text.
 std::string exit_codes_help();
 // The names of the verify kinds (k_verify_kinds), for --verify and --kind; `none` only when a

@@ -110,6 +110,11 @@ std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Co
                                  given != nullptr ? given->get_name() + " " : std::string()));
 }
 
+std::string zone_warning_line(const Catalog& catalog, std::string_view zone, const Slice& slice) {
+  const auto warning = catalog.zone_warning(zone, slice);
+  return warning ? fmt::format("tpulaunch: warning: {}\n", *warning) : std::string();
+}
+
 std::string exit_codes_help() {
   std::string out = "Exit codes:\n";
   for (const auto& info : k_exit_codes) {
