@@ -94,7 +94,16 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", globals.verbosity, "log each decision to stderr (repeatable)");
   // Help text is made only when help is shown (CLI11 adds the final newline after a callback's text).
   app.footer([] {
-    std::string text = tpulaunch::cli::exit_codes_help();
+    std::string text = "Examples:\n"
+                       "  tpulaunch -C my-course init                 # a new course: a minimal execution-matrix.json\n"
+                       "  tpulaunch classify public/exercises         # evidence with file:line, a suggested class\n"
+                       "  tpulaunch review tpu-hello --class single-host-compatible --by alice\n"
+                       "  tpulaunch plan distributed-02               # the CPU route\n"
+                       "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
+                       "  tpulaunch check --strict --format github    # the CI gate\n"
+                       "  tpulaunch slice v5litepod-16                # hosts, devices, idle chips, zones\n"
+                       "Every command has --help with its own examples; docs/cli.md is the reference.\n\n" +
+                       tpulaunch::cli::exit_codes_help();
     text.pop_back();
     return text;
   });
