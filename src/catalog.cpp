@@ -1,14 +1,17 @@
 #include "tpulaunch/catalog.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "catalog_rows.hpp"
 #include "tpulaunch/json_reader.hpp"
 #include "tpulaunch/slice_names.hpp"
+#include "tpulaunch/spelling.hpp"
 #include "tpulaunch/text_file.hpp"
 #include "tpulaunch/validate.hpp"
 
@@ -19,6 +22,18 @@ namespace {
 constexpr long long k_max_hosts = 100000;
 constexpr long long k_max_per_host = 64;
 constexpr long long k_max_hbm_gib = 4096;
+
+// An accelerator type as Google spells them (v5litepod-16, v2-8): a lowercase letter first, then
+// lowercase letters, digits and '-', at most 63. The name reaches gcloud's --accelerator-type,
+// and a slice name typed in any case is looked up in lower case, so a row outside this rule
+// could never be planned for as written.
+bool is_accelerator_type(std::string_view name) {
+  if (name.empty() || name.size() > 63 || name.front() < 'a' || name.front() > 'z') {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
 
 // The number in an accelerator type: "v5litepod-16" -> 16.
 std::optional<long long> name_number(std::string_view name) {
@@ -88,6 +103,17 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
   TPULAUNCH_TRY(const long long hbm, object.integer("hbm_gib_per_chip", 1, k_max_hbm_gib));
   TPULAUNCH_TRY(slice.runtime_version, object.string("runtime_version"));
   TPULAUNCH_TRY(slice.topology, object.optional_string("topology"));
+  // Both reach a gcloud command line, so a bad one is this file's error, found here, and never a
+  // bad --runtime-version the user did not give.
+  if (!is_accelerator_type(slice.name)) {
+    return object.error_at("name", fmt::format("name \"{}\" is not an accelerator type: a lowercase letter first, "
+                                               "then lowercase letters, digits and '-', at most 63 characters",
+                                               printable(slice.name)));
+  }
+  if (const ValueRule& rule = value_rule(ValueKind::runtime_version); !rule.accepts(slice.runtime_version)) {
+    return object.error_at("runtime_version", fmt::format("\"runtime_version\" \"{}\" is not a runtime version: {}",
+                                                          printable(slice.runtime_version), rule.description));
+  }
   slice.hosts = static_cast<int>(hosts);
   slice.chips_per_host = static_cast<int>(chips);
   slice.devices_per_host = static_cast<int>(devices);
@@ -121,10 +147,101 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
   return slice;
 }
 
+// "zones": {"us-west4-a": ["v5e", "v2-8"], ...}: each name follows the zone rule --zone follows,
+// and each item is a generation id or a slice name of this catalog.
+Result<std::vector<Zone>> parse_zones(const JsonDocument& doc, const JsonValue& value,
+                                      const std::vector<Generation>& generations, const std::set<std::string>& slices) {
+  std::vector<Zone> zones;
+  const ValueRule& rule = value_rule(ValueKind::zone);
+  for (const auto& [name, offers] : value.items()) {
+    const std::string pointer = "/zones/" + json_pointer_token(name);
+    if (!rule.accepts(name)) {
+      return config_error(fmt::format("{}: zone \"{}\" is not a zone name: {}", doc.where(pointer + "#key"),
+                                      printable(name), rule.description));
+    }
+    if (!offers.is_array() || offers.empty()) {
+      return config_error(fmt::format("{}: zone '{}' must list what it offers (generation ids or slice names)",
+                                      doc.where(pointer), printable(name)));
+    }
+    Zone zone{name, {}};
+    for (std::size_t i = 0; i < offers.size(); ++i) {
+      const JsonValue& item = offers[i];
+      const bool known = item.is_string() && (slices.contains(item.get<std::string>()) ||
+                                              std::any_of(generations.begin(), generations.end(), [&](const Generation& g) {
+                                                return g.id == item.get<std::string>();
+                                              }));
+      if (!known) {
+        return config_error(fmt::format("{}: zone '{}': {} is neither a generation nor a slice of this catalog",
+                                        doc.where(fmt::format("{}/{}", pointer, i)), printable(name),
+                                        item.is_string() ? fmt::format("\"{}\"", printable(item.get<std::string>()))
+                                                         : std::string("a value that is not a string")));
+      }
+      zone.offers.push_back(item.get<std::string>());
+    }
+    zones.push_back(std::move(zone));
+  }
+  return zones;
+}
+
 } // namespace
 
-Catalog::Catalog(std::vector<Generation> generations, std::vector<Slice> slices, std::string origin)
-    : m_generations(std::move(generations)), m_slices(std::move(slices)), m_origin(std::move(origin)) {}
+Catalog::Catalog(std::vector<Generation> generations, std::vector<Slice> slices, std::string origin,
+                 std::vector<Zone> zones)
+    : m_generations(std::move(generations)), m_slices(std::move(slices)), m_origin(std::move(origin)),
+      m_zones(std::move(zones)) {}
+
+const Zone* Catalog::zone(std::string_view name) const {
+  for (const auto& zone : m_zones) {
+    if (zone.name == name) {
+      return &zone;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+bool zone_offers(const Zone& zone, const Slice& slice) {
+  return std::any_of(zone.offers.begin(), zone.offers.end(),
+                     [&](const std::string& item) { return item == slice.name || item == slice.generation; });
+}
+
+} // namespace
+
+std::vector<std::string> Catalog::zones_offering(const Slice& slice) const {
+  std::vector<std::string> names;
+  for (const auto& zone : m_zones) {
+    if (zone_offers(zone, slice)) {
+      names.push_back(zone.name);
+    }
+  }
+  return names;
+}
+
+std::optional<std::string> Catalog::zone_warning(std::string_view zone_name, const Slice& slice) const {
+  if (m_zones.empty() || zone_name.empty()) {
+    return std::nullopt;
+  }
+  const std::vector<std::string> offering = zones_offering(slice);
+  const std::string where = offering.empty() ? std::string("no zone of the table offers it")
+                                             : fmt::format("it lists {} in {}", slice.name, fmt::join(offering, ", "));
+  const Zone* found = zone(zone_name);
+  if (found == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& known : m_zones) {
+      names.push_back(known.name);
+    }
+    return fmt::format("zone '{}' is not in the catalog's table of Cloud TPU zones{}; {}. gcloud has the last word "
+                       "(the table: docs/catalog.md)",
+                       printable(zone_name), did_you_mean(zone_name, names), where);
+  }
+  if (!zone_offers(*found, slice)) {
+    return fmt::format("{} is not offered in {} by the catalog's table of Cloud TPU zones; {}. gcloud has the last "
+                       "word (the table: docs/catalog.md)",
+                       slice.name, found->name, where);
+  }
+  return std::nullopt;
+}
 
 const Slice* Catalog::find(std::string_view name) const {
   for (const auto& slice : m_slices) {
@@ -206,11 +323,16 @@ Result<Catalog> parse_catalog(std::string_view json, std::string_view origin) {
     }
     slices.push_back(std::move(slice));
   }
-  return Catalog(std::move(generations), std::move(slices), std::string(origin));
+  std::vector<Zone> zones;
+  if (root.has("zones")) {
+    TPULAUNCH_TRY(const JsonValue* zones_json, root.member("zones", JsonValue::value_t::object));
+    TPULAUNCH_TRY(zones, parse_zones(doc, *zones_json, generations, names));
+  }
+  return Catalog(std::move(generations), std::move(slices), std::string(origin), std::move(zones));
 }
 
 Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<const SliceRow> slices,
-                          std::string origin) {
+                          std::span<const ZoneRow> zones, std::string origin) {
   std::vector<Generation> generation_list;
   generation_list.reserve(generations.size());
   for (const auto& row : generations) {
@@ -225,8 +347,19 @@ Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<
                                row.devices_per_host, row.hbm_gib_per_chip, std::string(row.runtime_version),
                                std::string(row.topology), row.api, row.devices});
   }
-  spdlog::debug("catalog: the built-in table, {} ({} slices)", origin, slice_list.size());
-  return Catalog(std::move(generation_list), std::move(slice_list), std::move(origin));
+  std::vector<Zone> zone_list;
+  zone_list.reserve(zones.size());
+  for (const auto& row : zones) {
+    Zone zone{std::string(row.name), {}};
+    for (std::size_t start = 0; start < row.offers.size();) {
+      const std::size_t space = std::min(row.offers.find(' ', start), row.offers.size());
+      zone.offers.emplace_back(row.offers.substr(start, space - start));
+      start = space + 1;
+    }
+    zone_list.push_back(std::move(zone));
+  }
+  spdlog::debug("catalog: the built-in table, {} ({} slices, {} zones)", origin, slice_list.size(), zone_list.size());
+  return Catalog(std::move(generation_list), std::move(slice_list), std::move(origin), std::move(zone_list));
 }
 
 Result<Catalog> load_catalog_file(const std::string& path) {

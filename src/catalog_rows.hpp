@@ -33,10 +33,15 @@ struct SliceRow {
   TpuDevices devices;
 };
 
-// The Catalog holding `generations` and `slices` in the given order, named `origin`. The rows
-// were validated when they were generated, so this cannot fail.
+struct ZoneRow {
+  std::string_view name;
+  std::string_view offers; // generation ids and slice names, separated by one space
+};
+
+// The Catalog holding `generations`, `slices` and `zones` in the given order, named `origin`. The
+// rows were validated when they were generated, so this cannot fail.
 Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<const SliceRow> slices,
-                          std::string origin);
+                          std::span<const ZoneRow> zones, std::string origin);
 
 // The name the built-in catalog goes by in messages and in `slices --format json`.
 inline constexpr std::string_view k_embedded_catalog_origin = "<embedded catalog/slices.json>";

@@ -49,7 +49,14 @@ public:
       ScriptStatus s;
       s.id = id;
       s.path = m_matrix.script_path(id);
-      add_finding(findings, Severity::error, "unreadable", s, 0, resolved.error().message);
+      // The Error names the file and, for a byte that is not UTF-8, its line and column: the
+      // finding carries them, and the Error's exit code.
+      const Error& error = resolved.error();
+      const auto position = message_position(error.message);
+      const bool here = position && position->file == s.path;
+      add_finding(findings, Severity::error, "unreadable", s, here ? position->line : 0, error.message);
+      findings.back().code = error.code;
+      findings.back().column = here ? position->column : 0;
       return findings;
     }
     const ScriptStatus& s = *resolved;
@@ -112,6 +119,20 @@ private:
 std::size_t AuditReport::count(Severity severity) const {
   return static_cast<std::size_t>(
       std::count_if(findings.begin(), findings.end(), [&](const AuditFinding& f) { return f.severity == severity; }));
+}
+
+ExitCode AuditReport::exit_code() const {
+  bool errors = false;
+  for (const auto& f : findings) {
+    if (f.severity != Severity::error) {
+      continue;
+    }
+    if (f.code != ExitCode::refused) {
+      return f.code;
+    }
+    errors = true;
+  }
+  return errors ? ExitCode::refused : ExitCode::success;
 }
 
 Result<RouteAsk> parse_route_ask(std::string_view text) {

@@ -1,5 +1,7 @@
 #include "tpulaunch/error.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 namespace tpulaunch {
@@ -27,6 +29,45 @@ std::string counted(std::size_t count, std::string_view noun, std::string_view p
     return fmt::format("1 {}", noun);
   }
   return plural.empty() ? fmt::format("{} {}s", count, noun) : fmt::format("{} {}", count, plural);
+}
+
+namespace {
+
+// The number of 1 to 9 digits at `text`[`at`...], and where it ends; nullopt when there is none.
+std::optional<std::pair<std::uint32_t, std::size_t>> number_at(std::string_view text, std::size_t at) {
+  std::size_t end = at;
+  std::uint32_t value = 0;
+  while (end < text.size() && end - at < 9 && text[end] >= '0' && text[end] <= '9') {
+    value = value * 10 + static_cast<std::uint32_t>(text[end] - '0');
+    ++end;
+  }
+  if (end == at || value == 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(value, end);
+}
+
+} // namespace
+
+std::optional<MessagePosition> message_position(std::string_view message) {
+  const std::size_t prose = message.find(": "); // the file name ends before the first ": "
+  for (std::size_t colon = message.find(':'); colon != std::string_view::npos && colon > 0 && colon <= prose;
+       colon = message.find(':', colon + 1)) {
+    const auto line = number_at(message, colon + 1);
+    if (!line || line->second >= message.size() || message[line->second] != ':') {
+      continue;
+    }
+    MessagePosition position{std::string(message.substr(0, colon)), line->first, 0};
+    if (const auto column = number_at(message, line->second + 1);
+        column && column->second + 1 < message.size() && message.substr(column->second, 2) == ": ") {
+      position.column = column->first;
+      return position;
+    }
+    if (message.substr(line->second, 2) == ": ") {
+      return position;
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace tpulaunch

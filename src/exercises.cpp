@@ -202,6 +202,31 @@ std::vector<std::string> imported_course_files(const Matrix& matrix, const Exerc
   return {found.begin(), found.end()};
 }
 
+Result<std::vector<std::string>> python_files_below(const std::string& folder) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(folder, fs::directory_options::none, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // Hidden entries (.venv, .ipynb_checkpoints, .drafts) hold no script of the course.
+    if (it->path().filename().string().starts_with('.')) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    std::error_code type_ec;
+    if (it->path().extension() == ".py" && it->is_regular_file(type_ec)) {
+      files.push_back(it->path().lexically_normal().generic_string());
+    }
+  }
+  if (ec) {
+    return config_error(fmt::format("cannot read folder '{}': {}", printable(folder), ec.message()));
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    return usage_error(fmt::format("no .py file in the folder '{}' or in any folder below it", printable(folder)));
+  }
+  return files;
+}
+
 bool is_nested_script_id(std::string_view id) { return id.find('/') != std::string_view::npos; }
 
 StagedScript staged_script(std::string_view id) {

@@ -88,12 +88,23 @@ int main(int argc, char** argv) {
   app.add_option("-C", globals.directory, "run as if started in DIR")->type_name("DIR");
   app.add_option("--catalog", globals.catalog, "slice catalog (default: the one built in)")
       ->envname("TPULAUNCH_CATALOG")->type_name("FILE");
-  app.add_option("--matrix", globals.matrix, "execution matrix")
-      ->envname("TPULAUNCH_MATRIX")->default_str(tpulaunch::cli::k_default_matrix)->type_name("FILE");
+  const CLI::Option* matrix_option =
+      app.add_option("--matrix", globals.matrix,
+                     "execution matrix (default: execution-matrix.json here or in the nearest folder above)")
+          ->envname("TPULAUNCH_MATRIX")->default_str(tpulaunch::cli::k_default_matrix)->type_name("FILE");
   app.add_flag("-v,--verbose", globals.verbosity, "log each decision to stderr (repeatable)");
   // Help text is made only when help is shown (CLI11 adds the final newline after a callback's text).
   app.footer([] {
-    std::string text = tpulaunch::cli::exit_codes_help();
+    std::string text = "Examples:\n"
+                       "  tpulaunch -C my-course init                 # a new course: a minimal execution-matrix.json\n"
+                       "  tpulaunch classify public/exercises         # evidence with file:line, a suggested class\n"
+                       "  tpulaunch review tpu-hello --class single-host-compatible --by alice\n"
+                       "  tpulaunch plan distributed-02               # the CPU route\n"
+                       "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
+                       "  tpulaunch check --strict --format github    # the CI gate\n"
+                       "  tpulaunch slice v5litepod-16                # hosts, devices, idle chips, zones\n"
+                       "Every command has --help with its own examples; docs/cli.md is the reference.\n\n" +
+                       tpulaunch::cli::exit_codes_help();
     text.pop_back();
     return text;
   });
@@ -137,6 +148,12 @@ int main(int argc, char** argv) {
     globals.start_directory = std::filesystem::current_path().string();
     if (!globals.directory.empty() && ::chdir(globals.directory.c_str()) != 0) {
       return fail(tpulaunch::usage_error(fmt::format("-C '{}': cannot change to that folder", globals.directory)));
+    }
+    // CLI11 counts a value from $TPULAUNCH_MATRIX as given. init writes a new matrix here, so it
+    // never looks further up.
+    globals.matrix_given = matrix_option->count() > 0;
+    if (named != "init") {
+      tpulaunch::cli::locate_matrix(globals);
     }
     for (const auto& command : commands) {
       if (command.app->parsed()) {

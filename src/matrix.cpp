@@ -507,6 +507,24 @@ Result<Matrix> load_matrix_file(const std::string& path) {
   return matrix;
 }
 
+std::optional<std::string> find_matrix_upward(const std::string& folder, std::string_view name) {
+  std::error_code ec;
+  std::string up; // "", "../", "../../", ...
+  fs::path start = fs::path(folder).lexically_normal();
+  if (start.has_relative_path() && !start.has_filename()) {
+    start = start.parent_path(); // "/a/b/" -> "/a/b", so each step up is one folder
+  }
+  for (fs::path dir = start;; dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / name, ec)) {
+      return up + std::string(name);
+    }
+    if (dir == dir.parent_path() || dir.empty()) {
+      return std::nullopt;
+    }
+    up += "../";
+  }
+}
+
 std::string serialize_matrix(const Matrix& matrix) {
   nlohmann::ordered_json root;
   root["version"] = matrix.version;

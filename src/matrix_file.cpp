@@ -186,17 +186,24 @@ Result<Matrix> init_matrix_file(const std::string& path, std::string_view exerci
   if (const auto problem = exercises_dir_problem(exercises_dir)) {
     return usage_error(fmt::format("--exercises-dir: {}", *problem));
   }
+  // A matrix for a folder that is not there would list no script, and every later command would
+  // say so less plainly: the folder comes first.
+  const fs::path folder = fs::path(path).parent_path() / std::string(exercises_dir);
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    return usage_error(fmt::format("the exercises folder {} does not exist in {}; create it and put the course's "
+                                   "scripts there, or name their folder with --exercises-dir DIR (nothing was written)",
+                                   printable(folder.lexically_normal().string()),
+                                   printable(fs::current_path(ec).string())));
+  }
   Matrix matrix;
   matrix.exercises_dir = std::string(exercises_dir);
   matrix.origin = path;
   matrix.base_dir = fs::path(path).parent_path().string();
   // The course files the scripts import are helpers, not scripts: marked from the start, so that
   // check --strict does not ask for a review of each.
-  std::error_code ec;
-  if (fs::is_directory(matrix.exercises_path().empty() ? "." : matrix.exercises_path(), ec)) {
-    if (auto listing = list_exercises(matrix)) {
-      matrix.helpers = imported_course_files(matrix, *listing);
-    }
+  if (auto listing = list_exercises(matrix)) {
+    matrix.helpers = imported_course_files(matrix, *listing);
   }
   TPULAUNCH_CHECK(write_file_atomically(path, serialize_matrix(matrix), Overwrite::no));
   return matrix;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace tpulaunch {
 namespace {
 
@@ -17,6 +19,14 @@ bool records(const MatrixEntry* entry, std::string_view rule, std::uint32_t line
 } // namespace
 
 std::string missing_marker_rule(std::string_view marker) { return std::string(k_missing_prefix) + std::string(marker); }
+
+std::string describe_override(const EvidenceOverride& override_item) {
+  const std::string_view rule = override_item.rule;
+  if (rule.starts_with(k_missing_prefix)) {
+    return fmt::format("no {} evidence anywhere in the source ({})", rule.substr(k_missing_prefix.size()), rule);
+  }
+  return fmt::format("{} at {}line {}", rule, override_item.file.empty() ? "" : override_item.file + " ", override_item.line);
+}
 
 bool is_overridden(const Evidence& evidence, const MatrixEntry* entry) {
   return records(entry, evidence.rule, evidence.line, evidence.file);

@@ -20,8 +20,34 @@ std::optional<Refusal> check_reviewed(const RouteRequest& request) {
   if (request.script->reviewed()) {
     return std::nullopt;
   }
-  return refuse("review-required", fmt::format("review-required ({}): {}", to_string(request.script->state),
-                                               request.script->explanation()));
+  // The rule's name leads the refusal line ("review-required: ..."), so the reason does not repeat
+  // it: the state in brackets, as check tags its findings, then what is wrong and what to run.
+  return refuse("review-required",
+                fmt::format("[{}] {}", to_string(request.script->state), request.script->explanation()));
+}
+
+// What a cpu-only script's source says for its class, in words: the CPU selection when there is
+// one; otherwise that the review alone keeps it on the CPU (an empty file has no evidence at all).
+std::string cpu_only_grounds(const RouteRequest& request) {
+  if (request.source != nullptr) {
+    const auto rows = request.source->of_category(Category::cpu_selection);
+    const auto decided = std::find_if(rows.begin(), rows.end(), [](const Evidence* e) { return !is_undecided(*e); });
+    if (decided != rows.end()) {
+      return fmt::format("it selects CPU devices at line {} ({})", (*decided)->line, (*decided)->rule);
+    }
+    if (!rows.empty()) {
+      return fmt::format("it may select CPU devices at line {} ({})", rows.front()->line, rows.front()->rule);
+    }
+  }
+  const std::string& text = request.script->source;
+  if (request.source != nullptr && text.find_first_not_of(" \t\r\n\f") == std::string::npos) {
+    return "its file is empty: no evidence either way, only the review, which keeps it on the CPU";
+  }
+  if (request.source != nullptr) {
+    return "nothing in its source selects CPU devices, but the review keeps it on the CPU; review it again as "
+           "single-host-compatible if it belongs on a TPU";
+  }
+  return "the review keeps it on the CPU";
 }
 
 std::optional<Refusal> check_cpu_only(const RouteRequest& request) {
@@ -29,9 +55,10 @@ std::optional<Refusal> check_cpu_only(const RouteRequest& request) {
     return std::nullopt;
   }
   return refuse("cpu-only-stays-on-cpu",
-                fmt::format("'{}' is cpu-only: it selects CPU devices, so on {} its {} chips would sit idle while billing; "
-                            "drop --slice for the CPU route",
-                            request.script->id, request.slice->name, request.slice->global_chips()));
+                fmt::format("'{}' is cpu-only ({}): on {} its {} chips would sit idle while billing; drop --slice "
+                            "for the CPU route",
+                            request.script->id, cpu_only_grounds(request), request.slice->name,
+                            request.slice->global_chips()));
 }
 
 std::optional<Refusal> check_needs_slice(const RouteRequest& request) {
@@ -51,13 +78,16 @@ std::optional<Refusal> check_multi_host(const RouteRequest& request) {
   if (slice == nullptr || !slice->multi_host() || reviewed_class(request) == ScriptClass::multi_host_qualified) {
     return std::nullopt;
   }
+  // "the other host never starts", "the other 3 hosts never start": the verb agrees with the count.
+  const int others = slice->hosts - 1;
   return refuse(
       "multi-host-needs-qualified",
       fmt::format("{} has {} hosts, and '{}' is {}, not multi-host-qualified: started on one worker it hangs in "
-                  "initialization while the other {} never start and {} chips sit idle; pick a 1-host slice or "
-                  "review the script as multi-host-qualified",
+                  "initialization while {} and {} chips sit idle; pick a 1-host slice or review the script as "
+                  "multi-host-qualified",
                   slice->name, slice->hosts, request.script->id, to_string(*reviewed_class(request)),
-                  counted(static_cast<std::size_t>(slice->hosts - 1), "host"),
+                  others == 1 ? std::string("the other host never starts")
+                              : fmt::format("the other {} hosts never start", others),
                   slice->idle_chips_on_worker_zero()));
 }
 

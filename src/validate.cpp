@@ -218,6 +218,15 @@ const std::array<ValueRule, 16> k_value_rules{{
 
 const std::array<ValueRule, 16>& value_rules() { return k_value_rules; }
 
+const ValueRule& value_rule(ValueKind kind) {
+  for (const auto& rule : k_value_rules) {
+    if (rule.kind == kind) {
+      return rule;
+    }
+  }
+  return k_value_rules.front(); // every kind has a row (validate_test checks it)
+}
+
 std::optional<std::int64_t> duration_seconds(std::string_view value) {
   // Units in the order they must appear: "1h30m", never "30m1h" or "1h1h".
   constexpr std::array<std::pair<char, std::int64_t>, 4> k_units{{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};

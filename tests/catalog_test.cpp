@@ -48,6 +48,62 @@ TEST(Catalog, BuiltInTableEqualsTheFileParsedAtRunTime) {
     EXPECT_EQ(built.runtime_version, parsed.runtime_version) << parsed.name;
     EXPECT_EQ(built.topology, parsed.topology) << parsed.name;
   }
+  ASSERT_EQ(embedded().zones().size(), file->zones().size());
+  for (std::size_t i = 0; i < file->zones().size(); ++i) {
+    EXPECT_EQ(embedded().zones()[i].name, file->zones()[i].name);
+    EXPECT_EQ(embedded().zones()[i].offers, file->zones()[i].offers) << file->zones()[i].name;
+  }
+}
+
+TEST(Catalog, ZoneTableWarnsAndNeverDecides) {
+  const Slice& v5e16 = *embedded().find("v5litepod-16");
+  EXPECT_FALSE(embedded().zone_warning("us-west4-a", v5e16)) << "the course's zone offers v5e";
+  EXPECT_FALSE(embedded().zone_warning("", v5e16)) << "no --zone: gcloud's default, nothing to compare";
+  const auto unknown = embedded().zone_warning("us-west4-b", v5e16);
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_NE(unknown->find("zone 'us-west4-b' is not in the catalog's table of Cloud TPU zones (did you mean "
+                          "'us-west4-a'?)"),
+            std::string::npos)
+      << *unknown;
+  const auto elsewhere = embedded().zone_warning("us-east1-d", v5e16);
+  ASSERT_TRUE(elsewhere.has_value());
+  EXPECT_NE(elsewhere->find("v5litepod-16 is not offered in us-east1-d"), std::string::npos) << *elsewhere;
+  EXPECT_NE(elsewhere->find("it lists v5litepod-16 in us-central1-a, us-south1-a, us-west1-c, us-west4-a, "
+                            "europe-west4-b"),
+            std::string::npos)
+      << *elsewhere;
+  // A slice name in the table offers that slice only: v2-8 in us-central1-b, not v2-32.
+  EXPECT_FALSE(embedded().zone_warning("us-central1-b", *embedded().find("v2-8")));
+  EXPECT_TRUE(embedded().zone_warning("us-central1-b", *embedded().find("v2-32")));
+  EXPECT_EQ(embedded().zones_offering(*embedded().find("v2-32")), (std::vector<std::string>{"us-central1-a",
+                                                                                          "europe-west4-a"}));
+  // A catalog without a zone table has nothing to say.
+  auto bare = parse_catalog(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"),
+      "test.json");
+  ASSERT_TRUE(bare.ok()) << bare.error().message;
+  EXPECT_FALSE(bare->zone_warning("mars-central1-a", bare->slices().front()));
+}
+
+TEST(Catalog, ZoneTableEntriesAreChecked) {
+  const std::string slice =
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})";
+  const auto with_zones = [&](const std::string& zones) {
+    return R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1}},
+               "slices": [)" + slice + "],\n \"zones\": " + zones + "}";
+  };
+  auto good = parse_catalog(with_zones(R"({"us-west4-a": ["v5e"], "us-west1-c": ["v5litepod-4"]})"), "t.json");
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->zones().size(), 2U);
+  auto message = error_of(with_zones(R"({"US West": ["v5e"]})"));
+  EXPECT_NE(message.find("zone \"US West\" is not a zone name"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("test.json:3:", 0), 0U) << message;
+  message = error_of(with_zones(R"({"us-west4-a": ["v5e", "v9-8"]})"));
+  EXPECT_NE(message.find("zone 'us-west4-a': \"v9-8\" is neither a generation nor a slice of this catalog"),
+            std::string::npos)
+      << message;
+  message = error_of(with_zones(R"({"us-west4-a": []})"));
+  EXPECT_NE(message.find("must list what it offers"), std::string::npos) << message;
 }
 
 TEST(Catalog, CourseRowsHaveTheCourseFigures) {
@@ -114,6 +170,37 @@ TEST(Catalog, UnknownSliceSuggestsTheClosestName) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ExitCode::usage);
   EXPECT_NE(result.error().message.find("did you mean 'v5litepod-16'?"), std::string::npos) << result.error().message;
+}
+
+TEST(Catalog, SuggestionsSeeThroughSeparatorsAndGenerationNames) {
+  // "v5e 16" is nearer v5p-16 letter by letter; what was meant is the v5e slice of 16 chips.
+  for (const char* typed : {"v5e 16", "v5e_16", "V5E16", "v5e  16", "v5lite pod 16", "v5litepod 16"}) {
+    auto result = embedded().require(typed);
+    ASSERT_FALSE(result.ok()) << typed;
+    EXPECT_EQ(result.error().code, ExitCode::usage) << typed;
+    EXPECT_NE(result.error().message.find("did you mean 'v5litepod-16'?"), std::string::npos) << result.error().message;
+  }
+  EXPECT_NE(embedded().require("trillium 8").error().message.find("did you mean 'v6e-8'?"), std::string::npos);
+  EXPECT_NE(embedded().require("v5p 12").error().message.find("did you mean 'v5p-16'?"), std::string::npos);
+}
+
+TEST(Catalog, RuntimeVersionOutsideTheRuleIsThisFilesError) {
+  const auto result = parse_catalog(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "V2 alpha"})"),
+      "test.json");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::config);
+  const std::string& message = result.error().message;
+  EXPECT_EQ(message.rfind("test.json:2:169:", 0), 0U) << message; // the value itself
+  EXPECT_NE(message.find("slice 'v5litepod-4': \"runtime_version\" \"V2 alpha\" is not a runtime version"),
+            std::string::npos) << message;
+  EXPECT_EQ(message.find("--runtime-version"), std::string::npos) << message;
+}
+
+TEST(Catalog, NameOutsideTheAcceleratorTypeRuleIsRefused) {
+  const auto message = error_of(catalog_with_slice(
+      R"({"name": "V5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(message.find("name \"V5litepod-4\" is not an accelerator type"), std::string::npos) << message;
 }
 
 TEST(Catalog, MalformedJsonNamesFileLineAndColumn) {

@@ -1,5 +1,6 @@
 #include "tpulaunch/check.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -139,6 +140,28 @@ TEST_F(AuditTest, UnknownSliceInARouteIsAUsageError) {
   auto result = audit_course(m_matrix, *m_catalog, {{"a", "v9-8"}}, false);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ExitCode::usage);
+}
+
+TEST_F(AuditTest, AScriptThatCannotBeReadExitsAsAConfigErrorWithItsPosition) {
+  script("fine", "x = 1\n");
+  entry("fine", ScriptClass::cpu_only, sha256_hex("x = 1\n"));
+  EXPECT_EQ(audit().exit_code(), ExitCode::success);
+  script("stale", "x = 2\n");
+  entry("stale", ScriptClass::cpu_only, sha256_hex("x = 1\n"));
+  EXPECT_EQ(audit().exit_code(), ExitCode::refused);
+  script("latin", "print(1)\ns = \"caf\xe9\"\n");
+  const auto report = audit();
+  EXPECT_EQ(report.exit_code(), ExitCode::config);
+  const auto it = std::find_if(report.findings.begin(), report.findings.end(),
+                               [](const AuditFinding& f) { return f.kind == "unreadable"; });
+  ASSERT_NE(it, report.findings.end());
+  EXPECT_EQ(it->code, ExitCode::config);
+  EXPECT_EQ(it->line, 2U);
+  EXPECT_EQ(it->column, 9U);
+  // A warning alone never fails the gate, whatever else it says.
+  AuditReport warnings;
+  warnings.findings.push_back(AuditFinding{Severity::warning, "unreviewed", "a", "a.py", 0, "m"});
+  EXPECT_EQ(warnings.exit_code(), ExitCode::success);
 }
 
 TEST(Audit, RouteAskSyntax) {

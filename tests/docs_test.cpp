@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "tpulaunch/classifier.hpp"
@@ -10,6 +11,7 @@
 #include "tpulaunch/router.hpp"
 #include "tpulaunch/slice_names.hpp"
 #include "tpulaunch/validate.hpp"
+#include "test_catalog.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -67,6 +69,17 @@ TEST(Docs, CatalogDocListsEveryGenerationAlias) {
       EXPECT_NE(doc.find(fmt::format("`{}`", alias.alias)), std::string::npos) << alias.alias;
     }
   }
+}
+
+TEST(Docs, CatalogDocListsEveryZoneAndWhatItOffers) {
+  const std::string doc = read_doc("docs/catalog.md");
+  const auto& catalog = test_support::embedded_catalog();
+  ASSERT_FALSE(catalog.zones().empty());
+  for (const auto& zone : catalog.zones()) {
+    EXPECT_NE(doc.find(fmt::format("| `{}` | {} |", zone.name, fmt::join(zone.offers, ", "))), std::string::npos)
+        << zone.name;
+  }
+  EXPECT_NE(doc.find("https://cloud.google.com/tpu/docs/regions-zones"), std::string::npos);
 }
 
 TEST(Docs, ReadmeAndCliReferenceListEveryExitCode) {

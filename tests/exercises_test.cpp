@@ -80,6 +80,27 @@ TEST_F(ExercisesTest, AMissingFolderIsAConfigErrorNamingTheMatrix) {
                                          "' named by " + m_matrix.origin + ": No such file or directory");
 }
 
+TEST_F(ExercisesTest, PythonFilesBelowAFolderTakeEverySubfolderButHiddenAndLinkedOnes) {
+  for (const char* name : {"b.py", "a.py", "advanced/sub_lesson.py", "advanced/deeper/x.py", "notes.txt",
+                           "bad name.py", ".drafts/hidden.py", ".venv/lib/site.py"}) {
+    file(name);
+  }
+  fs::create_directories(m_root / "elsewhere");
+  std::ofstream(m_root / "elsewhere" / "z.py") << "print(2)\n";
+  fs::create_directory_symlink(m_root / "elsewhere", m_root / "ex" / "linked");
+  const std::string folder = (m_root / "ex").string();
+  auto files = python_files_below(folder);
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_EQ(*files, (std::vector<std::string>{folder + "/a.py", folder + "/advanced/deeper/x.py",
+                                              folder + "/advanced/sub_lesson.py", folder + "/b.py",
+                                              folder + "/bad name.py"}));
+  fs::create_directories(m_root / "empty" / "sub");
+  auto none = python_files_below((m_root / "empty").string());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ExitCode::usage);
+  EXPECT_NE(none.error().message.find("no .py file in the folder"), std::string::npos) << none.error().message;
+}
+
 TEST(StagedScript, KeepsTheSubfolderAndNamesTheCopyAfterTheLastPart) {
   const StagedScript top = staged_script("tpu-hello");
   EXPECT_EQ(top.file, "tpu-hello.py");

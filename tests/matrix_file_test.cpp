@@ -141,6 +141,23 @@ protected:
   std::string m_path;
 };
 
+TEST_F(MatrixFileTest, InitNeedsAnExercisesFolderThatExistsAndWritesNothingOtherwise) {
+  const std::string path = (m_dir / "new" / "execution-matrix.json").string();
+  fs::create_directories(m_dir / "new");
+  auto missing = init_matrix_file(path, "public/exercises");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ExitCode::usage);
+  EXPECT_NE(missing.error().message.find("the exercises folder " + (m_dir / "new" / "public/exercises").string() +
+                                         " does not exist"),
+            std::string::npos)
+      << missing.error().message;
+  EXPECT_FALSE(fs::exists(path));
+  fs::create_directories(m_dir / "new" / "public" / "exercises");
+  auto made = init_matrix_file(path, "public/exercises");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_TRUE(fs::exists(path));
+}
+
 TEST_F(MatrixFileTest, ReadOnlyMatrixIsRefusedAndLeftIntact) {
   ASSERT_EQ(::chmod(m_path.c_str(), 0444), 0);
   bool edited = false;

@@ -307,6 +307,21 @@ TEST(Matrix, TheDirectReaderTakesExactlyWhatTheTreeReaderTakes) {
   }
 }
 
+TEST_F(MatrixTest, TheMatrixIsFoundInTheNearestFolderAboveAsGitFindsDotGit) {
+  fs::create_directories(m_root / "ex" / "advanced" / "deeper");
+  std::ofstream(m_root / "execution-matrix.json") << "{}";
+  EXPECT_EQ(find_matrix_upward(m_root.string(), "execution-matrix.json"), "execution-matrix.json");
+  EXPECT_EQ(find_matrix_upward((m_root / "ex").string(), "execution-matrix.json"), "../execution-matrix.json");
+  EXPECT_EQ(find_matrix_upward((m_root / "ex" / "advanced" / "deeper").string() + "/", "execution-matrix.json"),
+            "../../../execution-matrix.json");
+  // The nearest one wins; a folder of that name is not a matrix.
+  std::ofstream(m_root / "ex" / "advanced" / "execution-matrix.json") << "{}";
+  EXPECT_EQ(find_matrix_upward((m_root / "ex" / "advanced" / "deeper").string(), "execution-matrix.json"),
+            "../execution-matrix.json");
+  fs::create_directories(m_root / "ex" / "m.json");
+  EXPECT_EQ(find_matrix_upward((m_root / "ex").string(), "m.json"), std::nullopt);
+}
+
 TEST_F(MatrixTest, ScriptArgumentMayBeAnIdAPathOrAFileName) {
   write("ex/distributed-02.py", k_source);
   fs::create_directories(m_root / "ex/advanced");

@@ -113,5 +113,12 @@ TEST(Overrides, ReReviewReplacesReasonAndNoteButKeepsUnknownFields) {
   EXPECT_EQ(got.extra["path"], "public/exercises/s.py");
 }
 
+TEST(Overrides, DescribedInWordsAMissingMarkerHasNoLine) {
+  EXPECT_EQ(describe_override({"devices-cpu", 16, "r"}), "devices-cpu at line 16");
+  const std::string missing = describe_override({missing_marker_rule("per-process data"), 0, "r"});
+  EXPECT_EQ(missing, "no per-process data evidence anywhere in the source (missing:per-process data)");
+  EXPECT_EQ(missing.find("line 0"), std::string::npos);
+}
+
 } // namespace
 } // namespace tpulaunch

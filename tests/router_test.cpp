@@ -3,6 +3,7 @@
 #include <memory>
 #include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_catalog.hpp"
@@ -128,8 +129,51 @@ TEST_F(RouterTest, OneOtherHostIsSingular) {
   const auto status = reviewed(ScriptClass::single_host_compatible);
   const auto d = decide_for(status, "v4-16"); // 2 hosts
   ASSERT_EQ(rule_of(d), "multi-host-needs-qualified");
-  EXPECT_NE(d.refusal->reason.find("the other 1 host never start"), std::string::npos) << d.refusal->reason;
-  EXPECT_EQ(d.refusal->reason.find("1 hosts"), std::string::npos) << d.refusal->reason;
+  EXPECT_NE(d.refusal->reason.find("while the other host never starts and 4 chips sit idle"), std::string::npos)
+      << d.refusal->reason;
+  EXPECT_EQ(d.refusal->reason.find("1 host"), std::string::npos) << d.refusal->reason;
+}
+
+TEST_F(RouterTest, SeveralOtherHostsArePlural) {
+  const auto status = reviewed(ScriptClass::single_host_compatible);
+  const auto d = decide_for(status, "v5litepod-16"); // 4 hosts
+  ASSERT_EQ(rule_of(d), "multi-host-needs-qualified");
+  EXPECT_NE(d.refusal->reason.find("while the other 3 hosts never start and 12 chips sit idle"), std::string::npos)
+      << d.refusal->reason;
+}
+
+TEST_F(RouterTest, ReviewRequiredReasonDoesNotRepeatTheRule) {
+  for (const auto state : {ReviewState::no_entry, ReviewState::stale_digest}) {
+    auto status = reviewed(ScriptClass::single_host_compatible);
+    status.state = state;
+    const auto d = decide_for(status, "v5litepod-8");
+    ASSERT_EQ(rule_of(d), "review-required");
+    EXPECT_EQ(d.refusal->reason.find("review-required"), std::string::npos) << d.refusal->reason;
+    EXPECT_TRUE(d.refusal->reason.starts_with(fmt::format("[{}] ", to_string(state)))) << d.refusal->reason;
+  }
+}
+
+TEST_F(RouterTest, CpuOnlyRefusalSaysWhatTheSourceShows) {
+  auto status = reviewed(ScriptClass::cpu_only);
+  status.source = "import jax\n\njax.devices('cpu')\n";
+  const Classification cpu = classify_source(status.source);
+  const auto selects = decide_for(status, "v5litepod-8", &cpu);
+  ASSERT_EQ(rule_of(selects), "cpu-only-stays-on-cpu");
+  EXPECT_NE(selects.refusal->reason.find("it selects CPU devices at line 3 (devices-cpu)"), std::string::npos)
+      << selects.refusal->reason;
+
+  status.source = "\n  \n";
+  const Classification empty = classify_source(status.source);
+  const auto blank = decide_for(status, "v5litepod-8", &empty);
+  ASSERT_EQ(rule_of(blank), "cpu-only-stays-on-cpu");
+  EXPECT_NE(blank.refusal->reason.find("its file is empty"), std::string::npos) << blank.refusal->reason;
+  EXPECT_EQ(blank.refusal->reason.find("selects CPU"), std::string::npos) << blank.refusal->reason;
+
+  status.source = "print('hello')\n";
+  const Classification plain = classify_source(status.source);
+  const auto none = decide_for(status, "v5litepod-8", &plain);
+  EXPECT_NE(none.refusal->reason.find("nothing in its source selects CPU devices"), std::string::npos)
+      << none.refusal->reason;
 }
 
 TEST_F(RouterTest, CpuRouteIgnoresSourceRules) {

@@ -70,9 +70,18 @@ std::string table_source(const Catalog& catalog, std::string_view input) {
                        cpp_literal(s.runtime_version), cpp_literal(s.topology), api_enumerator(s.api),
                        devices_enumerator(s.devices));
   }
+  out += "}};\n\n";
+  out += fmt::format("constexpr std::array<ZoneRow, {}> k_zones{{{{\n", catalog.zones().size());
+  for (const auto& z : catalog.zones()) {
+    std::string offers;
+    for (const auto& item : z.offers) {
+      offers += (offers.empty() ? "" : " ") + item;
+    }
+    out += fmt::format("    {{{}, {}}},\n", cpp_literal(z.name), cpp_literal(offers));
+  }
   out += "}};\n\n} // namespace\n\n";
   out += "Result<Catalog> load_embedded_catalog() {\n"
-         "  return catalog_from_rows(k_generations, k_slices, std::string(k_embedded_catalog_origin));\n"
+         "  return catalog_from_rows(k_generations, k_slices, k_zones, std::string(k_embedded_catalog_origin));\n"
          "}\n\n} // namespace tpulaunch\n";
   return out;
 }

@@ -54,13 +54,24 @@ struct Slice {
   [[nodiscard]] int idle_chips_on_worker_zero() const { return global_chips() - chips_per_host; }
 };
 
+// A zone where Cloud TPU VMs can be created, and what it offers: generation ids (every slice of
+// the generation) and slice names (that slice only), as Google's "TPU regions and zones" page
+// lists them (docs/catalog.md). Only ever grounds for a warning: zones change faster than a
+// catalog, and gcloud is the judge.
+struct Zone {
+  std::string name;                // "us-west4-a"
+  std::vector<std::string> offers; // "v5e", "v2-8", ...
+};
+
 class Catalog {
 public:
-  Catalog(std::vector<Generation> generations, std::vector<Slice> slices, std::string origin);
+  Catalog(std::vector<Generation> generations, std::vector<Slice> slices, std::string origin,
+          std::vector<Zone> zones = {});
 
   [[nodiscard]] const std::vector<Slice>& slices() const { return m_slices; }
   [[nodiscard]] const std::vector<Generation>& generations() const { return m_generations; }
   [[nodiscard]] const std::string& origin() const { return m_origin; }
+  [[nodiscard]] const std::vector<Zone>& zones() const { return m_zones; } // in file order
 
   // The slice named `name` (exact, lower case), or nullptr.
   [[nodiscard]] const Slice* find(std::string_view name) const;
@@ -71,15 +82,27 @@ public:
   // for such a generation, as "tpu7x-8") is a refused Error that says so.
   [[nodiscard]] Result<const Slice*> require(std::string_view name) const;
 
+  // The zone named `name`, or nullptr.
+  [[nodiscard]] const Zone* zone(std::string_view name) const;
+  // The zones that offer `slice` (its name or its generation), in table order.
+  [[nodiscard]] std::vector<std::string> zones_offering(const Slice& slice) const;
+  // A warning, in words, when the zone table knows better than `zone` for `slice`: the zone is
+  // not in the table (with the nearest name), or it does not offer the slice (with the zones that
+  // do). nullopt when all agrees, and when the catalog has no zone table (a --catalog without
+  // "zones"). Never an error: gcloud decides.
+  [[nodiscard]] std::optional<std::string> zone_warning(std::string_view zone, const Slice& slice) const;
+
 private:
   std::vector<Generation> m_generations;
   std::vector<Slice> m_slices;
   std::string m_origin;
+  std::vector<Zone> m_zones;
 };
 
 // Parses catalog JSON. Every problem (bad JSON, a missing or mistyped field, a duplicate slice,
-// hosts < 1, a name whose number disagrees with its chips) is a config Error naming `origin` and
-// the position or the slice.
+// hosts < 1, a name whose number disagrees with its chips, a name or runtime version gcloud would
+// not take, a zone name outside the zone rule or offering what the catalog does not list) is a
+// config Error naming `origin` and the position or the slice.
 Result<Catalog> parse_catalog(std::string_view json, std::string_view origin);
 
 // The catalog built into the binary: a constant table generated from catalog/slices.json at build

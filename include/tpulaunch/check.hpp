@@ -19,6 +19,11 @@ struct AuditFinding {
   std::string path;          // file the finding is about
   std::uint32_t line = 0;    // 0 when not about a line
   std::string message;
+  // What an error finding makes check exit with: refused (3), or the Error's own code (config, 4)
+  // for a script that cannot be read (not UTF-8, too large, not a regular file, leading outside
+  // the exercises folder), as plan, classify and review exit on that same file.
+  ExitCode code = ExitCode::refused;
+  std::uint32_t column = 0;  // 0 when the message gives none
 };
 
 struct RouteAsk {
@@ -31,6 +36,9 @@ struct AuditReport {
   std::size_t entries = 0; // matrix entries
   std::vector<AuditFinding> findings;
   [[nodiscard]] std::size_t count(Severity severity) const;
+  // success with no error finding; otherwise the first error finding's code that is not refused
+  // (a script that cannot be read: config), else refused.
+  [[nodiscard]] ExitCode exit_code() const;
 };
 
 // Parses "ID@SLICE" (usage Error otherwise).

@@ -2,6 +2,8 @@
 // Expected failures are values: `Result<T>` holds either a T or an `Error` (an exit code and a
 // one-line message). Only the CLI turns an Error into `tpulaunch: error: <message>` and an exit code.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +30,17 @@ std::string printable(std::string_view value);
 // "1 worker", "4 workers": a count and its noun, as messages write it ("1 workers" never).
 // `plural` is for nouns that do not just add an 's' ("entries"); empty means `noun` + "s".
 std::string counted(std::size_t count, std::string_view noun, std::string_view plural = {});
+
+// Where a message points, when it starts as compilers' do: "FILE:LINE:COLUMN: ..." or
+// "FILE:LINE: ..." (the first such prefix without ": " in FILE). Every config Error about a
+// position in a file is written so; `check` puts the line (and column) into its JSON and its
+// workflow annotations. Nothing for a message without one.
+struct MessagePosition {
+  std::string file;
+  std::uint32_t line = 0;   // 1-based
+  std::uint32_t column = 0; // 1-based; 0 when the message gives none
+};
+std::optional<MessagePosition> message_position(std::string_view message);
 
 // A value or an Error. Deliberately small: `ok()`, `value()`, `error()`, and `*`/`->` access.
 template <typename T> class [[nodiscard]] Result {

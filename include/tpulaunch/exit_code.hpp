@@ -12,7 +12,11 @@ enum class ExitCode : int {
   failure = 1,      // an operation failed at run time (I/O, a lock held, a write that did not land)
   usage = 2,        // the command line or a value on it is invalid; nothing was done
   refused = 3,      // the request is unsafe: a route refused, a check or verify that found problems
-  config = 4,       // a catalog, matrix, script or receipt file is malformed or unreadable
+  // A receipt is not config: it is what the run under verification wrote, so a malformed one is a
+  // verify finding (3), as a missing or wrong one is, and a pipeline's status says "not verified"
+  // whatever the run left. 4 is for the files a person writes and names: catalog, matrix, script
+  // (check exits 4 too when a script of the course cannot be read).
+  config = 4,       // a catalog, matrix or script file is malformed or unreadable
   interrupted = 130 // stopped by a signal (128 + SIGINT)
 };
 
@@ -27,8 +31,8 @@ inline constexpr std::array<ExitCodeInfo, 6> k_exit_codes{{
     {ExitCode::success, "success", "the plan, report or listing was printed; check and verify found nothing"},
     {ExitCode::failure, "failure", "a run-time failure: a file could not be written, a lock is held"},
     {ExitCode::usage, "usage", "invalid command line or value (flag, slice name, TPU name, zone, id)"},
-    {ExitCode::refused, "refused", "unsafe: route refused, stale or unreviewed script, check/verify findings"},
-    {ExitCode::config, "config", "malformed catalog, matrix, script or receipt (file and position named)"},
+    {ExitCode::refused, "refused", "unsafe: route refused, stale or unreviewed script, check/verify findings (a malformed receipt is one)"},
+    {ExitCode::config, "config", "a catalog, matrix, script or run folder that is malformed, unreadable or missing (file and position named)"},
     {ExitCode::interrupted, "interrupted", "interrupted by a signal"},
 }};
 

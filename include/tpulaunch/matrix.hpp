@@ -98,6 +98,12 @@ std::optional<std::string> exercises_dir_problem(std::string_view dir);
 Result<Matrix> parse_matrix(std::string_view json, std::string_view origin);
 Result<Matrix> load_matrix_file(const std::string& path);
 
+// The matrix a command started in `folder` (absolute) uses when none is named: `name` in
+// `folder`, or else in the nearest folder above it that holds one, as git finds .git, written
+// relative to `folder` ("execution-matrix.json", "../../execution-matrix.json"). nullopt when no
+// folder up to the root holds a file of that name.
+std::optional<std::string> find_matrix_upward(const std::string& folder, std::string_view name);
+
 // The canonical text of `matrix`: fixed key order at the top and in entries, scripts sorted by
 // id, two-space indent, trailing newline. `review` writes exactly this.
 std::string serialize_matrix(const Matrix& matrix);

@@ -31,8 +31,9 @@ Status write_file_atomically(const std::string& path, std::string_view content, 
 
 // Writes a new matrix with no reviews for a course whose scripts are in `exercises_dir` (relative
 // to the matrix's folder) to `path`, atomically; never over an existing file (a failure Error). The
-// course files the scripts import are listed as "helpers" (imported_course_files). A bad folder is
-// a usage Error. Returns the matrix written.
+// course files the scripts import are listed as "helpers" (imported_course_files). A bad folder
+// (absolute, leaving the course, or not an existing folder) is a usage Error, and nothing is
+// written. Returns the matrix written.
 Result<Matrix> init_matrix_file(const std::string& path, std::string_view exercises_dir);
 
 } // namespace tpulaunch

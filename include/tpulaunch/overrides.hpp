@@ -18,6 +18,11 @@ namespace tpulaunch {
 // The override rule id of a missing marker: "missing:initialize".
 std::string missing_marker_rule(std::string_view marker);
 
+// What an override accepts, in words, for messages: "devices-cpu at line 3" for evidence on a line;
+// "no per-process data evidence anywhere in the source (missing:per-process data)" for a missing
+// marker, which has no line.
+std::string describe_override(const EvidenceOverride& override_item);
+
 // True when `entry` (may be null) records an override for exactly this evidence (rule, line, file).
 bool is_overridden(const Evidence& evidence, const MatrixEntry* entry);
 

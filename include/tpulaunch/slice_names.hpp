@@ -24,8 +24,15 @@ std::span<const GenerationAlias> generation_aliases();
 // "V5E-16" -> "v5litepod-16", "trillium-8" -> "v6e-8". Unchanged otherwise (but lower case).
 std::string canonical_slice_name(std::string_view typed);
 
+// The name to look for suggestions under when `typed` names no slice: lower case, runs of spaces,
+// '_', '.' and '-' as one '-' (none at the ends), an alias followed directly by digits split
+// ("v5e16" -> "v5e-16"), then canonical_slice_name: "v5e 16" -> "v5litepod-16". It only ever
+// picks a suggestion; no name is accepted through it.
+std::string suggestion_key(std::string_view typed);
+
 // The slice `typed` names, or a usage Error "unknown slice 'x' (did you mean 'y'?)" whose
-// suggestion comes from the same generation first, then from every slice.
+// suggestion is the slice suggestion_key() names, else the nearest in the same generation, then
+// in every slice.
 Result<const Slice*> find_slice(const Catalog& catalog, std::string_view typed);
 
 } // namespace tpulaunch

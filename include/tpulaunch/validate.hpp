@@ -39,6 +39,10 @@ struct ValueRule {
 
 const std::array<ValueRule, 16>& value_rules();
 
+// The rule for `kind`: for a value read from a file (the catalog's runtime version), whose error
+// names the file and position rather than a flag.
+const ValueRule& value_rule(ValueKind kind);
+
 // Ok when `value` satisfies the rule for `kind`; otherwise a usage Error that quotes the value
 // (escaped so that control characters stay visible) and states the rule.
 Status validate_value(ValueKind kind, std::string_view value);

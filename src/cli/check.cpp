@@ -1,4 +1,6 @@
 // tpulaunch check: the CI gate. Audits the matrix against the exercises folder and asked routes.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -33,7 +35,7 @@ std::string annotation_escape(std::string_view text, bool property) {
   return out;
 }
 
-Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
+Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const Matrix matrix, load_matrix(globals));
   std::vector<RouteAsk> routes;
@@ -46,7 +48,7 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
   const std::size_t warnings = report.count(Severity::warning);
 
   Output output;
-  output.code = errors > 0 ? ExitCode::refused : ExitCode::success;
+  output.code = report.exit_code();
   std::string& out = output.out;
   if (args.format == "json") {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -56,6 +58,7 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
                       {"script", f.script},
                       {"path", f.path},
                       {"line", f.line == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.line)},
+                      {"column", f.column == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.column)},
                       {"message", f.message}});
     }
     out = dump_json(nlohmann::ordered_json{{"ok", errors == 0},
@@ -75,9 +78,10 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
                                : std::string();
   for (const auto& f : report.findings) {
     if (args.format == "github") {
-      out += fmt::format("::{} file={}{},title={}::{}\n", severity_name(f.severity),
+      out += fmt::format("::{} file={}{}{},title={}::{}\n", severity_name(f.severity),
                          annotation_escape(path_from_root(f.path, root), true),
                          f.line > 0 ? fmt::format(",line={}", f.line) : "",
+                         f.line > 0 && f.column > 0 ? fmt::format(",col={}", f.column) : "",
                          annotation_escape("tpulaunch " + f.kind, true), annotation_escape(f.message, false));
     } else {
       out += fmt::format("{}{}: {}: [{}] {}\n", f.path, f.line > 0 ? fmt::format(":{}", f.line) : "",
@@ -87,8 +91,38 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
   out += fmt::format("{}check: {}, {}: {}, {}{}\n", args.format == "github" ? "::notice::" : "",
                      counted(report.scripts, "script"), counted(report.entries, "entry", "entries"), counted(errors, "error"),
                      counted(warnings, "warning"),
-                     errors == 0 ? "" : " (exit 3)");
+                     errors == 0 ? "" : fmt::format(" (exit {})", to_int(output.code)));
   return output;
+}
+
+// An Error of check itself (a malformed matrix or catalog, a bad --route) in the github format:
+// the same one line on stderr, written as an ::error workflow command, which the Actions runner
+// reads from stderr as from stdout, so the failure is annotated on the file and line it names.
+Output error_annotation(const Error& error, const Globals& globals) {
+  std::string properties;
+  if (const auto position = message_position(error.message)) {
+    const std::string folder = std::filesystem::path(position->file).parent_path().string();
+    const std::string root = repository_root(folder.empty() ? "." : folder, globals.start_directory);
+    properties = fmt::format("file={},line={}{},", annotation_escape(path_from_root(position->file, root), true),
+                             position->line, position->column > 0 ? fmt::format(",col={}", position->column) : "");
+  }
+  std::string_view name = "error";
+  for (const auto& info : k_exit_codes) {
+    name = info.code == error.code ? info.name : name;
+  }
+  Output output;
+  output.code = error.code;
+  output.err = fmt::format("::error {}title={}::{}\n", properties, annotation_escape(fmt::format("tpulaunch {}", name), true),
+                           annotation_escape(error.message, false));
+  return output;
+}
+
+Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
+  auto result = check_report(args, globals);
+  if (!result && args.format == "github") {
+    return error_annotation(result.error(), globals);
+  }
+  return result;
 }
 
 } // namespace
@@ -103,7 +137,9 @@ Command setup_check(CLI::App& parent, const Globals& globals) {
       ->check(CLI::Range(1U, 256U))->default_str("the cores");
   app->footer("Examples:\n  tpulaunch check --strict\n"
               "  tpulaunch check --route collective-update@v5litepod-16 --route distributed-02@cpu --format github\n"
-              "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors.\n");
+              "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors\n"
+              "(a malformed matrix or catalog, a script that cannot be read). With --format github an error of\n"
+              "check itself is an ::error annotation too, on stderr.\n");
   return Command{app, [args, &globals]() { return run_check(*args, globals); }};
 }
 

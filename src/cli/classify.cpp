@@ -9,6 +9,7 @@
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/lesson.hpp"
 #include "tpulaunch/matrix.hpp"
+#include "tpulaunch/exercises.hpp"
 #include "tpulaunch/sha256.hpp"
 #include "tpulaunch/source_encoding.hpp"
 #include "tpulaunch/text_file.hpp"
@@ -163,7 +164,24 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
   std::optional<ExitCode> failed;
   // Read once: it says which arguments are scripts of the course, and which are helpers.
   const Result<Matrix> matrix = load_matrix(globals);
+  // A folder stands for every .py file in it and below it, so one line classifies a course. (A
+  // name ending in .py is meant as a script, whatever it is: a folder of that name is an error.)
+  std::vector<std::string> arguments;
   for (const auto& argument : args.scripts) {
+    std::error_code ec;
+    if (argument.ends_with(".py") || !std::filesystem::is_directory(argument, ec)) {
+      arguments.push_back(argument);
+      continue;
+    }
+    auto below = python_files_below(argument);
+    if (!below) {
+      output.err += message_line(below.error());
+      failed = failed.value_or(below.error().code);
+      continue;
+    }
+    arguments.insert(arguments.end(), below->begin(), below->end());
+  }
+  for (const auto& argument : arguments) {
     auto classified = classify_file(argument, matrix);
     if (!classified) {
       output.err += message_line(classified.error());
@@ -194,9 +212,12 @@ std::string rules_help() {
 Command setup_classify(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<ClassifyArgs>();
   CLI::App* app = parent.add_subcommand("classify", "Read Python sources as tokens and report device/multi-host evidence");
-  app->add_option("scripts", args->scripts, "script files, or ids in the matrix's exercises folder")->required();
+  app->add_option("scripts", args->scripts,
+                  "script files, ids in the matrix's exercises folder, or folders (every .py file below them)")
+      ->required();
   add_format_option(*app, args->format, {"text", "json"});
-  app->footer("Examples:\n  tpulaunch classify public/exercises/*.py\n  tpulaunch classify distributed-02 --format json\n\n" +
+  app->footer("Examples:\n  tpulaunch classify public/exercises\n  tpulaunch classify public/exercises/*.py\n"
+              "  tpulaunch classify distributed-02 --format json\n\n" +
               rules_help());
   return Command{app, [args, &globals]() { return run_classify(*args, globals); }};
 }

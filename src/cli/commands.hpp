@@ -27,6 +27,10 @@ struct Globals {
   std::string matrix = k_default_matrix; // --matrix FILE / TPULAUNCH_MATRIX
   int verbosity = 0;
   std::string start_directory; // the folder tpulaunch was started in (before -C), absolute
+  bool matrix_given = false;   // --matrix or $TPULAUNCH_MATRIX: used as given, never searched for
+  // Set when no matrix was given and none was found here or above (locate_matrix): the folder
+  // the search started in, which the error names.
+  std::string matrix_searched_from;
 };
 
 // What a command produced: the product for stdout, notes for stderr, and the exit code.
@@ -89,10 +93,19 @@ std::string own_path();
 // refused: <message>\n" for a refusal (exit 3), as plan's refusals read.
 std::string message_line(const Error& error);
 Result<Catalog> load_catalog(const Globals& globals);
+// When no matrix was given, the nearest execution-matrix.json at or above the current folder
+// becomes `globals.matrix` (as git finds .git); when there is none, `matrix_searched_from` says
+// where the search started, and load_matrix / matrix_missing() name it. Not for init.
+void locate_matrix(Globals& globals);
+// The error for a matrix that was not given and not found; nullopt when there is a matrix to read.
+std::optional<Error> matrix_missing(const Globals& globals);
 Result<Matrix> load_matrix(const Globals& globals);
 // A usage Error for the first word no command took (an unknown command or option), with
 // CLI11-style suggestions: the nearest command, or the nearest option of the command given.
 std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Command>& commands);
+// "tpulaunch: warning: ...\n" when the catalog's zone table says `zone` does not offer `slice` or
+// is not a known zone (Catalog::zone_warning); "" otherwise. For stderr, never a refusal.
+std::string zone_warning_line(const Catalog& catalog, std::string_view zone, const Slice& slice);
 // The exit-code table as help text.
 std::string exit_codes_help();
 // The names of the verify kinds (k_verify_kinds), for --verify and --kind; `none` only when a

@@ -22,7 +22,35 @@ Result<Catalog> load_catalog(const Globals& globals) {
   return load_catalog_file(globals.catalog);
 }
 
-Result<Matrix> load_matrix(const Globals& globals) { return load_matrix_file(globals.matrix); }
+void locate_matrix(Globals& globals) {
+  if (globals.matrix_given) {
+    return;
+  }
+  std::error_code ec;
+  const std::string here = std::filesystem::current_path(ec).string();
+  if (auto found = find_matrix_upward(here, k_default_matrix)) {
+    globals.matrix = std::move(*found);
+  } else {
+    globals.matrix_searched_from = here;
+  }
+}
+
+std::optional<Error> matrix_missing(const Globals& globals) {
+  if (globals.matrix_searched_from.empty()) {
+    return std::nullopt;
+  }
+  return config_error(fmt::format("no {} in {} or in any folder above it; start tpulaunch in a course's folder, or "
+                                  "point at one with -C DIR or --matrix FILE ($TPULAUNCH_MATRIX) (tpulaunch init "
+                                  "writes a new one)",
+                                  k_default_matrix, printable(globals.matrix_searched_from)));
+}
+
+Result<Matrix> load_matrix(const Globals& globals) {
+  if (auto missing = matrix_missing(globals)) {
+    return *missing;
+  }
+  return load_matrix_file(globals.matrix);
+}
 
 namespace {
 
@@ -80,6 +108,11 @@ std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Co
                                  given != nullptr ? " for " + given->get_name() : std::string(),
                                  did_you_mean(nearest_matches(flag, names, 1)),
                                  given != nullptr ? given->get_name() + " " : std::string()));
+}
+
+std::string zone_warning_line(const Catalog& catalog, std::string_view zone, const Slice& slice) {
+  const auto warning = catalog.zone_warning(zone, slice);
+  return warning ? fmt::format("tpulaunch: warning: {}\n", *warning) : std::string();
 }
 
 std::string exit_codes_help() {

@@ -19,6 +19,7 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const PlanOptions options, plan_options(args.tpu, globals, WithMatrix::no));
   TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, options));
   Output output;
+  output.err = zone_warning_line(catalog, options.zone, *slice);
   if (args.format == "json") {
     output.out = plan_json(plan) + "\n";
   } else if (args.format == "sh") {

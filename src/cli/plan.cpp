@@ -99,6 +99,9 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   options.args = args.args;
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
   Output output;
+  if (slice != nullptr) {
+    output.err = zone_warning_line(catalog, options.zone, *slice);
+  }
   if (args.format == "json") {
     output.out = plan_json(plan) + "\n";
   } else if (args.format == "sh") {

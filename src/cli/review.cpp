@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "tpulaunch/classifier.hpp"
 #include "tpulaunch/matrix_file.hpp"
+#include "tpulaunch/overrides.hpp"
 #include "tpulaunch/review.hpp"
 
 namespace tpulaunch::cli {
@@ -50,6 +51,9 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
     record_review(matrix, std::move(entry));
     return Ok{};
   };
+  if (auto missing = matrix_missing(globals)) {
+    return *missing;
+  }
   TPULAUNCH_TRY(const Matrix matrix, update_matrix_file(globals.matrix, edit));
   (void)matrix;
   Output output;
@@ -62,8 +66,7 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
     output.out += fmt::format("  with {} (sha256 {}){}\n", file.path, file.sha256, file.declared ? ", declared" : "");
   }
   for (const auto& o : recorded.overrides) {
-    output.out += fmt::format("  override: {} at {}line {}: {}\n", o.rule, o.file.empty() ? "" : o.file + " ", o.line,
-                              o.reason);
+    output.out += fmt::format("  override: {}: {}\n", describe_override(o), o.reason);
   }
   return output;
 }

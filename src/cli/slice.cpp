@@ -1,5 +1,6 @@
 // tpulaunch slice: answer the course's questions about one slice from the catalog.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tpulaunch/render.hpp"
@@ -46,6 +47,7 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     j["api"] = to_string(s.api);
     j["tpu_devices"] = to_string(s.devices);
     j["create_command"] = to_shell(create_line(s));
+    j["zones"] = catalog.zones_offering(s);
     output.out = dump_json(j) + "\n";
     return output;
   }
@@ -69,6 +71,11 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
                        fits ? "fits" : "does NOT fit", s.total_hbm_gib());
   }
   out += fmt::format("  runtime version:            {}\n", s.runtime_version);
+  if (!catalog.zones().empty()) {
+    const auto zones = catalog.zones_offering(s);
+    out += fmt::format("  zones (catalog's table):    {}\n",
+                       zones.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(zones, ", ")));
+  }
   out += fmt::format("  API:                        TPU VM (gcloud compute tpus tpu-vm); TPU devices {}\n",
                      s.devices == TpuDevices::accel  ? "/dev/accel*"
                      : s.devices == TpuDevices::vfio ? "/dev/vfio/*"

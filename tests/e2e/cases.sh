@@ -206,7 +206,7 @@ case_plan__review_required_refused() {
   run -C "$COURSE" plan sharding-sketch
   expect_status 3
   expect_stdout_empty
-  expect_stderr_contains "tpulaunch: refused: review-required: review-required (no-entry)"
+  expect_stderr_contains "tpulaunch: refused: review-required: [no-entry] 'sharding-sketch' has no entry"
   run -C "$COURSE" plan sharding-sketch --slice v5litepod-16 "${TPU_FLAGS[@]}" --format json
   expect_status 3
   expect_stdout_contains '"refused": true'
@@ -236,8 +236,7 @@ case_plan__stale_digest_refused() {
   run -C "$dir" plan tpu-hello --slice v5litepod-8 "${TPU_FLAGS[@]}"
   expect_status 3
   expect_stdout_empty
-  expect_stderr_contains "review-required (stale-digest)"
-  expect_stderr_contains "changed since it was reviewed"
+  expect_stderr_contains "review-required: [stale-digest] 'tpu-hello' changed since it was reviewed"
 }
 
 # --- plan: bad input ---------------------------------------------------------------------------
@@ -1073,7 +1072,7 @@ PY
   echo "jax.devices('cpu')" >>"$dir/public/exercises/sharding-sketch.py"
   run -C "$dir" plan sharding-sketch --slice v5litepod-8 "${TPU_FLAGS[@]}"
   expect_status 3
-  expect_stderr_contains "review-required (stale-digest)"
+  expect_stderr_contains "review-required: [stale-digest] 'sharding-sketch' changed since it was reviewed"
 }
 
 case_review__refuses_cpu_evidence_without_override() {

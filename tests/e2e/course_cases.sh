@@ -50,7 +50,7 @@ case_review__override_rule_across_review_plan_check() {
   printf 'import jax\njax.distributed.initialize()\nprint(jax.devices())\n' >"$dir/public/exercises/smoke.py"
   run -C "$dir" review smoke --class multi-host-qualified --by alice --override "a smoke test of the cluster"
   expect_status 0
-  expect_stdout_contains "override: missing:per-process data at line 0: a smoke test of the cluster"
+  expect_stdout_contains "override: no per-process data evidence anywhere in the source (missing:per-process data): a smoke test of the cluster"
   run -C "$dir" check
   expect_stdout_lacks "'smoke' is reviewed"
   run -C "$dir" plan smoke --slice v5litepod-16 "${TPU_FLAGS[@]}"
@@ -343,7 +343,7 @@ case_init__writes_a_minimal_matrix() {
   run -C "$dir" init --exercises-dir lessons
   expect_status 0
   expect_stdout_contains "created execution-matrix.json for the scripts in lessons (1 script found, none reviewed)"
-  expect_stdout_contains "tpulaunch review ID --class CLASS --by NAME"
+  expect_stdout_contains "tpulaunch -C $dir review ID --class CLASS --by NAME"
   python3 - "$dir/execution-matrix.json" <<'PY' || fail "init did not write a minimal matrix"
 import json, sys
 assert json.load(open(sys.argv[1])) == {"version": 1, "exercises_dir": "lessons", "scripts": {}}
@@ -354,9 +354,12 @@ PY
   expect_stdout_contains "warning: [unreviewed] 'hello' has no matrix entry"
   run -C "$dir" review hello --class single-host-compatible --by alice
   expect_status 0
+  # A matrix in a folder that is not there: its exercises folder cannot be there either.
   run -C "$dir" init --matrix other/m.json
-  expect_status 1
+  expect_status 2
   expect_one_error_line
+  expect_stderr_contains "the exercises folder other/public/exercises does not exist"
+  [[ ! -e "$dir/other" ]] || fail "a refused init made a folder"
   run -C "$dir" init --exercises-dir ../outside --matrix m2.json
   expect_status 2
   expect_one_error_line
@@ -376,8 +379,14 @@ case_init__refuses_to_overwrite() {
   [[ "$(sha256sum "$dir/execution-matrix.json")" == "$before" ]] || fail "init changed an existing matrix"
   dir=$(workdir init-default)
   run -C "$dir" init
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "the exercises folder public/exercises does not exist"
+  [[ ! -e "$dir/execution-matrix.json" ]] || fail "init wrote a matrix for a folder that does not exist"
+  mkdir -p "$dir/public/exercises"
+  run -C "$dir" init
   expect_status 0
-  expect_stdout_contains "for the scripts in public/exercises (it does not exist yet)"
+  expect_stdout_contains "for the scripts in public/exercises (0 scripts found, none reviewed)"
 }
 
 # --- CI output that lands where it should ---------------------------------------------------------
