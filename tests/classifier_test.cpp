@@ -1129,7 +1129,10 @@ TEST(Classifier, RandomGarbageNeverCrashes) {
   std::mt19937 rng(99);
   const std::string_view pieces[] = {"jax", ".", "devices", "(", ")", "'cpu'", "=", "os", "environ", "[", "]",
                                      "'JAX_PLATFORMS'", ",", "backend", "\n", "import", "from", "as", "==", "'tpu'",
-                                     "platform", "{", "}", ":", "assert", "\"", "f'{", "\\\n", "#", "lax", "psum"};
+                                     "platform", "{", "}", ":", "assert", "\"", "f'{", "\\\n", "#", "lax", "psum",
+                                     "def", "lambda", "getattr", "distributed", "initialize", "print", "if", "for",
+                                     "in", "shape", "    ", "# -*- coding: latin-1 -*-\n", "\xe9", "default_device",
+                                     "JAX_DEFAULT_DEVICE", "and", "else", "__name__", "'__main__'"};
   for (int round = 0; round < 3000; ++round) {
     std::string source;
     const auto count = rng() % 60;
