@@ -4,7 +4,7 @@
 //   check_profile COURSE_DIR [REPEATS]     (REPEATS: default 5; each figure is the median)
 //
 // Phases: the matrix parse; listing the exercises folder; resolve_script for every file (its
-// filesystem checks, the read, the UTF-8 check and SHA-256); then each of read, UTF-8 check,
+// filesystem checks, the read, the source check and SHA-256); then each of read, source check,
 // SHA-256 and classify_source alone over sources already in memory; and audit_course as a
 // whole (what `check` does between loading the matrix and printing), on one thread and on every
 // core.
@@ -26,8 +26,8 @@
 #include "tpulaunch/matrix.hpp"
 #include "tpulaunch/parallel.hpp"
 #include "tpulaunch/sha256.hpp"
+#include "tpulaunch/source_encoding.hpp"
 #include "tpulaunch/text_file.hpp"
-#include "tpulaunch/utf8.hpp"
 
 namespace {
 
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   });
   const double t_utf8 = median_seconds(repeats, [&] {
     for (const auto& s : sources) {
-      (void)tpulaunch::check_utf8_text(s, "x", "script");
+      (void)tpulaunch::check_python_source(s, "x", "script");
     }
   });
   std::size_t hashed = 0;
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   row("list + sort the exercises folder", t_list, 0, "");
   row("resolve_script, every file", t_resolve, corpus, "fs checks + read + UTF-8 + SHA-256");
   row("  read_text_file alone", t_read, corpus, "open, fstat, read");
-  row("  check_utf8_text alone", t_utf8, corpus, "");
+  row("  check_python_source alone", t_utf8, corpus, "NUL, PEP 263 line, UTF-8");
   row("  sha256_hex alone", t_sha, corpus, "");
   row("  = filesystem checks (the rest)", fs_checks, 0, "resolve_script minus the three rows above");
   row("classify_source, every file", t_classify, corpus, "audit classifies reviewed files only");

@@ -38,6 +38,8 @@ struct CallMatcher {
   // The rule of a `none` match whose nearest enclosing call prints or logs it (k_output_calls):
   // `print(jax.process_index())` reports which process this is, it is no per-process data.
   std::string_view output_rule{};
+  // A `none` match whose row says the condition it runs under (statement_condition.hpp).
+  bool says_condition = false;
 };
 
 inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
@@ -58,7 +60,7 @@ inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
     {"os.environ.update", "", ArgCheck::env_mapping, false},
     // getattr(object, name): platform-unresolved when it reaches a selecting function by name.
     {"getattr", "", ArgCheck::computed, false},
-    {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false},
+    {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false, 0, {}, false, {}, true},
     {"jax.process_index", "process-index", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
     {"jax.process_count", "process-count", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
     {"jax.lax.psum", "collective", ArgCheck::none, true},

@@ -1,6 +1,7 @@
 // The scanner's per-token path (inlined into PythonLexer::run), evidence rows, dotted chains,
 // brackets, the backend= keyword and statement-level assignments.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -11,6 +12,30 @@
 #include "python_lexer_stream.hpp"
 
 namespace tpulaunch::scan {
+namespace {
+
+// True when `source` holds "initialize" anywhere. Found from its 'z', which is rare in Python
+// source, so memchr passes over most of the file at vector speed (a search from the common 'i'
+// stops every few bytes).
+bool holds_initialize(std::string_view source) {
+  constexpr std::string_view word = "initialize";
+  constexpr std::size_t z = 8; // word[z] == 'z'
+  std::size_t at = z;
+  while (at + 1 < source.size()) {
+    const void* found = std::memchr(source.data() + at, 'z', source.size() - at - 1);
+    if (found == nullptr) {
+      return false;
+    }
+    const auto pos = static_cast<std::size_t>(static_cast<const char*>(found) - source.data());
+    if (source.substr(pos - z, word.size()) == word) {
+      return true;
+    }
+    at = pos + 1;
+  }
+  return false;
+}
+
+} // namespace
 
 Scanner::Scanner(std::string_view source) : m_src(source) {
   m_sentinel.kind = TokenKind::end;
@@ -26,6 +51,9 @@ Scanner::Scanner(std::string_view source) : m_src(source) {
     return filter;
   }();
   m_filter = k_callee_filter;
+  if (holds_initialize(source)) {
+    m_blocks.emplace(source);
+  }
 }
 
 void Scanner::add_evidence(std::string_view rule_id, const Pos& pos, std::string detail) {
@@ -195,6 +223,9 @@ void Scanner::on_chain_end(const Token& tok) {
     if (matcher.check == ArgCheck::none) {
       const bool output = call && !matcher.output_rule.empty() && in_output_call();
       add_evidence(output ? matcher.output_rule : matcher.rule, root_pos);
+      if (matcher.says_condition && call) {
+        note_condition(root);
+      }
     } else if (call && m_next_call == k_no_matcher) {
       m_next_call = static_cast<std::uint16_t>(i);
       m_next_call_root = root_pos;
@@ -220,16 +251,7 @@ void Scanner::open_bracket(const Token& tok) {
   Bracket bracket;
   bracket.open = tok.text[0];
   bracket.open_count = m_count;
-  if (bracket.open == '(') {
-    const Token& before = back(1);
-    if (before.kind == TokenKind::name) {
-      bracket.callee_name = before.text;
-      bracket.callee_attribute = is_op1(back(2), '.');
-      bracket.definition = back(2).kind == TokenKind::name && is_definition_keyword(back(2).text);
-    } else {
-      bracket.call_of_result = is_closer(before);
-    }
-  }
+  bracket.offset = static_cast<std::size_t>(tok.text.data() - m_src.data());
   if (matcher != k_no_matcher) {
     bracket.matcher = matcher;
     bracket.capturing = true;
@@ -314,7 +336,9 @@ bool Scanner::on_assignment(const Token& tok) {
     return false;
   }
   const std::size_t root = chain_root(j + 1);
-  if (root == 0) {
+  // Only `…environ[` or a one-name alias (`from os import environ as env`) can be os.environ:
+  // most subscript assignments (`out[i] = x`) stop here, before a chain is resolved.
+  if (root == 0 || (back(j + 1).text != "environ" && root != j + 1)) {
     return false;
   }
   resolve_chain(root, j + 1);
@@ -381,7 +405,10 @@ void Scanner::evaluate_env_assignment() {
 
 void Scanner::end_statement(const Token& tok) {
   evaluate_env_assignment();
-  evaluate_assert();
+  if (m_assert.active) {
+    evaluate_assert();
+  }
+  m_init_watch.active = false;
   if (!m_assign_target.empty() && m_assign_stmt == m_stmt) {
     note_backend_assignment();
   }
@@ -430,7 +457,9 @@ inline bool Scanner::on_name(const Token& tok) {
   // Only in, from, raise, import and assert matter: one length test rejects most names.
   switch (text.size()) {
   case 2:
-    if (text[0] == 'i' && text[1] == 'n') {
+    if (m_init_watch.active && text[0] == 'i' && text[1] == 'f' && depth() == m_init_watch.depth) {
+      set_expression_condition(m_init_watch.row, tok.line); // `initialize() if c else ...`
+    } else if (text[0] == 'i' && text[1] == 'n') {
       if (is_name(back(2), "for") && back(1).kind == TokenKind::name && statement_start(back(3))) {
         // `for NAME in <devices>:` binds NAME to each device, as `NAME = <device>` would.
         m_assign_target = back(1).text;
@@ -455,7 +484,7 @@ inline bool Scanner::on_name(const Token& tok) {
       step_import(tok);
     } else if (equals(text, "assert") && !is_op1(back(1), '.')) {
       start_assert(tok);
-    } else if (equals(text, "lambda") && !m_brackets.empty() && m_bracket_overflow == 0) {
+    } else if (text[0] == 'l' && equals(text, "lambda") && !m_brackets.empty() && m_bracket_overflow == 0) {
       ++m_brackets.back().lambda_params; // its parameters end at its `:`
     }
     break;
@@ -481,6 +510,9 @@ bool Scanner::on_open(const Token& tok) {
 
 bool Scanner::on_close(const Token& tok) {
   prologue(tok, false);
+  if (m_init_watch.active && depth() <= m_init_watch.depth) {
+    m_init_watch.active = false; // the bracket around the call ends
+  }
   if (!m_brackets.empty() && m_brackets.back().kwarg_at != 0 && m_bracket_overflow == 0) {
     finish_backend_kwarg();
   }
@@ -499,6 +531,9 @@ inline bool Scanner::on_op(const Token& tok) {
     case ',':
       if (!m_brackets.empty() && m_brackets.back().kwarg_at != 0 && m_bracket_overflow == 0) {
         finish_backend_kwarg();
+      }
+      if (m_init_watch.active && depth() == m_init_watch.depth) {
+        m_init_watch.active = false; // the next item is another expression
       }
       break;
     case '=':
@@ -532,6 +567,9 @@ inline bool Scanner::on_op(const Token& tok) {
 bool Scanner::on_newline(const Token& tok) {
   prologue(tok, false);
   end_statement(tok);
+  if (m_blocks && tok.kind == TokenKind::newline) {
+    m_blocks->on_line_end(tok, is_op1(back(1), ':') ? pos_of(back(1)).offset : std::string_view::npos);
+  }
   epilogue(tok, true);
   return true;
 }
@@ -540,7 +578,6 @@ void Scanner::on_end(const Token& tok) { (void)on_newline(tok); }
 
 void Scanner::finish(Classification& out) {
   resolve_pending();
-  note_conditions();
   // Rows were added when their match completed (a call at its `)`), so restore source order.
   std::vector<std::size_t> order(m_evidence.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -21,6 +21,7 @@
 
 #include "call_args.hpp"
 #include "classifier_matchers.hpp"
+#include "statement_condition.hpp"
 #include "token_match.hpp"
 #include "tpulaunch/classifier.hpp"
 
@@ -67,17 +68,25 @@ private:
     bool saw_device = false; // a jax.devices()/local_devices() call that is not a CPU one
     bool suppress_backend_kwarg = false;
     bool kwarg_jax = false; // the call holding `backend=` is (or may be) a JAX function
-    bool definition = false; // the parameters of `def NAME(` (or the bases of `class NAME(`)
-    bool callee_attribute = false; // callee_name follows a `.` (`logger.info(`)
-    bool call_of_result = false;   // a `(` after `)` or `]`: a call of what an expression gave
-    std::string_view callee_name;  // the name just before a `(` (a callee, or a keyword: `if (`)
     std::uint8_t lambda_params = 0; // `lambda`s in this bracket whose parameters have not ended
     std::uint16_t matcher = k_no_matcher;
     std::size_t capture_start = 0;
     std::size_t open_count = 0; // m_count of the opening bracket
+    std::size_t offset = 0;     // of the opening bracket in the source (before_bracket() reads there)
     std::size_t kwarg_at = 0;   // m_count of the `=` of a pending `backend=` argument (0: none)
     Pos root;
     Pos kwarg_pos; // of the `backend` keyword
+  };
+
+  // What precedes an opening bracket in the source: the name a `(` calls (or a keyword, `if (`),
+  // whether it follows a `.` (`logger.info(`), the name before that (`def` in `def f(`), and
+  // whether the bracket follows `)` or `]` (a call of what an expression gave). Read from the
+  // source text, as the token window may have moved on; only a few matches ask.
+  struct BeforeBracket {
+    std::string_view name;
+    std::string_view word_before; // the name before `name`, e.g. "def"
+    bool attribute = false;
+    bool after_closer = false;
   };
 
   // A platform value passed as a bare name (`jax.devices(PLAT)`): decided in finish(), once the
@@ -218,8 +227,9 @@ private:
   void start_assert(const Token& tok);
   void evaluate_assert();
   [[nodiscard]] bool in_output_call() const;
-  const std::vector<Token>& all_tokens();
-  void note_conditions();
+  [[nodiscard]] BeforeBracket before_bracket(std::size_t offset) const;
+  void note_condition(std::size_t root);
+  void set_expression_condition(std::size_t row, std::uint32_t line);
   void check_value(ValueCheck check, std::string_view rule, std::span<const Token> tokens, std::size_t begin,
                    std::size_t end, const Pos& pos, bool unknown_is_evidence, std::string_view what);
   void check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos);
@@ -283,7 +293,15 @@ private:
   std::vector<std::uint32_t> m_guard_stmts;     // ... that end with ':' (an if guarding the backend)
   std::vector<PendingValue> m_pending;
   std::vector<PendingKey> m_pending_keys;
-  std::optional<std::vector<Token>> m_all_tokens; // the whole file's tokens, lexed again when needed
+  // The blocks around the current line, tracked only in a source that holds "initialize" (no
+  // jax.distributed.initialize() can be matched in one that does not).
+  std::optional<BlockTracker> m_blocks;
+  // After a jax.distributed.initialize() row: an `if` later in its expression makes it conditional.
+  struct InitializeWatch {
+    bool active = false;
+    std::size_t row = 0;   // index in m_evidence
+    std::size_t depth = 0; // bracket depth of the call
+  } m_init_watch;
   bool m_reported_nesting = false;
 };
 

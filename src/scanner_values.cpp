@@ -93,7 +93,8 @@ void Scanner::note_keyword_argument() {
   Bracket& inner = m_brackets.back();
   // A parameter's default value (of a def, a class header or a lambda) is a definition, not a
   // selection: only a call that passes it selects anything.
-  if (inner.open != '(' || inner.suppress_backend_kwarg || inner.definition || inner.lambda_params > 0) {
+  if (inner.open != '(' || inner.suppress_backend_kwarg || inner.lambda_params > 0 ||
+      is_definition_keyword(before_bracket(inner.offset).word_before)) {
     return;
   }
   inner.kwarg_at = m_count;
@@ -151,7 +152,8 @@ void Scanner::resolve_pending() {
   if (m_pending.empty() && m_pending_keys.empty()) {
     return;
   }
-  const NameBindings bindings(all_tokens());
+  const std::vector<Token> tokens = tokenize(m_src);
+  const NameBindings bindings(tokens);
   // A key first: its row says how to read its value, which may be a name too (a PendingValue).
   for (const PendingKey& pending : m_pending_keys) {
     const NameValue key = bindings.value_of(pending.name);

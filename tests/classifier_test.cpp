@@ -389,6 +389,48 @@ TEST(Classifier, AnInitializeBehindAnIfSaysSo) {
             "never call it");
 }
 
+TEST(Classifier, AnInitializeInAOneLineIfOrAConditionalExpression) {
+  const auto detail = [](std::string_view source) {
+    const auto c = classify_source(source);
+    const Evidence* row = first(c, "distributed-initialize");
+    return row == nullptr ? std::string("no row") : row->detail;
+  };
+  const std::string expression = "conditional: it is an operand of a conditional expression (if/else, and, or) at "
+                                 "line 2, so a host may never call it";
+  for (std::string_view source : {
+           "import jax\nx = jax.distributed.initialize() if multi else None\n",
+           "import jax\nx = None if single else jax.distributed.initialize()\n",
+           "import jax\nmulti and jax.distributed.initialize()\n",
+           "import jax\nsingle or jax.distributed.initialize()\n",
+           "import jax\nf(a, multi and jax.distributed.initialize())\n",
+           "import jax\nif a: x = jax.distributed.initialize() if b else None\n", // the innermost condition
+           "import jax\n[jax.distributed.initialize() for _ in range(1) if multi]\n",
+       }) {
+    EXPECT_EQ(detail(source), expression) << source;
+  }
+  // At the very end of a file without a line end, and under an alias.
+  EXPECT_EQ(detail("import jax\nif multi:\n    jax.distributed.initialize()"),
+            "conditional: it runs only inside `if multi:` (line 2), so a host where that does not hold never joins");
+  EXPECT_EQ(detail("from jax.distributed import initialize as join\nfor h in hosts:\n    join()\n"),
+            "conditional: it runs only inside `for h in hosts:` (line 2), so a host where that does not hold never "
+            "joins");
+  EXPECT_EQ(detail("import jax\nif multi: jax.distributed.initialize()\n"),
+            "conditional: it runs only inside `if multi:` (line 2), so a host where that does not hold never joins");
+  EXPECT_EQ(detail("import jax\nif a:\n    pass\nelse: jax.distributed.initialize()\n"),
+            "conditional: it runs only inside `else:` (line 4), so a host where that does not hold never joins");
+  for (std::string_view source : {
+           "import jax\njax.distributed.initialize() and report()\n",
+           "import jax\nf(jax.distributed.initialize(), x if c else y)\n",
+           "import jax\ny = a if b else c; jax.distributed.initialize()\n",
+           "import jax\nif jax.distributed.initialize():\n    pass\n",
+           "import jax\nwith ctx(): jax.distributed.initialize()\n",
+           "import jax\nif __name__ == '__main__': jax.distributed.initialize()\n",
+           "from jax.distributed import initialize as init\ninit()\nok = x if y else z\n",
+       }) {
+    EXPECT_EQ(detail(source), "") << source;
+  }
+}
+
 // ---- backend assertion -----------------------------------------------------------------------
 
 TEST(Classifier, BackendIsTpuEveryForm) {
@@ -1087,7 +1129,10 @@ TEST(Classifier, RandomGarbageNeverCrashes) {
   std::mt19937 rng(99);
   const std::string_view pieces[] = {"jax", ".", "devices", "(", ")", "'cpu'", "=", "os", "environ", "[", "]",
                                      "'JAX_PLATFORMS'", ",", "backend", "\n", "import", "from", "as", "==", "'tpu'",
-                                     "platform", "{", "}", ":", "assert", "\"", "f'{", "\\\n", "#", "lax", "psum"};
+                                     "platform", "{", "}", ":", "assert", "\"", "f'{", "\\\n", "#", "lax", "psum",
+                                     "def", "lambda", "getattr", "distributed", "initialize", "print", "if", "for",
+                                     "in", "shape", "    ", "# -*- coding: latin-1 -*-\n", "\xe9", "default_device",
+                                     "JAX_DEFAULT_DEVICE", "and", "else", "__name__", "'__main__'"};
   for (int round = 0; round < 3000; ++round) {
     std::string source;
     const auto count = rng() % 60;

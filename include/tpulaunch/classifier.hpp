@@ -28,7 +28,7 @@ struct Evidence {
   std::string_view rule; // a ClassifierRule id, e.g. "devices-cpu"
   Category category = Category::cpu_selection;
   std::uint32_t line = 0;   // 1-based, of the token where the match starts
-  std::uint32_t column = 0; // 1-based, in bytes
+  std::uint32_t column = 0; // 1-based, in bytes of the UTF-8 text read (see classify_source)
   std::string text;       // that source line, trimmed (cut to 200 bytes + "...")
   std::string_view implies; // the rule's one-line meaning
   std::string detail{};   // for a rule that cannot decide: what it could not read, e.g.
@@ -77,7 +77,8 @@ void log_classification(std::string_view path, const Classification& classificat
 // True when `evidence` is a row of an undecided rule (a possible selection, not a certain one).
 bool is_undecided(const Evidence& evidence);
 
-// Classifies Python source. Never fails, and fails closed: a value it cannot resolve, source it
+// Classifies Python source, read as Python reads it: a file that declares Latin-1 or cp1252
+// (PEP 263, source_encoding.hpp) is decoded to UTF-8 first. Never fails, and fails closed: a value it cannot resolve, source it
 // cannot read (a lex_error) or nesting past its limits is cpu-selection evidence of an
 // `undecided` rule, never a clean single-host-compatible.
 Classification classify_source(std::string_view source);
