@@ -184,6 +184,7 @@ Result<ExerciseListing> list_exercises(const Matrix& matrix) {
 
 std::vector<std::string> imported_course_files(const Matrix& matrix, const ExerciseListing& listing) {
   std::set<std::string> found;
+  const ListedFolders folders(matrix.exercises_path()); // each folder listed once for every script
   for (const auto& id : listing.ids) {
     ScriptStatus status;
     status.id = id;
@@ -193,7 +194,7 @@ std::vector<std::string> imported_course_files(const Matrix& matrix, const Exerc
       continue;
     }
     status.source = std::move(*source);
-    if (auto lesson = read_lesson(matrix, status)) {
+    if (auto lesson = read_lesson(matrix, status, &folders)) {
       for (const auto& file : lesson->files) {
         found.insert(file.course_path);
       }

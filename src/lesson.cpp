@@ -1,12 +1,15 @@
 // The lesson reader: a script's imports followed to the course's own files, breadth first.
 #include "tpulaunch/lesson.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -38,16 +41,6 @@ std::string folder_of(std::string_view file) {
   return slash == std::string_view::npos ? std::string() : std::string(file.substr(0, slash));
 }
 
-std::vector<std::string> split_dotted(std::string_view dotted) {
-  std::vector<std::string> parts;
-  while (!dotted.empty()) {
-    const auto dot = dotted.find('.');
-    parts.emplace_back(dotted.substr(0, dot));
-    dotted = dot == std::string_view::npos ? std::string_view() : dotted.substr(dot + 1);
-  }
-  return parts;
-}
-
 bool inside(const fs::path& path, const fs::path& folder) {
   const auto relative = path.lexically_relative(folder);
   return !relative.empty() && *relative.begin() != "..";
@@ -57,13 +50,13 @@ bool inside(const fs::path& path, const fs::path& folder) {
 class FileProbe final : public ImportProbe {
 public:
   explicit FileProbe(std::string root) : m_root(std::move(root)) {}
-  [[nodiscard]] bool is_file(const std::string& relative) const override { return mode(relative, S_IFREG); }
-  [[nodiscard]] bool is_folder(const std::string& relative) const override { return mode(relative, S_IFDIR); }
+  [[nodiscard]] bool is_file(std::string_view relative) const override { return mode(relative, S_IFREG); }
+  [[nodiscard]] bool is_folder(std::string_view relative) const override { return mode(relative, S_IFDIR); }
 
 private:
-  [[nodiscard]] bool mode(const std::string& relative, mode_t type) const {
+  [[nodiscard]] bool mode(std::string_view relative, mode_t type) const {
     struct stat info {};
-    const std::string path = m_root.empty() ? relative : m_root + "/" + relative;
+    const std::string path = join(m_root, relative);
     return ::stat(path.c_str(), &info) == 0 && (info.st_mode & S_IFMT) == type;
   }
   std::string m_root;
@@ -71,28 +64,97 @@ private:
 
 } // namespace
 
+ListedFolders::ListedFolders(std::string root) : m_root(std::move(root)), m_top(list("")) {}
+
+bool ListedFolders::is_file(std::string_view relative) const { return is(relative, Kind::file); }
+bool ListedFolders::is_folder(std::string_view relative) const { return is(relative, Kind::folder); }
+
+// The regular files and folders in `folder` (below the root), symlinks followed; an unreadable or
+// missing folder lists nothing.
+ListedFolders::Listing ListedFolders::list(const std::string& folder) const {
+  Listing made;
+  const std::string path = folder.empty() ? (m_root.empty() ? "." : m_root) : join(m_root, folder);
+  if (DIR* dir = ::opendir(path.c_str())) {
+    const std::unique_ptr<DIR, int (*)(DIR*)> closer(dir, &::closedir);
+    while (const dirent* entry = ::readdir(dir)) {
+      unsigned char type = entry->d_type;
+      struct stat info {};
+      if ((type == DT_LNK || type == DT_UNKNOWN) && ::fstatat(::dirfd(dir), entry->d_name, &info, 0) == 0) {
+        type = S_ISREG(info.st_mode) ? DT_REG : S_ISDIR(info.st_mode) ? DT_DIR : DT_UNKNOWN; // followed
+      }
+      if (type == DT_REG || type == DT_DIR) {
+        const std::string_view name = entry->d_name;
+        made.filter.set(filter_bit(name));
+        made.names.emplace(name, type == DT_REG ? Kind::file : Kind::folder);
+      }
+    }
+  }
+  return made;
+}
+
+bool ListedFolders::is(std::string_view relative, Kind kind) const {
+  const auto slash = relative.rfind('/');
+  const Listing* listing = &m_top;
+  if (slash != std::string_view::npos) {
+    const std::string folder(relative.substr(0, slash));
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_folders.find(folder);
+    if (it == m_folders.end()) {
+      it = m_folders.emplace(folder, list(folder)).first;
+    }
+    listing = &it->second; // elements of an unordered_map stay where they are as others are added
+    relative.remove_prefix(slash + 1);
+  }
+  if (relative.empty() || !listing->filter.test(filter_bit(relative))) {
+    return false;
+  }
+  const auto found = listing->names.find(relative);
+  return found != listing->names.end() && found->second == kind;
+}
+
+std::size_t ListedFolders::filter_bit(std::string_view name) {
+  const auto first = static_cast<unsigned char>(name.front());
+  const auto last = static_cast<unsigned char>(name.back());
+  return (name.size() * 131U + first * 31U + last) & 4095U;
+}
+
 std::vector<std::string> import_targets(const ImportedModule& module, std::string_view importer, std::string_view script,
                                         const ImportProbe& probe) {
   std::vector<std::string> out;
   // A regular package's __init__.py, else the module's own file. Python looks for a package
   // folder first, then a module file, then takes a folder with no __init__.py as a namespace package.
+  // `path` holds the folder looked in; on a package it is left holding the package's folder.
+  // Most names are no file of the course (jax, numpy): one buffer, no allocation for them.
   enum class Found { none, module_file, package };
-  const auto find = [&](const std::string& folder, const std::string& name, std::string& into) {
-    const std::string path = join(folder, name);
-    const bool is_folder = probe.is_folder(path);
-    if (is_folder && probe.is_file(path + "/__init__.py")) {
-      out.push_back(path + "/__init__.py");
-      into = path;
-      return Found::package;
+  std::string path;
+  const auto find = [&](std::string_view name) {
+    const std::size_t folder_size = path.size();
+    if (!path.empty()) {
+      path += '/';
     }
-    if (probe.is_file(path + ".py")) {
-      out.push_back(path + ".py");
+    path += name;
+    const std::size_t module_size = path.size();
+    const bool is_folder = probe.is_folder(path);
+    if (is_folder) {
+      path += "/__init__.py";
+      if (probe.is_file(path)) {
+        out.push_back(path);
+        path.resize(module_size);
+        return Found::package;
+      }
+      path.resize(module_size);
+    }
+    path += ".py";
+    if (probe.is_file(path)) {
+      out.push_back(path);
+      path.resize(folder_size);
       return Found::module_file;
     }
+    path.resize(module_size);
     if (is_folder) {
-      into = path; // a namespace package: nothing to stage, but its modules may be
-      return Found::package;
+      return Found::package; // a namespace package: nothing to stage, but its modules may be
     }
+    path.resize(folder_size);
     return Found::none;
   };
 
@@ -111,23 +173,24 @@ std::vector<std::string> import_targets(const ImportedModule& module, std::strin
       out.push_back(join(base, "__init__.py"));
     }
   }
-  std::string current = base;
-  for (const auto& part : split_dotted(module.module)) {
-    std::string next;
-    switch (find(current, part, next)) {
+  path = std::move(base);
+  for (std::string_view dotted = module.module; !dotted.empty();) {
+    const auto dot = dotted.find('.');
+    switch (find(dotted.substr(0, dot))) {
     case Found::none:
       return out; // not a course module (the standard library, an installed package)
     case Found::module_file:
       return out; // a module has no submodules, and `from m import name` takes a name from it
     case Found::package:
-      current = std::move(next);
       break;
     }
+    dotted = dot == std::string_view::npos ? std::string_view() : dotted.substr(dot + 1);
   }
   // `from package import name`: the name may be a submodule.
+  const std::size_t package_size = path.size();
   for (const auto& name : module.names) {
-    std::string ignored;
-    (void)find(current, name, ignored);
+    (void)find(name);
+    path.resize(package_size);
   }
   return out;
 }
@@ -144,7 +207,8 @@ namespace {
 class LessonReader {
 public:
   explicit LessonReader(const LessonRequest& request)
-      : m_request(request), m_probe(request.root),
+      : m_request(request), m_file_probe(request.root),
+        m_probe(request.probe != nullptr ? *request.probe : static_cast<const ImportProbe&>(m_file_probe)),
         m_real_root(request.real_root.empty() ? real_path(request.root) : fs::path(request.real_root)),
         m_script_folder(folder_of(request.script)) {}
 
@@ -237,7 +301,8 @@ private:
   }
 
   const LessonRequest& m_request;
-  FileProbe m_probe;
+  FileProbe m_file_probe;
+  const ImportProbe& m_probe;
   fs::path m_real_root;
   std::string m_script_folder;
   std::map<std::string, LessonFile> m_files; // by `staged`: sorted, and each file once

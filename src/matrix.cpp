@@ -691,7 +691,7 @@ std::string lesson_change(const MatrixEntry& entry, const std::vector<LessonFile
 
 // Checks the source `status` holds (Python source text in its declared encoding), hashes it and compares with the entry's digest,
 // then, for a script whose own digest matches, its course files' with the entry's "files".
-Result<ScriptStatus> with_review_state(const Matrix& matrix, ScriptStatus status) {
+Result<ScriptStatus> with_review_state(const Matrix& matrix, ScriptStatus status, const ImportProbe* probe) {
   TPULAUNCH_CHECK(check_python_source(status.source, status.path, fmt::format("script '{}'", status.id)));
   status.actual_sha256 = sha256_hex(status.source);
   if (status.entry == nullptr) {
@@ -701,7 +701,7 @@ Result<ScriptStatus> with_review_state(const Matrix& matrix, ScriptStatus status
   } else if (status.entry->sha256 != status.actual_sha256) {
     status.state = ReviewState::stale_digest;
   } else {
-    TPULAUNCH_TRY(Lesson lesson, read_lesson(matrix, status));
+    TPULAUNCH_TRY(Lesson lesson, read_lesson(matrix, status, probe));
     status.changed = lesson_change(*status.entry, lesson.files);
     status.state = status.changed.empty() ? ReviewState::reviewed : ReviewState::stale_digest;
     status.files = std::move(lesson.files);
@@ -712,7 +712,7 @@ Result<ScriptStatus> with_review_state(const Matrix& matrix, ScriptStatus status
 
 } // namespace
 
-Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
+Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id, const ImportProbe* probe) {
   TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
   ScriptStatus status;
   status.id = std::string(id);
@@ -745,7 +745,7 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
         return too_large(file.size);
       }
       status.source = std::move(file.text);
-      return with_review_state(matrix, std::move(status));
+      return with_review_state(matrix, std::move(status), probe);
     case FileKind::symlink:
       break; // resolved below
     }
@@ -766,10 +766,10 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id) {
     return too_large(static_cast<std::uintmax_t>(info.st_size));
   }
   TPULAUNCH_TRY(status.source, read_text_file(status.path, "script", k_max_script_bytes));
-  return with_review_state(matrix, std::move(status));
+  return with_review_state(matrix, std::move(status), probe);
 }
 
-Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status) {
+Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status, const ImportProbe* probe) {
   TPULAUNCH_CHECK(exercises_inside_course(matrix));
   LessonRequest request;
   request.root = matrix.exercises_path();
@@ -778,6 +778,7 @@ Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status) {
   request.script = status.id + ".py";
   request.source = status.source;
   request.what = fmt::format("script '{}'", status.id);
+  request.probe = probe;
   if (status.entry != nullptr) {
     for (const auto& file : status.entry->files) {
       if (file.declared) {

@@ -33,6 +33,9 @@ void Scanner::bind(std::string_view local, std::string qualified) {
 // Records the module the import statement names so far (its parts, with `level` leading dots),
 // for the lesson reader; `from` names are added to it as they come.
 void Scanner::note_import(std::uint32_t level) {
+  if (m_imports.empty()) {
+    m_imports.reserve(16); // a lesson's usual imports, in one allocation
+  }
   ImportedModule module;
   module.level = level;
   module.line = m_import.line;

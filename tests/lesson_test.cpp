@@ -50,14 +50,14 @@ TEST(LessonImports, ImportsDoNotChangeTheEvidence) {
 
 class FakeProbe final : public ImportProbe {
 public:
-  FakeProbe(std::set<std::string> files, std::set<std::string> folders)
+  FakeProbe(std::set<std::string, std::less<>> files, std::set<std::string, std::less<>> folders)
       : m_files(std::move(files)), m_folders(std::move(folders)) {}
-  [[nodiscard]] bool is_file(const std::string& relative) const override { return m_files.contains(relative); }
-  [[nodiscard]] bool is_folder(const std::string& relative) const override { return m_folders.contains(relative); }
+  [[nodiscard]] bool is_file(std::string_view relative) const override { return m_files.contains(relative); }
+  [[nodiscard]] bool is_folder(std::string_view relative) const override { return m_folders.contains(relative); }
 
 private:
-  std::set<std::string> m_files;
-  std::set<std::string> m_folders;
+  std::set<std::string, std::less<>> m_files;
+  std::set<std::string, std::less<>> m_folders;
 };
 
 std::vector<std::string> targets(const std::string& import_line, const std::string& importer, const std::string& script,
@@ -127,7 +127,8 @@ protected:
     fs::create_directories((root() / relative).parent_path());
     std::ofstream(root() / relative, std::ios::binary) << text;
   }
-  [[nodiscard]] Result<Lesson> read(const std::string& script, std::vector<std::string> declared = {}) {
+  [[nodiscard]] Result<Lesson> read(const std::string& script, std::vector<std::string> declared = {},
+                                    const ImportProbe* probe = nullptr) {
     m_source = read_back(script);
     LessonRequest request;
     request.root = root().string();
@@ -136,6 +137,7 @@ protected:
     request.source = m_source;
     request.declared = std::move(declared);
     request.what = "script '" + script + "'";
+    request.probe = probe;
     return read_lesson(request);
   }
   [[nodiscard]] std::string read_back(const std::string& relative) const {
@@ -285,6 +287,38 @@ TEST_F(LessonFiles, DeclaredFilesArePinnedAndPythonOnesRead) {
   EXPECT_EQ(lesson->files[2].sha256, sha256_hex(std::string("\x93NUMPY\x00\xff", 8)));
   ASSERT_EQ(lesson->classification.evidence.size(), 1U); // from extra.py; the data file is not Python
   EXPECT_EQ(lesson->classification.evidence[0].file, "extra.py");
+}
+
+TEST_F(LessonFiles, ListedFoldersAnswerAsTheFileSystemDoes) {
+  write("lesson.py", "import pkg.mod\nimport linked\nimport ln.mod\nimport dangling\nimport jax\n");
+  write("pkg/__init__.py", "");
+  write("pkg/mod.py", "import jax\njax.devices('cpu')\n");
+  write("real.py", "x = 1\n");
+  fs::create_symlink("real.py", root() / "linked.py");
+  fs::create_directory_symlink("pkg", root() / "ln");
+  fs::create_symlink("nowhere.py", root() / "dangling.py");
+  const ListedFolders listed(root().string());
+  EXPECT_TRUE(listed.is_file("lesson.py"));
+  EXPECT_FALSE(listed.is_folder("lesson.py"));
+  EXPECT_TRUE(listed.is_folder("pkg"));
+  EXPECT_FALSE(listed.is_file("pkg"));
+  EXPECT_TRUE(listed.is_file("pkg/__init__.py"));
+  EXPECT_TRUE(listed.is_file("linked.py")); // symlinks followed, as Python's import follows them
+  EXPECT_TRUE(listed.is_folder("ln"));
+  EXPECT_TRUE(listed.is_file("ln/mod.py"));
+  EXPECT_FALSE(listed.is_file("dangling.py"));
+  EXPECT_FALSE(listed.is_file("jax.py"));
+  EXPECT_FALSE(listed.is_folder("jax"));
+  EXPECT_FALSE(listed.is_file("no/such/folder.py"));
+  // The same lesson either way.
+  auto by_stat = read("lesson.py");
+  auto by_listing = read("lesson.py", {}, &listed);
+  ASSERT_TRUE(by_stat.ok()) << by_stat.error().message;
+  ASSERT_TRUE(by_listing.ok()) << by_listing.error().message;
+  EXPECT_EQ(by_listing->files, by_stat->files);
+  EXPECT_EQ(staged(*by_listing), (std::vector<std::string>{"linked.py", "ln/__init__.py", "ln/mod.py", "pkg/__init__.py",
+                                                           "pkg/mod.py"}));
+  EXPECT_EQ(by_listing->classification.evidence.size(), 2U); // pkg/mod.py, and again as ln/mod.py
 }
 
 TEST_F(LessonFiles, AHelperThatIsNotTextIsRefusedByName) {

@@ -142,11 +142,12 @@ struct ScriptStatus {
 // paths with the entry's "files": any change there makes the script stale_digest too. Fails only when the file exists but
 // cannot be read or is not a regular file inside the exercises folder, or when the exercises
 // folder itself leads outside the course (config Error).
-Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id);
+// `probe`, when given, answers where the lesson's imports lead (ListedFolders, for many scripts).
+Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id, const ImportProbe* probe = nullptr);
 
 // The lesson of the script `status` holds (its source read): its imports followed below the
 // exercises folder, with the entry's declared files. Errors as read_lesson gives them.
-Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status);
+Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status, const ImportProbe* probe = nullptr);
 
 // The entry's "files" for a review of `lesson`: each course file with its digest now, declared
 // ones marked as such.
