@@ -8,6 +8,7 @@
 #include "tpulaunch/embedded/fetch_bash.hpp"
 #include "tpulaunch/embedded/worker_report_bash.hpp"
 #include "tpulaunch/json_writer.hpp"
+#include "tpulaunch/lesson.hpp"
 #include "tpulaunch/run_folder.hpp"
 
 namespace tpulaunch {
@@ -931,7 +932,9 @@ std::string render_sh(const Plan& plan) {
 std::string render_refusal_text(const RefusalContext& context, const Refusal& refusal) {
   std::string out = fmt::format("tpulaunch: refused: {}: {}\n", refusal.rule, refusal.reason);
   for (const Evidence& e : refusal.evidence) {
-    out += fmt::format("  {}:{}:{}: {} [{}]: {}\n", context.path, e.line, e.column, to_string(e.category), e.rule, e.text);
+    // A row found in a course file the script imports is at that file's line, not the script's.
+    out += fmt::format("  {}:{}:{}: {} [{}]: {}\n", evidence_path(context.path, e), e.line, e.column,
+                       to_string(e.category), e.rule, e.text);
   }
   return out;
 }
@@ -947,8 +950,8 @@ nlohmann::ordered_json refusal_json(const RefusalContext& context, const Refusal
   j["reason"] = refusal.reason;
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
   for (const Evidence& e : refusal.evidence) {
-    evidence.push_back({{"rule", e.rule}, {"category", to_string(e.category)}, {"line", e.line}, {"column", e.column},
-                        {"text", e.text}});
+    evidence.push_back({{"file", evidence_path(context.path, e)}, {"rule", e.rule}, {"category", to_string(e.category)},
+                        {"line", e.line}, {"column", e.column}, {"text", e.text}});
   }
   j["evidence"] = std::move(evidence);
   return j;

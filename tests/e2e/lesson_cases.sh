@@ -145,7 +145,7 @@ PY
   expect_stdout_contains "[stale-digest] 'lesson' changed since it was reviewed: its course file public/exercises/lesson_helpers.py changed (sha256 ${helper_sha:0:12} reviewed, "
   run -C "$dir" plan lesson
   expect_status 3
-  expect_stderr_contains "review-required (stale-digest)"
+  expect_stderr_contains "review-required: [stale-digest]"
   expect_stderr_contains "its course file public/exercises/lesson_helpers.py changed"
   run -C "$dir" review lesson --class cpu-only --by alice
   expect_status 0
