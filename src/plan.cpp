@@ -452,6 +452,17 @@ Step queue_step(const Plan& plan) {
   return step;
 }
 
+// The one state query of what the plan asks for: the queued resource's state (--queued), or the
+// TPU's. The name check and the wait both ask it.
+ShellLine capacity_state_line(const Plan& plan) {
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  ShellLine line = queued ? gcloud_queued("describe") : gcloud("describe");
+  line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
+      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
+  add_project(line, plan);
+  return line;
+}
+
 // Before creating: what the plan is about to create must not exist yet. A TPU (or queued resource)
 // of that name is not this plan's, so the plan refuses it, naming its state, rather than run on it
 // or, later, delete it. The line is the describe call; the sh script refuses when it succeeds.
@@ -464,10 +475,7 @@ Step name_check_step(const Plan& plan) {
                              "one does, and the plan stops (exit {})",
                              queued ? "queued resource" : "TPU", queued ? plan.queued_resource : plan.options.tpu,
                              to_int(PipelineStatus::name_taken));
-  step.line = queued ? gcloud_queued("describe") : gcloud("describe");
-  step.line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
-      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
-  add_project(step.line, plan);
+  step.line = capacity_state_line(plan);
   return step;
 }
 
@@ -499,10 +507,7 @@ Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
   step.summary = fmt::format("every {}s until {} is {}, for at most {}s; {}: delete it and stop (exit {})", poll_seconds,
                              queued ? plan.queued_resource : plan.options.tpu, step.poll->until, deadline_seconds, stops,
                              to_int(PipelineStatus::capacity_failed));
-  step.line = queued ? gcloud_queued("describe") : gcloud("describe");
-  step.line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
-      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
-  add_project(step.line, plan);
+  step.line = capacity_state_line(plan);
   return step;
 }
 
