@@ -269,6 +269,28 @@ case_life__preempted_mid_run() {
   compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "the preempted TPU was not deleted"
 }
 
+# The text form of a --queued --teardown plan, pasted line by line (each line runs whatever the one
+# before did), through the real gcloud, with a program that fails: the worker's results come back,
+# nothing is deleted (release and teardown are comment lines), and the queued resource stays.
+case_life__pasted_queued_teardown_never_deletes() {
+  local dir
+  dir=$(bare_course rg-pasted-queued)
+  run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --queued --poll 1s --teardown
+  expect_status 0
+  printf '%s\n' "$out" | sed -n '/^commands:$/,/^notes:$/p' | sed -e '1d' -e '$d' -e 's/^  //' >"$dir/paste.txt"
+  grep -q '^#   gcloud compute tpus queued-resources delete' "$dir/paste.txt" || fail "the delete lines are not comments"
+  real_dir=$dir
+  trap 'real_cloud_stop "$real_dir"' EXIT
+  real_cloud_start "$dir"
+  GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,ACTIVE FAKEJAX_LOCAL_DEVICES=8 LESSON_FAIL_WORKER=0 \
+    run_real "$dir" paste.txt
+  real_cloud_stop "$dir"
+  expect_stdout_contains "not verified"
+  [[ -f "$dir/$RUN_DIR/worker-0/r1/run-status.rec" ]] || fail "the worker's record was not fetched"
+  ! api_calls "$dir" | grep -q '^DELETE' || fail "pasting the plan deleted something: $(api_calls "$dir" | grep '^DELETE')"
+  [[ -d "$dir/state/queued-resources/lab-pod-qr" ]] || fail "the queued resource is gone"
+}
+
 if [[ $# -lt 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<group>__<name>" >&2
   exit 2
