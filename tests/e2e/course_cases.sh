@@ -391,19 +391,6 @@ case_init__refuses_to_overwrite() {
 
 # --- CI output that lands where it should ---------------------------------------------------------
 
-# run_from DIR ARGS...: as run, started in DIR.
-run_from() {
-  local from=$1 out_file err_file
-  shift
-  out_file=$(mktemp)
-  err_file=$(mktemp)
-  status=0
-  (cd "$from" && "$TPULAUNCH" "$@" >"$out_file" 2>"$err_file" </dev/null) || status=$?
-  out=$(cat "$out_file")
-  err=$(cat "$err_file")
-  rm -f "$out_file" "$err_file"
-}
-
 case_check__annotation_paths_under_c() {
   local repo start plain
   repo=$(workdir annotation-repo)

@@ -122,6 +122,19 @@ course_copy() {
   printf '%s\n' "$dir"
 }
 
+# run_from DIR ARGS...: as run, started in DIR.
+run_from() {
+  local from=$1 out_file err_file
+  shift
+  out_file=$(mktemp)
+  err_file=$(mktemp)
+  status=0
+  (cd "$from" && "$TPULAUNCH" "$@" >"$out_file" 2>"$err_file" </dev/null) || status=$?
+  out=$(cat "$out_file")
+  err=$(cat "$err_file")
+  rm -f "$out_file" "$err_file"
+}
+
 finish() {
   if ((failures > 0)); then
     echo "$failures check(s) failed" >&2

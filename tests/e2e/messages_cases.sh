@@ -10,19 +10,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TPU_FLAGS=(--tpu my-pod --zone us-west4-a --run-id r1)
 
-# run_in DIR ARGS...: as run, started in DIR (no -C).
-run_in() {
-  local from=$1 out_file err_file
-  shift
-  out_file=$(mktemp)
-  err_file=$(mktemp)
-  status=0
-  (cd "$from" && "$TPULAUNCH" "$@" >"$out_file" 2>"$err_file" </dev/null) || status=$?
-  out=$(cat "$out_file")
-  err=$(cat "$err_file")
-  rm -f "$out_file" "$err_file"
-}
-
 expect_stderr_lacks() {
   if [[ "$err" == *"$1"* ]]; then
     fail "stderr should not contain: $1"$'\n'"--- stderr:"$'\n'"$err"
@@ -254,33 +241,33 @@ case_matrix__found_in_the_folders_above() {
   local dir outside
   dir=$(course_copy matrix-above)
   mkdir -p "$dir/public/exercises/advanced"
-  run_in "$dir/public/exercises/advanced" plan distributed-02
+  run_from "$dir/public/exercises/advanced" plan distributed-02
   expect_status 0
   expect_stdout_contains "script: distributed-02 (../../../public/exercises/distributed-02.py)"
-  run_in "$dir/public/exercises" check
+  run_from "$dir/public/exercises" check
   expect_status 0
   expect_stdout_contains "check: 5 scripts, 4 entries"
-  run_in "$dir/public" classify distributed-02
+  run_from "$dir/public" classify distributed-02
   expect_status 0
   expect_stdout_contains "../public/exercises/distributed-02.py"
   # Started outside any course: the error says where it looked and how to point at one.
   outside=$(workdir matrix-outside)
-  run_in "$outside" plan distributed-02
+  run_from "$outside" plan distributed-02
   expect_status 4
   expect_stdout_empty
   expect_one_error_line
   expect_stderr_contains "no execution-matrix.json in $outside or in any folder above it"
   expect_stderr_contains "-C DIR or --matrix FILE"
-  run_in "$outside" review distributed-02 --class cpu-only --by alice
+  run_from "$outside" review distributed-02 --class cpu-only --by alice
   expect_status 4
   expect_stderr_contains "no execution-matrix.json in $outside"
   # A matrix that is named is used as named, never searched for.
-  run_in "$dir/public" --matrix execution-matrix.json plan distributed-02
+  run_from "$dir/public" --matrix execution-matrix.json plan distributed-02
   expect_status 4
   expect_stderr_contains "cannot read matrix 'execution-matrix.json'"
-  TPULAUNCH_MATRIX="$dir/execution-matrix.json" run_in "$outside" plan distributed-02
+  TPULAUNCH_MATRIX="$dir/execution-matrix.json" run_from "$outside" plan distributed-02
   expect_status 0
-  run_in "$outside" -C "$dir/public/exercises" plan distributed-02
+  run_from "$outside" -C "$dir/public/exercises" plan distributed-02
   expect_status 0
 }
 
@@ -306,7 +293,7 @@ case_init__next_steps_keep_c_and_cover_subfolders() {
   mkdir -p "$course/lessons/week1"
   printf 'import jax\nprint(jax.devices("cpu"))\n' >"$course/lessons/week1/intro.py"
   printf 'import jax\nprint(jax.devices())\n' >"$course/lessons/hello.py"
-  run_in "$start" -C "my course" --matrix course.json init --exercises-dir lessons
+  run_from "$start" -C "my course" --matrix course.json init --exercises-dir lessons
   expect_status 0
   expect_stdout_contains "created course.json for the scripts in lessons (2 scripts found, none reviewed)"
   expect_stdout_contains "tpulaunch -C 'my course' --matrix course.json classify lessons"
