@@ -28,7 +28,7 @@ source "$ROOT/bench/lib.sh"
 bench_needs check_bench hyperfine
 mkdir -p "$WORK"
 
-# The names the classifier's rule table looks for (src/classifier.cpp k_rules): every
+# The names the classifier's rule table looks for (src/classify/classifier.cpp k_rules): every
 # identifier or string key a rule can match on. grep counts lines containing any of them as
 # fixed strings (-F), in the C locale (its fastest mode). It does not tokenize, resolve imports,
 # skip strings/comments or hash anything: it is a floor for reading the same bytes.

@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "tpulaunch/catalog.hpp"
-#include "tpulaunch/check.hpp"
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/exercises.hpp"
-#include "tpulaunch/matrix.hpp"
-#include "tpulaunch/parallel.hpp"
-#include "tpulaunch/sha256.hpp"
-#include "tpulaunch/source_encoding.hpp"
-#include "tpulaunch/text_file.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/course/check.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/util/parallel.hpp"
+#include "tpulaunch/util/sha256.hpp"
+#include "tpulaunch/classify/source_encoding.hpp"
+#include "tpulaunch/util/text_file.hpp"
 
 namespace {
 

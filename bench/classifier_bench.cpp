@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/python_lexer.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/classify/python_lexer.hpp"
 #include "support/token_batches.hpp"
-#include "tpulaunch/sha256.hpp"
+#include "tpulaunch/util/sha256.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tpulaunch/sha256.hpp"
+#include "tpulaunch/util/sha256.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "tpulaunch/catalog.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

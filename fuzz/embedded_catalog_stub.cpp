@@ -1,6 +1,6 @@
 // Stands in for the generated catalog table in the fuzz build: no fuzz target reads the built-in
 // catalog, and the fuzz build does not run the generator.
-#include "tpulaunch/catalog.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
 
 namespace tpulaunch {
 

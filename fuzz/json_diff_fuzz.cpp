@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.hpp"
-#include "tpulaunch/json_reader.hpp"
+#include "tpulaunch/json/json_reader.hpp"
 
 namespace {
 

@@ -1,15 +1,15 @@
 // libFuzzer target: the execution matrix parser, and the canonical text `review` writes: what
 // parses must serialize, parse again to the same content (every unknown field kept, in its
 // order: parse -> serialise -> parse is the identity), and serialize to the same text. The
-// parser's two readers (src/matrix_parse.hpp) must agree: the direct one takes exactly the texts
+// parser's two readers (src/matrix/matrix_parse.hpp) must agree: the direct one takes exactly the texts
 // the tree reader takes, and reads each to the same Matrix.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "matrix_parse.hpp"
-#include "tpulaunch/matrix.hpp"
+#include "matrix/matrix_parse.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

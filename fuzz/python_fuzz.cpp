@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/python_lexer.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/classify/python_lexer.hpp"
 #include "support/token_batches.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

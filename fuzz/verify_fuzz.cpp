@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "tpulaunch/verify.hpp"
+#include "tpulaunch/receipts/verify.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) {

@@ -6,12 +6,12 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/exit_code.hpp"
-#include "tpulaunch/router.hpp"
-#include "tpulaunch/slice_names.hpp"
-#include "tpulaunch/validate.hpp"
-#include "test_catalog.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/util/exit_code.hpp"
+#include "tpulaunch/route/router.hpp"
+#include "tpulaunch/catalog/slice_names.hpp"
+#include "tpulaunch/plan/validate.hpp"
+#include "support/test_catalog.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "tpulaunch/catalog.hpp"
-#include "tpulaunch/json_reader.hpp"
-#include "tpulaunch/matrix.hpp"
-#include "tpulaunch/validate.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/json/json_reader.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/plan/validate.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -36,15 +36,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "test_catalog.hpp"
+#include "support/test_catalog.hpp"
 
-#include "tpulaunch/catalog.hpp"
-#include "tpulaunch/exercises.hpp"
-#include "tpulaunch/matrix.hpp"
-#include "tpulaunch/plan.hpp"
-#include "tpulaunch/remote_program.hpp"
-#include "tpulaunch/shell.hpp"
-#include "tpulaunch/validate.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/remote/remote_program.hpp"
+#include "tpulaunch/shell/shell.hpp"
+#include "tpulaunch/plan/validate.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -1,5 +1,5 @@
 // catalog_table: the build step that turns catalog/slices.json into a C++ source holding the
-// catalog as constant rows (src/catalog_rows.hpp), so `tpulaunch` never parses JSON at start.
+// catalog as constant rows (src/catalog/catalog_rows.hpp), so `tpulaunch` never parses JSON at start.
 //
 //   tpulaunch_catalog_table INPUT OUTPUT
 //
@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "tpulaunch/catalog.hpp"
-#include "tpulaunch/exit_code.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/util/exit_code.hpp"
 
 namespace {
 
@@ -56,7 +56,7 @@ std::string_view devices_enumerator(tpulaunch::TpuDevices devices) {
 std::string table_source(const Catalog& catalog, std::string_view input) {
   std::string out = fmt::format("// Generated from {} by tools/catalog_table.cpp. Do not edit: change the catalog.\n",
                                 input);
-  out += "#include <array>\n\n#include \"catalog_rows.hpp\"\n\nnamespace tpulaunch {\nnamespace {\n\n";
+  out += "#include <array>\n\n#include \"catalog/catalog_rows.hpp\"\n\nnamespace tpulaunch {\nnamespace {\n\n";
   out += fmt::format("constexpr std::array<GenerationRow, {}> k_generations{{{{\n", catalog.generations().size());
   for (const auto& g : catalog.generations()) {
     out += fmt::format("    {{{}, {}, {}, {}, {}, {}}},\n", cpp_literal(g.id), g.name_counts_chips ? "true" : "false",

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/check.hpp"
-#include "tpulaunch/parallel.hpp"
+#include "tpulaunch/course/check.hpp"
+#include "tpulaunch/util/parallel.hpp"
 
 namespace tpulaunch::cli {
 namespace {

@@ -6,14 +6,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/lesson.hpp"
-#include "tpulaunch/matrix.hpp"
-#include "tpulaunch/exercises.hpp"
-#include "tpulaunch/sha256.hpp"
-#include "tpulaunch/source_encoding.hpp"
-#include "tpulaunch/text_file.hpp"
-#include "tpulaunch/validate.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/util/sha256.hpp"
+#include "tpulaunch/classify/source_encoding.hpp"
+#include "tpulaunch/util/text_file.hpp"
+#include "tpulaunch/plan/validate.hpp"
 
 namespace tpulaunch::cli {
 namespace {

@@ -9,11 +9,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tpulaunch/catalog.hpp"
-#include "tpulaunch/error.hpp"
-#include "tpulaunch/json_writer.hpp"
-#include "tpulaunch/matrix.hpp"
-#include "tpulaunch/plan.hpp"
+#include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/util/error.hpp"
+#include "tpulaunch/json/json_writer.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/plan/plan.hpp"
 
 namespace tpulaunch::cli {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "tpulaunch/spelling.hpp"
+#include "tpulaunch/util/spelling.hpp"
 
 #include "commands.hpp"
 

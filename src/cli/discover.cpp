@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/render.hpp"
+#include "tpulaunch/render/render.hpp"
 
 namespace tpulaunch::cli {
 namespace {

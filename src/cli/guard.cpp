@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/matrix_file.hpp"
-#include "tpulaunch/remote_program.hpp"
+#include "tpulaunch/matrix/matrix_file.hpp"
+#include "tpulaunch/remote/remote_program.hpp"
 
 namespace tpulaunch::cli {
 namespace {

@@ -6,9 +6,9 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
-#include "tpulaunch/exercises.hpp"
-#include "tpulaunch/matrix_file.hpp"
-#include "tpulaunch/shell.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/matrix_file.hpp"
+#include "tpulaunch/shell/shell.hpp"
 
 namespace tpulaunch::cli {
 namespace {

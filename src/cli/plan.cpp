@@ -2,11 +2,11 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/exercises.hpp"
-#include "tpulaunch/render.hpp"
-#include "tpulaunch/router.hpp"
-#include "tpulaunch/validate.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/render/render.hpp"
+#include "tpulaunch/route/router.hpp"
+#include "tpulaunch/plan/validate.hpp"
 
 namespace tpulaunch::cli {
 namespace {

@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/classifier.hpp"
-#include "tpulaunch/matrix_file.hpp"
-#include "tpulaunch/overrides.hpp"
-#include "tpulaunch/review.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/matrix/matrix_file.hpp"
+#include "tpulaunch/matrix/overrides.hpp"
+#include "tpulaunch/matrix/review.hpp"
 
 namespace tpulaunch::cli {
 namespace {

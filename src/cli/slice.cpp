@@ -3,8 +3,8 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
-#include "tpulaunch/render.hpp"
-#include "tpulaunch/shell.hpp"
+#include "tpulaunch/render/render.hpp"
+#include "tpulaunch/shell/shell.hpp"
 
 namespace tpulaunch::cli {
 namespace {

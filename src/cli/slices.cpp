@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/figure.hpp"
-#include "tpulaunch/render.hpp"
+#include "tpulaunch/catalog/figure.hpp"
+#include "tpulaunch/render/render.hpp"
 
 namespace tpulaunch::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/verify.hpp"
+#include "tpulaunch/receipts/verify.hpp"
 
 namespace tpulaunch::cli {
 namespace {

@@ -48,7 +48,7 @@
 #   call got SIGHUP, SIGINT or SIGTERM, e.g. the ssh connection dropped), busy, digest-mismatch
 #   no-python, stage-missing (the last four: the program never started).
 #
-# Exit statuses (include/tpulaunch/exit_code.hpp lists them; keep the two in step):
+# Exit statuses (include/tpulaunch/util/exit_code.hpp lists them; keep the two in step):
 #   0 the program succeeded; 1-253 its own status; 93 the run folder holds a run already; 94 TPU busy;
 #   95 its upload failed (--upload, the program succeeded); 96 no interpreter; 97 a staged file
 #   (the script, a file it imports, this guard) differs from the digest the plan pinned;

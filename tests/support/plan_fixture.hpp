@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "test_catalog.hpp"
-#include "tpulaunch/matrix.hpp"
-#include "tpulaunch/plan.hpp"
+#include "support/test_catalog.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/plan/plan.hpp"
 
 namespace tpulaunch::test_support {
 

@@ -1,11 +1,11 @@
 #pragma once
-// Test-side ways to pull tokens from the streaming lexer (src/python_lexer_stream.hpp) a batch
+// Test-side ways to pull tokens from the streaming lexer (src/classify/python_lexer_stream.hpp) a batch
 // at a time, as the tests, the fuzz target and the lexer benchmark do. The core itself only
 // streams whole files through PythonLexer::run.
 #include <cstddef>
 #include <span>
 
-#include "python_lexer_stream.hpp"
+#include "classify/python_lexer_stream.hpp"
 
 namespace tpulaunch::testing {
 

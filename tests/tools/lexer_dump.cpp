@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "tpulaunch/python_lexer.hpp"
+#include "tpulaunch/classify/python_lexer.hpp"
 
 namespace {
 

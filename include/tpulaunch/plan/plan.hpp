@@ -1,0 +1,239 @@
+#pragma once
+// The planner turns an allowed routing decision into the exact commands: argv data (ShellLine)
+// for each step, in order. Nothing here runs anything; `render.hpp` turns a Plan into text.
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/util/error.hpp"
+#include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/route/router.hpp"
+#include "tpulaunch/matrix/script_class.hpp"
+#include "tpulaunch/shell/shell.hpp"
+#include "tpulaunch/receipts/verify.hpp"
+
+namespace tpulaunch {
+
+// `course`: the course's own stage and run lines, byte for byte, then one fetch per worker.
+// `full`: the lifecycle — preflight, staged-digest check inside the run call, a per-run artifacts
+// folder (TPU_RUN_DIR), per-host logs, parallel fetch, verify, and optional bootstrap/teardown.
+enum class PlanForm { course, full };
+
+// One --env KEY=VALUE for the script: a validated shell name, and any value.
+struct EnvVar {
+  std::string name;
+  std::string value;
+};
+
+// Where the TPU comes from: one that exists already (the default), `tpu-vm create` (--create), or
+// a queued resource (--queued).
+enum class Capacity { existing, create, queued };
+std::string_view to_string(Capacity capacity);
+
+// How the TPU is provisioned. spot and preemptible TPUs may be preempted; for an existing TPU
+// --spot/--preemptible says that it is one, so a failed step asks for its state.
+enum class Provisioning { standard, spot, preemptible, reserved, guaranteed };
+std::string_view to_string(Provisioning provisioning);
+
+// The options of the TPU's life around the run; all off by default (the three round trips).
+// Durations are strings as the user wrote them, validated by build_plan (validate.hpp).
+struct LifecycleOptions {
+  Capacity capacity = Capacity::existing;
+  Provisioning provisioning = Provisioning::standard;
+  std::string runtime_version; // --runtime-version; empty: the catalog's
+  std::string queued_resource; // --queued-resource; empty: <tpu>-qr
+  std::string valid_until;     // --valid-until-duration (queued only); empty: none
+  std::string ready_timeout;   // --ready-timeout; empty: 30m for --create, 12h for --queued
+  std::string poll;            // --poll; empty: 15s for --create, 60s for --queued
+  std::string timeout;         // --timeout; empty: the program may run as long as it likes
+  std::string grace = "30s";   // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale
+  bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
+};
+
+struct PlanOptions {
+  std::string tpu;     // validated TPU name (required for TPU routes)
+  std::string zone;    // validated zone (required for TPU routes)
+  std::string project; // empty: --project is not emitted
+  std::string run_id;  // validated; the CLI defaults it to a UTC timestamp
+  PlanForm form = PlanForm::full;
+  bool bootstrap = false;
+  bool teardown = false;
+  int parallel = 8;                      // fetches in flight at once
+  std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
+  std::string tpulaunch_program = "tpulaunch"; // the program the write and verify steps call (the CLI: its own absolute path)
+  // The folder the plan's relative paths resolve in (absolute); the commands start by changing to
+  // it, so a script or a pasted plan works wherever it is started. Empty: no change of folder.
+  std::string directory;
+  std::string matrix_file;  // absolute; verify gets --matrix= it (empty: not passed)
+  std::string catalog_file; // absolute; verify gets --catalog= it (empty: the built-in catalog)
+  // The interpreter: on each worker for TPU routes (default the venv's, a leading ~/ is the
+  // worker's home), on this machine for the CPU route (default python3). Empty: the default.
+  std::string python;
+  std::vector<EnvVar> env;       // set for the script on every route, in order
+  std::vector<std::string> args; // the script's arguments, after its path
+  std::string results; // --results gs://BUCKET[/PREFIX], validated by the planner; "": per-worker fetch
+  LifecycleOptions lifecycle;
+};
+
+// What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
+// text and JSON forms show.
+// prepare changes to the plan's folder and creates the download folders; write puts tpulaunch's
+// own programs (the run guard, the discovery program) in the run folder for stage to copy;
+// create/queue get the
+// TPU, after name_check has found no TPU (or queued resource) of that name; release defines how
+// to delete what holds quota (used when capacity fails, on preemption
+// with --teardown); wait polls until the TPU is usable; preemption_check defines the one state
+// query a failed step on a spot or preemptible TPU makes; `collect` is the one local download
+// of every worker's folder from the results bucket (--results), which replaces the per-worker
+// `fetch` steps.
+enum class StepKind {
+  prepare,
+  write,
+  preflight,
+  name_check,
+  create,
+  queue,
+  release,
+  wait,
+  preemption_check,
+  bootstrap,
+  stage,
+  run,
+  fetch,
+  collect,
+  verify,
+  teardown
+};
+std::string_view to_string(StepKind kind);
+// The concurrency group of a kind ("fetch": each worker's download may run beside the others),
+// or empty when steps of that kind run one after another.
+std::string_view concurrent_group(StepKind kind);
+
+enum class StepWhere { local, remote };
+
+// When a step runs. Every form says the same: the sh script runs a conditional step only when its
+// condition holds, the text form shows it commented and labelled with `condition_text`, and the
+// JSON form names the condition (`"when"`). A step is never printed as a plain command unless it
+// always runs.
+// always: in order, when the steps before it succeeded.
+// capacity_unusable: release, only if what was asked for never becomes usable (a dead-end state,
+//   or --ready-timeout), or after a preemption with --teardown.
+// step_failed: the preemption check, only if a step on a spot or preemptible TPU failed.
+// verify_succeeded: teardown, only after every worker's results are back and verified.
+enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded };
+std::string_view to_string(StepWhen when);
+
+// The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
+// index.
+class Workers {
+public:
+  static Workers all() { return Workers(-1); }
+  static Workers one(int index) { return Workers(index); }
+  [[nodiscard]] bool is_all() const { return m_index < 0; }
+  [[nodiscard]] int index() const { return m_index; } // meaningful when !is_all()
+  [[nodiscard]] std::string text() const;            // "all" or the index
+  friend bool operator==(const Workers&, const Workers&) = default;
+
+private:
+  explicit Workers(int index) : m_index(index) {}
+  int m_index;
+};
+
+// How a wait step polls: the state it waits for, the states it gives up on, how often, how long.
+struct Poll {
+  std::string until;                // READY or ACTIVE
+  std::vector<std::string> stop_on; // states that never lead there
+  int every_seconds = 60;
+  int deadline_seconds = 0;
+};
+
+struct Step {
+  StepKind kind = StepKind::run;
+  StepWhere where = StepWhere::local;
+  std::optional<Workers> workers; // the workers it reaches; nullopt for a step that names none
+  std::string summary;            // one line for a person
+  ShellLine line;                 // the command (argv data; code only in remote command strings)
+  std::optional<Poll> poll;       // wait steps: the line is the describe call to repeat
+  StepWhen when = StepWhen::always;
+
+  [[nodiscard]] std::string_view name() const { return to_string(kind); }
+};
+
+// What a plan runs: a script of the course, or the built-in discovery program.
+enum class PlanProgram { script, discovery };
+
+// A file the stage step copies to every worker's home folder (gcloud copies into a folder that
+// exists, and a fresh TPU VM has only its home), and the run guard then moves into place and
+// checks against `sha256` before anything runs. The run guard itself stays where it lands.
+struct StagedFile {
+  std::string local;     // the path the stage step copies, as the plan's folder sees it
+  std::string home_name; // its name in the worker's home folder: ~/<home_name>
+  std::string place;     // where the guard moves it, under the worker's home ("" for the guard)
+  std::string sha256;    // lower-case hex
+};
+
+struct Plan {
+  PlanProgram program = PlanProgram::script;
+  std::string script;
+  std::string path;
+  std::optional<ScriptClass> script_class; // the reviewed class; nullopt: review-required
+  std::string sha256;
+  RouteKind route = RouteKind::cpu;
+  const Slice* slice = nullptr;
+  PlanOptions options;
+  VerifyKind verify = VerifyKind::none;
+  std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
+  std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
+  std::string cpu_receipt;    // the CPU route's kept output, <id>-cpu.txt (empty on TPU routes)
+  // With --results: where each worker uploads (gs://BUCKET/PREFIX/<tpu>/<id>/<run-id>, then
+  // worker-<i>/ below it), mirroring local_run_dir; nullopt: every worker is fetched with scp.
+  std::optional<std::string> results_run_url;
+  std::string runtime_version;  // for create/queue: --runtime-version or the catalog's
+  std::string queued_resource;  // the queued resource's ID (--queued only)
+  int timeout_seconds = 0;      // 0: no --timeout
+  int grace_seconds = 30;
+  std::vector<StagedFile> staged; // full TPU form: the run guard first, then what it moves into place
+  // What a TPU route sets JAX_PLATFORMS to: "tpu", or the script's reviewed value
+  // (MatrixEntry::jax_platforms, then `jax_platforms_reviewed`).
+  std::string jax_platforms = "tpu";
+  bool jax_platforms_reviewed = false;
+  std::vector<Step> steps;
+
+  [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
+  // A TPU Google may preempt: a failed step then asks for its state once.
+  [[nodiscard]] bool preemptible() const {
+    return options.lifecycle.provisioning == Provisioning::spot ||
+           options.lifecycle.provisioning == Provisioning::preemptible;
+  }
+  [[nodiscard]] int workers() const { return slice == nullptr ? 0 : slice->hosts; }
+};
+
+// The folder that holds the plan's run folder, with a final '/': "./tpu-runs/<tpu>/<id>/". The
+// --results download goes there, so the run folder arrives with its own name.
+std::string run_folder_parent(const Plan& plan);
+
+// The class a plan shows: the reviewed class's name, "review-required", or "discovery" for the
+// discovery program.
+std::string_view class_name(const Plan& plan);
+
+// Remote exit statuses the run step may report, besides the program's own (k_pipeline_statuses
+// in exit_code.hpp has them all).
+inline constexpr int k_remote_digest_mismatch = to_int(PipelineStatus::digest_mismatch);
+inline constexpr int k_remote_mapped_255 = to_int(PipelineStatus::mapped_255);
+inline constexpr int k_remote_no_python = to_int(PipelineStatus::no_python);
+inline constexpr int k_remote_upload_failed = to_int(PipelineStatus::upload_failed);
+
+// Builds the plan for an allowed decision. Validates tpu/zone/project/run_id for TPU routes, and
+// the interpreter and --env names on every route (usage Error naming the value).
+Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options);
+
+// The discovery-only plan: every worker prints its process index, process count, and global
+// and local device counts, and writes a discovery receipt (never a training one).
+Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options);
+
+// The default run id: the UTC time as 20261202T101500Z.
+std::string default_run_id();
+
+} // namespace tpulaunch

@@ -1,0 +1,830 @@
+#include "tpulaunch/matrix/matrix.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "json/json_parser.hpp"
+#include "matrix/matrix_parse.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/json/json_reader.hpp"
+#include "tpulaunch/json/json_writer.hpp"
+#include "tpulaunch/util/sha256.hpp"
+#include "tpulaunch/shell/shell.hpp"
+#include "tpulaunch/classify/source_encoding.hpp"
+#include "tpulaunch/util/text_file.hpp"
+#include "tpulaunch/plan/validate.hpp"
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+
+
+// Entry fields in the order they are written; anything else is kept in `extra`, in its order, and
+// written after them.
+constexpr std::array<std::string_view, 10> k_entry_fields{
+    "class", "sha256", "reviewed_by", "reviewed_at", "reason", "note", "jax_platforms", "overrides", "evidence", "files"};
+constexpr std::array<std::string_view, 3> k_matrix_fields{"version", "exercises_dir", "scripts"};
+constexpr std::string_view k_helpers_field = "helpers"; // optional, unlike the three above
+
+template <std::size_t N> bool is_one_of(std::string_view key, const std::array<std::string_view, N>& fields) {
+  return std::find(fields.begin(), fields.end(), key) != fields.end();
+}
+
+bool is_hex_digest(std::string_view text) {
+  if (text.size() != 64) {
+    return false;
+  }
+  for (const char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<EvidenceOverride> parse_override(const JsonDocument& doc, const JsonValue& value, const std::string& pointer,
+                                        const std::string& context) {
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  EvidenceOverride item;
+  TPULAUNCH_TRY(item.rule, object.string("rule"));
+  TPULAUNCH_TRY(const long long line, object.integer("line", 0, INT_MAX));
+  item.line = static_cast<std::uint32_t>(line);
+  TPULAUNCH_TRY(item.reason, object.string("reason"));
+  TPULAUNCH_TRY(item.file, object.optional_string("file"));
+  return item;
+}
+
+// Why `path` cannot name a course file (or, with `folder`, a folder ending in '/') in "files" or
+// "helpers": it must be a plain relative path in its shortest form, so that paths compare as text.
+std::optional<std::string> course_file_problem(std::string_view path, bool folder) {
+  for (const char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return fmt::format("'{}' holds a control character", printable(path));
+    }
+  }
+  std::string_view plain = path;
+  if (folder && plain.ends_with('/')) {
+    plain.remove_suffix(1);
+  }
+  const fs::path as_path{std::string(plain)};
+  if (plain.empty() || as_path.is_absolute() || plain.ends_with('/') ||
+      as_path.lexically_normal().generic_string() != plain || plain == "." || plain.starts_with("../") || plain == "..") {
+    return fmt::format("'{}' must be a path relative to the course folder, in its plain form (e.g. "
+                       "\"public/exercises/lesson_helpers.py\")",
+                       printable(path));
+  }
+  return std::nullopt;
+}
+
+Result<MatrixFile> parse_file(const JsonDocument& doc, const JsonValue& value, const std::string& pointer,
+                              const std::string& context) {
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  MatrixFile item;
+  TPULAUNCH_TRY(item.path, object.string("path"));
+  if (const auto problem = course_file_problem(item.path, false)) {
+    return object.error_at("path", *problem);
+  }
+  TPULAUNCH_TRY(item.sha256, object.optional_string("sha256"));
+  if (!item.sha256.empty() && !is_hex_digest(item.sha256)) {
+    return object.error_at("sha256", "\"sha256\" must be 64 lower-case hex digits");
+  }
+  if (object.has("declared")) {
+    TPULAUNCH_TRY(const JsonValue* declared, object.member("declared", JsonValue::value_t::boolean));
+    item.declared = declared->get<bool>();
+  }
+  return item;
+}
+
+Result<std::vector<MatrixFile>> parse_files(const JsonDocument& doc, const JsonValue& list, const std::string& pointer,
+                                            const std::string& context) {
+  std::vector<MatrixFile> files;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    TPULAUNCH_TRY(MatrixFile item, parse_file(doc, list[i], fmt::format("{}/{}", pointer, i), context + " file"));
+    if (std::any_of(files.begin(), files.end(), [&](const MatrixFile& f) { return f.path == item.path; })) {
+      return config_error(fmt::format("{}: {} file: '{}' is listed twice", doc.where(fmt::format("{}/{}", pointer, i)),
+                                      context, printable(item.path)));
+    }
+    files.push_back(std::move(item));
+  }
+  return files;
+}
+
+Result<std::vector<std::string>> parse_helpers(const JsonDocument& doc, const JsonValue& list) {
+  std::vector<std::string> helpers;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string pointer = fmt::format("/{}/{}", k_helpers_field, i);
+    if (!list[i].is_string()) {
+      return config_error(fmt::format("{}: matrix: \"helpers\" holds paths (strings)", doc.where(pointer)));
+    }
+    std::string path = list[i].get<std::string>();
+    if (const auto problem = course_file_problem(path, true)) {
+      return config_error(fmt::format("{}: matrix: \"helpers\": {}", doc.where(pointer), *problem));
+    }
+    helpers.push_back(std::move(path));
+  }
+  return helpers;
+}
+
+// The exercises folder as the course-relative prefix of its files: "public/exercises", "" for ".".
+std::string exercises_prefix(std::string_view exercises_dir) {
+  std::string prefix = fs::path(std::string(exercises_dir)).lexically_normal().generic_string();
+  while (prefix.ends_with('/')) {
+    prefix.pop_back();
+  }
+  return prefix == "." ? std::string() : prefix;
+}
+
+bool in_exercises(std::string_view prefix, std::string_view path) {
+  return prefix.empty() || (path.size() > prefix.size() + 1 && path.starts_with(prefix) && path[prefix.size()] == '/');
+}
+
+// What the whole matrix gets wrong about "files" and "helpers" once every field is read (the
+// exercises folder may come last): a path outside the exercises folder, a script's own file listed
+// as one of its files, a helper that is also a script entry. Gives the JSON pointer and the message.
+std::optional<std::pair<std::string, std::string>> lesson_paths_problem(const Matrix& matrix) {
+  const std::string prefix = exercises_prefix(matrix.exercises_dir);
+  const auto outside = [&](const std::string& path) {
+    return fmt::format("'{}' is not in the exercises folder '{}': course files are staged next to the scripts",
+                       printable(path), printable(matrix.exercises_dir));
+  };
+  for (std::size_t i = 0; i < matrix.helpers.size(); ++i) {
+    const std::string& helper = matrix.helpers[i];
+    const std::string pointer = fmt::format("/{}/{}", k_helpers_field, i);
+    if (!in_exercises(prefix, helper)) {
+      return std::pair{pointer, "\"helpers\": " + outside(helper)};
+    }
+    for (const auto& [id, entry] : matrix.scripts) {
+      const std::string script = matrix.course_path(id + ".py");
+      if (helper.ends_with('/') ? script.starts_with(helper) : script == helper) {
+        return std::pair{pointer, fmt::format("\"helpers\": '{}' {} the file of script '{}', which has an entry: a "
+                                              "file is a script or a helper, not both",
+                                              printable(helper), helper.ends_with('/') ? "holds" : "is", printable(id))};
+      }
+    }
+  }
+  for (const auto& [id, entry] : matrix.scripts) {
+    for (std::size_t i = 0; i < entry.files.size(); ++i) {
+      const std::string& path = entry.files[i].path;
+      const std::string pointer = fmt::format("/scripts/{}/files/{}/path", json_pointer_token(id), i);
+      if (!in_exercises(prefix, path)) {
+        return std::pair{pointer, fmt::format("script '{}' file: {}", printable(id), outside(path))};
+      }
+      if (path == matrix.course_path(id + ".py")) {
+        return std::pair{pointer, fmt::format("script '{}' file: '{}' is the script itself", printable(id),
+                                              printable(path))};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, const JsonValue& value) {
+  const std::string pointer = "/scripts/" + json_pointer_token(id);
+  const std::string context = fmt::format("script '{}'", printable(id));
+  if (auto status = validate_value(ValueKind::script_id, id); !status) {
+    return config_error(fmt::format("{}: {}", doc.where(pointer + "#key"), status.error().message));
+  }
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  MatrixEntry entry;
+  entry.id = id;
+  TPULAUNCH_TRY(entry.class_name, object.string("class"));
+  entry.script_class = parse_script_class(entry.class_name);
+  TPULAUNCH_TRY(entry.sha256, object.string("sha256"));
+  if (!is_hex_digest(entry.sha256)) {
+    return object.error_at("sha256", "\"sha256\" must be 64 lower-case hex digits");
+  }
+  TPULAUNCH_TRY(entry.reviewed_by, object.optional_string("reviewed_by"));
+  TPULAUNCH_TRY(entry.reviewed_at, object.optional_string("reviewed_at"));
+  TPULAUNCH_TRY(entry.reason, object.optional_string("reason"));
+  TPULAUNCH_TRY(entry.note, object.optional_string("note"));
+  TPULAUNCH_TRY(entry.jax_platforms, object.optional_string("jax_platforms"));
+  if (!entry.jax_platforms.empty()) {
+    if (auto status = validate_value(ValueKind::jax_platforms, entry.jax_platforms); !status) {
+      return object.error_at("jax_platforms", status.error().message);
+    }
+  }
+  if (object.has("overrides")) {
+    TPULAUNCH_TRY(const JsonValue* list, object.member("overrides", JsonValue::value_t::array));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      TPULAUNCH_TRY(EvidenceOverride item, parse_override(doc, (*list)[i], fmt::format("{}/overrides/{}", pointer, i),
+                                                          context + " override"));
+      entry.overrides.push_back(std::move(item));
+    }
+  }
+  if (object.has("evidence")) {
+    TPULAUNCH_TRY(const JsonValue* list, object.member("evidence", JsonValue::value_t::array));
+    entry.evidence = *list;
+  }
+  if (object.has("files")) {
+    TPULAUNCH_TRY(const JsonValue* list, object.member("files", JsonValue::value_t::array));
+    TPULAUNCH_TRY(entry.files, parse_files(doc, *list, pointer + "/files", context));
+  }
+  for (const auto& [key, member] : value.items()) {
+    if (!is_one_of(key, k_entry_fields)) {
+      entry.extra[key] = member;
+    }
+  }
+  return entry;
+}
+
+Status check_exercises_dir(const JsonObject& root, const std::string& dir) {
+  if (const auto problem = exercises_dir_problem(dir)) {
+    return root.error_at("exercises_dir", *problem);
+  }
+  return Ok{};
+}
+
+// The real location of `path`: symlinks resolved where the path exists, '.' and '..' folded.
+std::string join_path(const std::string& base, const std::string& rest) {
+  if (base.empty()) {
+    return rest;
+  }
+  return (fs::path(base) / rest).string();
+}
+
+} // namespace
+
+std::optional<std::string> exercises_dir_problem(std::string_view dir) {
+  // The folder reaches command lines (as the script path) and the file system, which would cut
+  // it at a NUL: no control bytes at all.
+  for (const char c : dir) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return fmt::format("\"exercises_dir\" '{}' holds a control character", printable(dir));
+    }
+  }
+  if (dir.empty()) {
+    return "\"exercises_dir\" must not be empty";
+  }
+  const fs::path path{std::string(dir)};
+  if (path.is_absolute()) {
+    return "\"exercises_dir\" must be relative to the matrix's folder";
+  }
+  for (const auto& component : path) {
+    if (component == "..") {
+      return "\"exercises_dir\" must stay inside the course (no '..')";
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Matrix::exercises_path() const { return join_path(base_dir, exercises_dir); }
+
+std::string Matrix::course_path(std::string_view file) const {
+  const std::string prefix = exercises_prefix(exercises_dir);
+  return prefix.empty() ? std::string(file) : prefix + "/" + std::string(file);
+}
+
+bool Matrix::is_helper(std::string_view file) const {
+  if (helpers.empty()) {
+    return false;
+  }
+  const std::string path = course_path(file);
+  return std::any_of(helpers.begin(), helpers.end(), [&path](const std::string& helper) {
+    return helper.ends_with('/') ? path.starts_with(helper) : path == helper;
+  });
+}
+
+std::string Matrix::script_path(std::string_view id) const {
+  return join_path(exercises_path(), std::string(id) + ".py");
+}
+
+const MatrixEntry* Matrix::find(std::string_view id) const {
+  auto it = scripts.find(std::string(id));
+  return it == scripts.end() ? nullptr : &it->second;
+}
+
+Result<Matrix> matrix_parse::from_tree(std::string_view json, std::string_view origin) {
+  TPULAUNCH_TRY(const JsonDocument doc, parse_json(json, origin));
+  TPULAUNCH_CHECK(require_object(doc, doc.value, "", "the matrix"));
+  const JsonObject root(doc, doc.value, "", "matrix");
+  Matrix matrix;
+  matrix.origin = std::string(origin);
+  matrix.base_dir = fs::path(std::string(origin)).parent_path().string();
+  TPULAUNCH_TRY(const long long version, root.integer("version", 1, 1));
+  matrix.version = static_cast<int>(version);
+  TPULAUNCH_TRY(matrix.exercises_dir, root.string("exercises_dir"));
+  TPULAUNCH_CHECK(check_exercises_dir(root, matrix.exercises_dir));
+  TPULAUNCH_TRY(const JsonValue* scripts, root.member("scripts", JsonValue::value_t::object));
+  for (const auto& [id, value] : scripts->items()) {
+    TPULAUNCH_TRY(MatrixEntry entry, parse_entry(doc, id, value));
+    matrix.scripts.emplace(id, std::move(entry));
+  }
+  if (root.has(k_helpers_field)) {
+    TPULAUNCH_TRY(const JsonValue* list, root.member(k_helpers_field, JsonValue::value_t::array));
+    TPULAUNCH_TRY(matrix.helpers, parse_helpers(doc, *list));
+  }
+  for (const auto& [key, member] : doc.value.items()) {
+    if (!is_one_of(key, k_matrix_fields) && key != k_helpers_field) {
+      matrix.extra[key] = member;
+    }
+  }
+  if (const auto problem = lesson_paths_problem(matrix)) {
+    return config_error(fmt::format("{}: {}", doc.where(problem->first), problem->second));
+  }
+  return matrix;
+}
+
+namespace {
+
+using json_detail::Parser;
+
+// The bit of `seen` for field `index` of a table; false when it was set already (a duplicate key).
+bool first_time(unsigned& seen, std::size_t index) {
+  const unsigned bit = 1U << index;
+  const bool first = (seen & bit) == 0;
+  seen |= bit;
+  return first;
+}
+
+// Reads one member not in a table into `extra`, refusing a key it already holds.
+bool read_extra(Parser& parser, JsonValue& extra, const std::string& key, int depth) {
+  if (extra.contains(key)) {
+    return false;
+  }
+  JsonValue member;
+  if (!parser.read_value(member, depth)) {
+    return false;
+  }
+  extra[key] = std::move(member);
+  return true;
+}
+
+// One entry at the parser's position, as parse_entry reads it from the tree (depth 2: the entry
+// of "scripts" of the top level). Overrides, which few entries have, are read through the tree
+// reader's own parse_override, so the two readers cannot disagree on them.
+bool read_entry(Parser& parser, MatrixEntry& entry) {
+  constexpr int k_depth = 3; // of the entry's members
+  unsigned seen = 0;
+  const bool read = parser.read_object([&](const std::string& key) {
+    const auto field =
+        static_cast<std::size_t>(std::find(k_entry_fields.begin(), k_entry_fields.end(), key) - k_entry_fields.begin());
+    if (field == k_entry_fields.size()) {
+      return read_extra(parser, entry.extra, key, k_depth);
+    }
+    if (!first_time(seen, field)) {
+      return false;
+    }
+    std::string* const text[] = {&entry.class_name, &entry.sha256, &entry.reviewed_by,  &entry.reviewed_at,
+                                 &entry.reason,     &entry.note,   &entry.jax_platforms};
+    if (field < std::size(text)) {
+      // A value the full reader refuses sends the file to it, for the message.
+      return parser.read_string(*text[field]) &&
+             (text[field] != &entry.jax_platforms || validate_value(ValueKind::jax_platforms, entry.jax_platforms));
+    }
+    JsonValue list;
+    if (!parser.read_value(list, k_depth) || !list.is_array()) {
+      return false;
+    }
+    if (k_entry_fields[field] == "evidence") {
+      entry.evidence = std::move(list);
+      return true;
+    }
+    const JsonDocument no_positions; // only messages use it, and this reader gives none
+    if (k_entry_fields[field] == "files") {
+      auto files = parse_files(no_positions, list, "", "");
+      if (!files) {
+        return false;
+      }
+      entry.files = std::move(*files);
+      return true;
+    }
+    for (const auto& value : list) {
+      auto item = parse_override(no_positions, value, "", "");
+      if (!item) {
+        return false;
+      }
+      entry.overrides.push_back(std::move(*item));
+    }
+    return true;
+  });
+  // class and sha256 are required and non-empty; an unknown class is not an error here.
+  if (!read || entry.class_name.empty() || !is_hex_digest(entry.sha256)) {
+    return false;
+  }
+  entry.script_class = parse_script_class(entry.class_name);
+  return true;
+}
+
+} // namespace
+
+std::optional<Matrix> matrix_parse::direct(std::string_view json, std::string_view origin) {
+  Parser parser(json, origin, nullptr);
+  parser.skip_bom();
+  parser.skip_space();
+  Matrix matrix;
+  unsigned seen = 0;
+  bool seen_helpers = false;
+  const bool read = parser.read_object([&](const std::string& key) {
+    if (key == k_helpers_field) {
+      JsonValue list;
+      if (std::exchange(seen_helpers, true) || !parser.read_value(list, 1) || !list.is_array()) {
+        return false;
+      }
+      const JsonDocument no_positions; // only messages use it, and this reader gives none
+      auto helpers = parse_helpers(no_positions, list);
+      if (!helpers) {
+        return false;
+      }
+      matrix.helpers = std::move(*helpers);
+      return true;
+    }
+    const auto field = static_cast<std::size_t>(std::find(k_matrix_fields.begin(), k_matrix_fields.end(), key) -
+                                                k_matrix_fields.begin());
+    if (field == k_matrix_fields.size()) {
+      return read_extra(parser, matrix.extra, key, 1);
+    }
+    if (!first_time(seen, field)) {
+      return false;
+    }
+    if (key == "version") {
+      JsonValue version;
+      return parser.read_value(version, 1) && version.is_number_integer() && version.get<long long>() == 1 &&
+             !(version.is_number_unsigned() && version.get<unsigned long long>() != 1);
+    }
+    if (key == "exercises_dir") {
+      return parser.read_string(matrix.exercises_dir) && !exercises_dir_problem(matrix.exercises_dir);
+    }
+    return parser.read_object([&](const std::string& id) {
+      if (!validate_value(ValueKind::script_id, id).ok()) {
+        return false;
+      }
+      // Ids usually come sorted, so each goes at the end of the map, with no search.
+      auto& scripts = matrix.scripts;
+      const auto hint = scripts.empty() || scripts.rbegin()->first < id ? scripts.end() : scripts.lower_bound(id);
+      if (hint != scripts.end() && hint->first == id) {
+        return false; // a duplicate id
+      }
+      MatrixEntry entry;
+      entry.id = id;
+      if (!read_entry(parser, entry)) {
+        return false;
+      }
+      scripts.emplace_hint(hint, id, std::move(entry));
+      return true;
+    });
+  });
+  parser.skip_space();
+  if (!read || !parser.at_end() || seen != (1U << k_matrix_fields.size()) - 1) {
+    return std::nullopt;
+  }
+  if (lesson_paths_problem(matrix)) {
+    return std::nullopt;
+  }
+  matrix.origin = std::string(origin);
+  matrix.base_dir = fs::path(std::string(origin)).parent_path().string();
+  return matrix;
+}
+
+Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
+  // Nearly every matrix is valid: read it directly, and leave the messages that name positions to
+  // the tree reader for the rest.
+  if (auto matrix = matrix_parse::direct(json, origin)) {
+    return std::move(*matrix);
+  }
+  return matrix_parse::from_tree(json, origin);
+}
+
+Result<Matrix> load_matrix_file(const std::string& path) {
+  TPULAUNCH_TRY(const std::string text, read_text_file(path, "matrix"));
+  TPULAUNCH_TRY(Matrix matrix, parse_matrix(text, path));
+  spdlog::debug("matrix: {} ({} scripts)", printable(path), matrix.scripts.size());
+  return matrix;
+}
+
+std::optional<std::string> find_matrix_upward(const std::string& folder, std::string_view name) {
+  std::error_code ec;
+  std::string up; // "", "../", "../../", ...
+  fs::path start = fs::path(folder).lexically_normal();
+  if (start.has_relative_path() && !start.has_filename()) {
+    start = start.parent_path(); // "/a/b/" -> "/a/b", so each step up is one folder
+  }
+  for (fs::path dir = start;; dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / name, ec)) {
+      return up + std::string(name);
+    }
+    if (dir == dir.parent_path() || dir.empty()) {
+      return std::nullopt;
+    }
+    up += "../";
+  }
+}
+
+std::string serialize_matrix(const Matrix& matrix) {
+  nlohmann::ordered_json root;
+  root["version"] = matrix.version;
+  root["exercises_dir"] = matrix.exercises_dir;
+  if (!matrix.helpers.empty()) {
+    root[std::string(k_helpers_field)] = matrix.helpers;
+  }
+  nlohmann::ordered_json scripts = nlohmann::ordered_json::object();
+  for (const auto& [id, entry] : matrix.scripts) {
+    nlohmann::ordered_json out;
+    out["class"] = entry.class_name;
+    out["sha256"] = entry.sha256;
+    if (!entry.files.empty()) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& file : entry.files) {
+        nlohmann::ordered_json item{{"path", file.path}};
+        if (!file.sha256.empty()) {
+          item["sha256"] = file.sha256;
+        }
+        if (file.declared) {
+          item["declared"] = true;
+        }
+        list.push_back(std::move(item));
+      }
+      out["files"] = std::move(list);
+    }
+    auto optional = [&out](std::string_view key, const std::string& value) {
+      if (!value.empty()) {
+        out[std::string(key)] = value;
+      }
+    };
+    optional("reviewed_by", entry.reviewed_by);
+    optional("reviewed_at", entry.reviewed_at);
+    optional("reason", entry.reason);
+    optional("note", entry.note);
+    optional("jax_platforms", entry.jax_platforms);
+    if (!entry.overrides.empty()) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& item : entry.overrides) {
+        nlohmann::ordered_json override_item{{"rule", item.rule}, {"line", item.line}};
+        if (!item.file.empty()) {
+          override_item["file"] = item.file;
+        }
+        override_item["reason"] = item.reason;
+        list.push_back(std::move(override_item));
+      }
+      out["overrides"] = std::move(list);
+    }
+    if (!entry.evidence.empty()) {
+      out["evidence"] = entry.evidence;
+    }
+    for (const auto& [key, member] : entry.extra.items()) {
+      out[key] = member;
+    }
+    scripts[id] = std::move(out);
+  }
+  root["scripts"] = std::move(scripts);
+  for (const auto& [key, member] : matrix.extra.items()) {
+    root[key] = member;
+  }
+  return dump_json(root) + "\n";
+}
+
+bool same_content(const Matrix& a, const Matrix& b) {
+  return a.version == b.version && a.exercises_dir == b.exercises_dir && a.helpers == b.helpers &&
+         a.scripts == b.scripts && a.extra == b.extra;
+}
+
+std::string_view to_string(ReviewState state) {
+  switch (state) {
+  case ReviewState::reviewed: return "reviewed";
+  case ReviewState::no_entry: return "no-entry";
+  case ReviewState::unknown_class: return "unknown-class";
+  case ReviewState::missing_file: return "missing-file";
+  case ReviewState::stale_digest: return "stale-digest";
+  }
+  return "unknown";
+}
+
+std::optional<ScriptClass> ScriptStatus::route_class() const {
+  if (state != ReviewState::reviewed || entry == nullptr) {
+    return std::nullopt;
+  }
+  return entry->script_class;
+}
+
+namespace {
+
+// The commands a message tells a person to run, as argv data rendered by the one quoting
+// function: `tpulaunch review ID --class CLASS --by NAME` (CLASS and NAME are for them to fill in).
+ShellLine review_command(std::string_view id) {
+  return ShellLine{"tpulaunch", "review", Word(std::string(id)), "--class", "CLASS", "--by", "NAME"};
+}
+
+std::string review_hint(std::string_view id) { return to_shell(review_command(id)); }
+
+std::string classify_then_review_hint(std::string_view id, const std::string& path) {
+  constexpr Code k_and{" && "};
+  return to_shell(ShellLine{"tpulaunch", "classify", Word(path)}.code(k_and).line(review_command(id)));
+}
+
+} // namespace
+
+std::string ScriptStatus::explanation() const {
+  switch (state) {
+  case ReviewState::reviewed:
+    return {};
+  case ReviewState::no_entry:
+    if (helper) {
+      return fmt::format("'{}' is a helper (the matrix's \"helpers\" name {}), not a script: it is staged with each "
+                         "script that imports it and never runs alone",
+                         id, path);
+    }
+    return fmt::format("'{}' has no entry in the execution matrix; review it: {}", id, classify_then_review_hint(id, path));
+  case ReviewState::unknown_class:
+    return fmt::format("'{}' has the unknown class \"{}\" (known: cpu-only, single-host-compatible, multi-host-qualified); record a review: {}",
+                       id, printable(entry != nullptr ? entry->class_name : ""), review_hint(id));
+  case ReviewState::missing_file:
+    return fmt::format("'{}' is in the matrix but its file {} is missing; restore it or remove the entry", id, path);
+  case ReviewState::stale_digest:
+    if (!changed.empty()) {
+      return fmt::format("'{}' changed since it was reviewed: {}; review it again: {}", id, changed, review_hint(id));
+    }
+    return fmt::format("'{}' changed since it was reviewed (sha256 {} reviewed, {} now); review it again: {}", id,
+                       entry != nullptr ? entry->sha256.substr(0, 12) : "", actual_sha256.substr(0, 12), review_hint(id));
+  }
+  return {};
+}
+
+namespace {
+
+// The first difference between the course files `entry` was reviewed with and the lesson's now
+// (in path order), as words for explanation(); empty when they are the same.
+std::string lesson_change(const MatrixEntry& entry, const std::vector<LessonFile>& now) {
+  std::map<std::string_view, std::pair<const MatrixFile*, const LessonFile*>> files;
+  for (const auto& file : entry.files) {
+    files[file.path].first = &file;
+  }
+  for (const auto& file : now) {
+    files[file.course_path].second = &file;
+  }
+  const auto short_digest = [](const std::string& digest) { return digest.substr(0, 12); };
+  for (const auto& [path, pair] : files) {
+    const auto [reviewed, current] = pair;
+    if (current == nullptr) {
+      return fmt::format("it no longer brings its course file {} with it (not imported any more)", path);
+    }
+    if (reviewed == nullptr) {
+      return fmt::format("it now brings the course file {} with it, which was not reviewed with it", path);
+    }
+    if (current->sha256.empty()) {
+      return fmt::format("its course file {} is missing", path);
+    }
+    if (reviewed->sha256.empty()) {
+      return fmt::format("the digest of its course file {} is not recorded", path);
+    }
+    if (reviewed->sha256 != current->sha256) {
+      return fmt::format("its course file {} changed (sha256 {} reviewed, {} now)", path, short_digest(reviewed->sha256),
+                         short_digest(current->sha256));
+    }
+  }
+  return {};
+}
+
+// Checks the source `status` holds (Python source text in its declared encoding), hashes it and compares with the entry's digest,
+// then, for a script whose own digest matches, its course files' with the entry's "files".
+Result<ScriptStatus> with_review_state(const Matrix& matrix, ScriptStatus status, const ImportProbe* probe) {
+  TPULAUNCH_CHECK(check_python_source(status.source, status.path, fmt::format("script '{}'", status.id)));
+  status.actual_sha256 = sha256_hex(status.source);
+  if (status.entry == nullptr) {
+    status.state = ReviewState::no_entry;
+  } else if (!status.entry->script_class) {
+    status.state = ReviewState::unknown_class;
+  } else if (status.entry->sha256 != status.actual_sha256) {
+    status.state = ReviewState::stale_digest;
+  } else {
+    TPULAUNCH_TRY(Lesson lesson, read_lesson(matrix, status, probe));
+    status.changed = lesson_change(*status.entry, lesson.files);
+    status.state = status.changed.empty() ? ReviewState::reviewed : ReviewState::stale_digest;
+    status.files = std::move(lesson.files);
+    status.classification = std::move(lesson.classification);
+  }
+  return status;
+}
+
+} // namespace
+
+Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id, const ImportProbe* probe) {
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
+  ScriptStatus status;
+  status.id = std::string(id);
+  status.path = matrix.script_path(id);
+  status.entry = matrix.find(id);
+  status.helper = matrix.is_helper(status.id + ".py");
+
+  // The exercises folder itself must stay in the course: a symlinked folder leading elsewhere is
+  // refused like any other path that escapes it.
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
+  const auto not_regular = [&] {
+    return config_error(fmt::format("script '{}': {} is not a regular file", id, status.path));
+  };
+  const auto too_large = [&](std::uintmax_t size) {
+    return config_error(fmt::format("script '{}': {} is {} bytes, more than the {} a script may have", id, status.path,
+                                    size, k_max_script_bytes));
+  };
+  // A plain file at the top of the folder is inside by construction, so the usual script takes one
+  // open (which does not follow a symlink) and one fstat: check does this for thousands of files.
+  if (!is_nested_script_id(id)) {
+    TPULAUNCH_TRY(FileContent file, read_file_nofollow(status.path, "script", k_max_script_bytes));
+    switch (file.kind) {
+    case FileKind::missing:
+      status.state = status.entry == nullptr ? ReviewState::no_entry : ReviewState::missing_file;
+      return status;
+    case FileKind::other:
+      return not_regular();
+    case FileKind::regular:
+      if (file.size > k_max_script_bytes) {
+        return too_large(file.size);
+      }
+      status.source = std::move(file.text);
+      return with_review_state(matrix, std::move(status), probe);
+    case FileKind::symlink:
+      break; // resolved below
+    }
+  }
+  // A symlink, or a script in a subfolder (whose folders may be symlinks), must really lead inside
+  // the exercises folder: a symlink that leads out of the course would let a reviewed name run
+  // unreviewed code.
+  struct stat info {};
+  if (::lstat(status.path.c_str(), &info) != 0) {
+    status.state = status.entry == nullptr ? ReviewState::no_entry : ReviewState::missing_file;
+    return status;
+  }
+  TPULAUNCH_CHECK(script_inside_exercises(matrix, id, status.path));
+  if ((S_ISLNK(info.st_mode) && ::stat(status.path.c_str(), &info) != 0) || !S_ISREG(info.st_mode)) {
+    return not_regular();
+  }
+  if (static_cast<std::uintmax_t>(info.st_size) > k_max_script_bytes) {
+    return too_large(static_cast<std::uintmax_t>(info.st_size));
+  }
+  TPULAUNCH_TRY(status.source, read_text_file(status.path, "script", k_max_script_bytes));
+  return with_review_state(matrix, std::move(status), probe);
+}
+
+Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status, const ImportProbe* probe) {
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
+  LessonRequest request;
+  request.root = matrix.exercises_path();
+  request.real_root = matrix.real_exercises;
+  request.course_prefix = exercises_prefix(matrix.exercises_dir);
+  request.script = status.id + ".py";
+  request.source = status.source;
+  request.what = fmt::format("script '{}'", status.id);
+  request.probe = probe;
+  if (status.entry != nullptr) {
+    for (const auto& file : status.entry->files) {
+      if (file.declared) {
+        // Inside the exercises folder (checked when the matrix was read): the rest of the path.
+        request.declared.push_back(request.course_prefix.empty() ? file.path
+                                                                 : file.path.substr(request.course_prefix.size() + 1));
+      }
+    }
+  }
+  return read_lesson(request);
+}
+
+std::vector<MatrixFile> reviewed_files(const Lesson& lesson) {
+  std::vector<MatrixFile> files;
+  for (const auto& file : lesson.files) {
+    files.push_back(MatrixFile{file.course_path, file.sha256, file.declared});
+  }
+  return files;
+}
+
+Result<std::string> script_id_from_argument(const Matrix& matrix, std::string_view argument) {
+  // Whatever the argument names lies in the exercises folder, so that folder must stay in the course.
+  TPULAUNCH_CHECK(exercises_inside_course(matrix));
+  if (!argument.ends_with(".py")) {
+    // An id, perhaps of a script in a subfolder ("advanced/sub_lesson").
+    TPULAUNCH_CHECK(validate_value(ValueKind::script_id, argument));
+    TPULAUNCH_CHECK(check_known_script(matrix, argument));
+    return std::string(argument);
+  }
+  const std::string exercises = matrix.exercises_path().empty() ? "." : matrix.exercises_path();
+  // A path from the current folder, or a file name below the exercises folder ("tpu-hello.py").
+  fs::path path{std::string(argument)};
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)) && !path.is_absolute() &&
+      fs::exists(fs::symlink_status(fs::path(exercises) / path, ec))) {
+    path = fs::path(exercises) / path;
+  }
+  const auto relative = real_path(path.parent_path()).lexically_relative(real_path(exercises)) / path.filename();
+  const std::string text = relative.lexically_normal().generic_string();
+  if (relative.empty() || text.starts_with("..")) {
+    return usage_error(fmt::format("'{}' is not a .py file in the exercises folder {}", printable(argument), exercises));
+  }
+  const std::string id = text.substr(0, text.size() - 3);
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, id));
+  TPULAUNCH_CHECK(check_known_script(matrix, id));
+  return id;
+}
+
+} // namespace tpulaunch

@@ -1,0 +1,636 @@
+#include "tpulaunch/receipts/verify.hpp"
+
+#include "tpulaunch/receipts/run_folder.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/json/json_reader.hpp"
+#include "tpulaunch/util/text_file.hpp"
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A receipt or checkpoint larger than this is refused unread: the lesson's are under 300 bytes.
+constexpr std::size_t k_max_receipt_bytes = 1024U * 1024U;
+
+// The receipts hold float32 results printed as doubles; compare as numpy.allclose does.
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-8 + 1e-5 * std::fabs(b); }
+
+std::string file_name(std::string_view stem, int index) { return fmt::format("{}-{}.json", stem, index); }
+
+// The JSON type names a finding uses.
+enum class Type { integer, number, string, array };
+
+std::string_view type_name(Type type) {
+  switch (type) {
+  case Type::integer: return "an integer";
+  case Type::number: return "a number";
+  case Type::string: return "a string";
+  case Type::array: return "an array";
+  }
+  return "a value";
+}
+
+bool has_type(const json& value, Type type) {
+  switch (type) {
+  case Type::integer: return value.is_number_integer();
+  case Type::number: return value.is_number();
+  case Type::string: return value.is_string();
+  case Type::array: return value.is_array();
+  }
+  return false;
+}
+
+std::string_view json_type_name(const json& value) {
+  if (value.is_number()) {
+    return value.is_number_integer() ? "an integer" : "a number";
+  }
+  return value.type_name();
+}
+
+// One receipt being checked: reads typed fields, and turns every problem into a finding that names
+// the worker and the field (or, for the checkpoint, the file and the field).
+class Receipt {
+public:
+  Receipt(VerifyReport& report, int worker, const json& value, std::string file = "")
+      : m_report(report), m_worker(worker), m_value(value), m_file(std::move(file)) {}
+
+  void add(std::string_view field, std::string message) const {
+    if (m_file.empty()) {
+      m_report.findings.push_back(VerifyFinding{m_worker, std::string(field), std::move(message)});
+    } else {
+      m_report.findings.push_back(VerifyFinding{m_worker, m_file, fmt::format("{}: {}", field, message)});
+    }
+  }
+
+  // The member `key` when it exists and has `type`; otherwise a finding and nullptr.
+  [[nodiscard]] const json* get(std::string_view key, Type type) const {
+    auto it = m_value.find(key);
+    if (it == m_value.end()) {
+      add(key, fmt::format("missing (expected {})", type_name(type)));
+      return nullptr;
+    }
+    if (!has_type(*it, type)) {
+      add(key, fmt::format("is {}, expected {}", json_type_name(*it), type_name(type)));
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  [[nodiscard]] std::optional<long long> integer(std::string_view key) const {
+    const json* v = get(key, Type::integer);
+    return v == nullptr ? std::nullopt : std::optional<long long>(v->get<long long>());
+  }
+  [[nodiscard]] std::optional<double> number(std::string_view key) const {
+    const json* v = get(key, Type::number);
+    return v == nullptr ? std::nullopt : std::optional<double>(v->get<double>());
+  }
+  [[nodiscard]] std::optional<std::string> string(std::string_view key) const {
+    const json* v = get(key, Type::string);
+    return v == nullptr ? std::nullopt : std::optional<std::string>(v->get<std::string>());
+  }
+
+  // An integer field that must equal what the catalog says; `source` names where that comes from.
+  void expect_int(std::string_view key, long long expected, std::string_view source) const {
+    if (auto v = integer(key); v && *v != expected) {
+      add(key, fmt::format("is {}, but {} has {}", *v, source, expected));
+    }
+  }
+  // A number field that must equal an independently derived value.
+  std::optional<double> expect_number(std::string_view key, double expected, std::string_view why) const {
+    auto v = number(key);
+    if (v && !close(*v, expected)) {
+      add(key, fmt::format("is {}, expected {} ({})", *v, expected, why));
+    }
+    return v;
+  }
+
+  [[nodiscard]] int worker() const { return m_worker; }
+  [[nodiscard]] const json& value() const { return m_value; }
+
+private:
+  VerifyReport& m_report;
+  int m_worker;
+  const json& m_value;
+  std::string m_file;
+};
+
+// What the run-wide checks need from one worker's training receipt.
+struct TrainingFacts {
+  ReceiptForm form = ReceiptForm::course;
+  json value; // the receipt
+};
+
+class Checker {
+public:
+  Checker(VerifyReport& report, const Slice& slice, const VerifyOptions& options)
+      : m_report(report), m_slice(slice), m_options(options) {}
+
+  void run(const std::vector<FetchedWorker>& workers) {
+    std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_slice.hosts));
+    for (int worker = 0; worker < m_slice.hosts; ++worker) {
+      if (static_cast<std::size_t>(worker) >= workers.size() || !workers[static_cast<std::size_t>(worker)].present) {
+        const std::string folder = static_cast<std::size_t>(worker) < workers.size()
+                                       ? workers[static_cast<std::size_t>(worker)].folder
+                                       : fmt::format("worker-{}", worker);
+        add(worker, "folder", fmt::format("nothing was fetched: {} is missing", folder));
+        continue;
+      }
+      const FetchedWorker& fetched = workers[static_cast<std::size_t>(worker)];
+      check_status_record(worker, fetched);
+      check_log(worker, fetched);
+      if (m_options.kind == VerifyKind::logs) {
+        continue;
+      }
+      check_stray_files(worker, fetched);
+      if (m_options.kind == VerifyKind::discovery) {
+        check_discovery(worker, fetched);
+      } else {
+        training[static_cast<std::size_t>(worker)] = check_training(worker, fetched);
+      }
+    }
+    if (m_options.kind == VerifyKind::training) {
+      check_run(workers, training);
+    }
+  }
+
+private:
+  void add(int worker, std::string field, std::string message) {
+    m_report.findings.push_back(VerifyFinding{worker, std::move(field), std::move(message)});
+  }
+
+  static const FetchedFile* find(const FetchedWorker& worker, std::string_view name) {
+    for (const FetchedFile& file : worker.artifacts) {
+      if (file.name == name) {
+        return &file;
+      }
+    }
+    return nullptr;
+  }
+
+  // The run guard's record of this worker's part: anything but `state=succeeded` is a finding,
+  // with the worker's own one-sentence summary (printed as text, never as terminal control).
+  void check_status_record(int worker, const FetchedWorker& fetched) {
+    if (!fetched.status_record) {
+      return;
+    }
+    const FetchedFile& record = *fetched.status_record;
+    if (!record.error.empty()) {
+      add(worker, record.name, record.error);
+      return;
+    }
+    std::string state;
+    std::string summary;
+    std::size_t start = 0;
+    while (start < record.text.size()) {
+      std::size_t end = record.text.find('\n', start);
+      if (end == std::string::npos) {
+        end = record.text.size();
+      }
+      const std::string_view line(record.text.data() + start, end - start);
+      if (line.starts_with("state=")) {
+        state = line.substr(6);
+      } else if (line.starts_with("summary=")) {
+        summary = line.substr(8);
+      }
+      start = end + 1;
+    }
+    if (state != "succeeded") {
+      add(worker, record.name,
+          fmt::format("the worker recorded {}: {}", state.empty() ? "no outcome" : printable(state),
+                      summary.empty() ? "no summary" : printable(summary)));
+    }
+  }
+
+  void check_log(int worker, const FetchedWorker& fetched) {
+    m_report.logs_found += fetched.logs;
+    if (fetched.logs != 1) {
+      add(worker, "log", fetched.logs == 0 ? fmt::format("no stdout log (*.txt) in {}", fetched.folder)
+                                           : fmt::format("{} logs in {}, expected one per host", fetched.logs, fetched.folder));
+    }
+  }
+
+  // A worker's folder holds its own receipt only, and only process 0 publishes the checkpoint.
+  void check_stray_files(int worker, const FetchedWorker& fetched) {
+    for (const FetchedFile& file : fetched.artifacts) {
+      for (const std::string_view stem : {"worker", "discovery"}) {
+        if (file.name.starts_with(std::string(stem) + "-") && file.name != file_name(stem, worker)) {
+          add(worker, file.name, "a receipt of another process in this worker's folder");
+        }
+      }
+      if (file.name == "checkpoint.json" && worker != 0) {
+        add(worker, file.name, "only process 0 publishes checkpoint.json");
+      }
+    }
+  }
+
+  // Parses one artifact; a file that is unreadable, not JSON or not an object is a finding.
+  std::optional<json> parse(int worker, const FetchedFile& file) {
+    if (!file.error.empty()) {
+      add(worker, file.name, file.error);
+      return std::nullopt;
+    }
+    auto doc = parse_json(file.text, file.name);
+    if (!doc) {
+      add(worker, file.name, doc.error().message);
+      return std::nullopt;
+    }
+    if (!doc->value.is_object()) {
+      add(worker, file.name, fmt::format("is {}, expected a JSON object", json_type_name(doc->value)));
+      return std::nullopt;
+    }
+    return std::move(doc->value);
+  }
+
+  // The receipt of the kind asked for; when only the other kind is there, say so.
+  std::optional<json> own_receipt(int worker, const FetchedWorker& fetched, bool training) {
+    const std::string own = file_name(training ? "worker" : "discovery", worker);
+    const std::string other = file_name(training ? "discovery" : "worker", worker);
+    const FetchedFile* file = find(fetched, own);
+    if (file == nullptr) {
+      add(worker, own,
+          find(fetched, other) != nullptr
+              ? fmt::format("missing; only {} is there, and {}", other,
+                            training ? "topology discovery is not training" : "a training receipt is not a discovery receipt")
+              : "missing");
+      return std::nullopt;
+    }
+    auto value = parse(worker, *file);
+    if (value) {
+      ++m_report.receipts_checked;
+    }
+    return value;
+  }
+
+  void check_backend(const Receipt& r) {
+    const auto backend = r.string("backend");
+    if (!backend || *backend == "tpu") {
+      return;
+    }
+    if (*backend == "standin" && m_options.allow_standin) {
+      m_report.standin = true;
+      return;
+    }
+    r.add("backend", fmt::format("not a TPU result (backend '{}')", printable(*backend)));
+  }
+
+  // The topology every receipt reports, under the names its form uses.
+  void check_topology(const Receipt& r, std::string_view local_key, std::string_view global_key) {
+    if (auto index = r.integer("process_index"); index && *index != r.worker()) {
+      r.add("process_index", fmt::format("is {}, but this is worker {}'s folder (gcloud worker i runs JAX process i)",
+                                         *index, r.worker()));
+    }
+    r.expect_int("process_count", m_slice.hosts, m_slice.name);
+    r.expect_int(local_key, m_slice.local_device_count(), m_slice.name);
+    r.expect_int(global_key, m_slice.device_count(), m_slice.name);
+    check_backend(r);
+  }
+
+  void check_discovery(int worker, const FetchedWorker& fetched) {
+    auto value = own_receipt(worker, fetched, false);
+    if (!value) {
+      return;
+    }
+    const Receipt r(m_report, worker, *value);
+    const auto kind = value->find("kind");
+    if (kind == value->end() || *kind != "discovery") {
+      r.add("kind", kind != value->end() && *kind == "training"
+                        ? "a training receipt, but a discovery receipt was asked for"
+                        : "is not 'discovery'");
+      return;
+    }
+    check_topology(r, "local_device_count", "device_count");
+  }
+
+  std::optional<TrainingFacts> check_training(int worker, const FetchedWorker& fetched) {
+    auto value = own_receipt(worker, fetched, true);
+    if (!value) {
+      return std::nullopt;
+    }
+    const Receipt r(m_report, worker, *value);
+    const auto kind = value->find("kind");
+    if (kind != value->end() && *kind != "training") {
+      r.add("kind", *kind == "discovery" ? "a discovery receipt: topology discovery is not training"
+                                         : fmt::format("is {}, expected 'training' or no kind (the course's form)",
+                                                       printable(kind->dump())));
+      return std::nullopt;
+    }
+    const ReceiptForm form = kind == value->end() ? ReceiptForm::course : ReceiptForm::detailed;
+    if (m_report.form && *m_report.form != form) {
+      r.add("kind", fmt::format("this receipt has the {} form, but an earlier one has the {} form", to_string(form),
+                                to_string(*m_report.form)));
+      return std::nullopt;
+    }
+    m_report.form = form;
+    if (form == ReceiptForm::course) {
+      check_course_receipt(r);
+    } else {
+      check_detailed_receipt(r);
+    }
+    return TrainingFacts{form, std::move(*value)};
+  }
+
+  // The lesson's program: process p owns input p + 1; theta starts at 0 and takes one step of
+  // 0.1 * the global mean gradient, 2 * (0 - mean(p + 1)) = -(P + 1) over P processes.
+  void check_course_receipt(const Receipt& r) {
+    const double hosts = m_slice.hosts;
+    check_topology(r, "local_devices", "global_devices");
+    r.expect_number("owned_input", r.worker() + 1.0, "the lesson's input is process_index + 1");
+    r.expect_number("global_mean_gradient", -(hosts + 1), fmt::format("-(P + 1) for P = {} processes", m_slice.hosts));
+    r.expect_number("updated_theta", 0.1 * (hosts + 1), fmt::format("0.1 * (P + 1) for P = {} processes", m_slice.hosts));
+  }
+
+  void check_detailed_receipt(const Receipt& r) {
+    check_topology(r, "local_device_count", "device_count");
+    if (auto check = r.string("check"); check && *check != "passed") {
+      r.add("check", "the program's own result check did not pass");
+    }
+    if (const json* inputs = r.get("owned_inputs", Type::array); inputs != nullptr && inputs->empty()) {
+      r.add("owned_inputs", "is empty");
+    }
+    (void)r.number("global_mean_gradient");
+    (void)r.get("params_after", Type::array);
+  }
+
+  void check_run(const std::vector<FetchedWorker>& workers, const std::vector<std::optional<TrainingFacts>>& training) {
+    if (!m_report.form) {
+      return; // no receipt could be read: each worker already has a finding
+    }
+    check_distinct_inputs(training);
+    check_agreement(training);
+    check_checkpoint(workers, training);
+  }
+
+  // Each process owns its own inputs: no value may appear in two receipts.
+  void check_distinct_inputs(const std::vector<std::optional<TrainingFacts>>& training) {
+    std::map<double, int> owner;
+    for (int worker = 0; worker < static_cast<int>(training.size()); ++worker) {
+      const auto& facts = training[static_cast<std::size_t>(worker)];
+      if (!facts) {
+        continue;
+      }
+      const bool course = facts->form == ReceiptForm::course;
+      const std::string_view key = course ? "owned_input" : "owned_inputs";
+      const auto it = facts->value.find(key);
+      if (it == facts->value.end()) {
+        continue;
+      }
+      const json values = course ? json::array({*it}) : *it;
+      if (!values.is_array()) {
+        continue;
+      }
+      for (const json& value : values) {
+        if (!value.is_number()) {
+          add(worker, std::string(key), "holds a value that is not a number");
+          break;
+        }
+        auto [where, inserted] = owner.emplace(value.get<double>(), worker);
+        if (!inserted && where->second != worker) {
+          add(worker, std::string(key), fmt::format("input {} is also owned by worker {}", value.dump(), where->second));
+          break;
+        }
+      }
+    }
+  }
+
+  // Every replica applied the same update: the detailed form compares the workers directly (the
+  // course form's values are each checked against the formula already).
+  void check_agreement(const std::vector<std::optional<TrainingFacts>>& training) {
+    const TrainingFacts* reference = nullptr;
+    int reference_worker = -1;
+    for (int worker = 0; worker < static_cast<int>(training.size()); ++worker) {
+      const auto& facts = training[static_cast<std::size_t>(worker)];
+      if (!facts || facts->form != ReceiptForm::detailed) {
+        continue;
+      }
+      if (reference == nullptr) {
+        reference = &*facts;
+        reference_worker = worker;
+        continue;
+      }
+      for (const char* key : {"global_mean_gradient", "params_after"}) {
+        if (!same_numbers(facts->value, reference->value, key)) {
+          add(worker, key, fmt::format("differs from worker {}'s", reference_worker));
+        }
+      }
+    }
+  }
+
+  // Both hold `key` as the same number, or as arrays of the same numbers; false otherwise.
+  static bool same_numbers(const json& a, const json& b, std::string_view key) {
+    const auto x = a.find(key);
+    const auto y = b.find(key);
+    if (x == a.end() || y == b.end()) {
+      return true; // already a finding of its own
+    }
+    const json xs = x->is_array() ? *x : json::array({*x});
+    const json ys = y->is_array() ? *y : json::array({*y});
+    if (xs.size() != ys.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (!xs[i].is_number() || !ys[i].is_number() || !close(xs[i].get<double>(), ys[i].get<double>())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void check_checkpoint(const std::vector<FetchedWorker>& workers, const std::vector<std::optional<TrainingFacts>>& training) {
+    const FetchedFile* file = workers.empty() ? nullptr : find(workers[0], "checkpoint.json");
+    if (file == nullptr) {
+      if (!workers.empty() && workers[0].present) {
+        add(0, "checkpoint.json", "missing: process 0 publishes it after the barrier");
+      }
+      return;
+    }
+    auto value = parse(0, *file);
+    if (!value) {
+      return;
+    }
+    const Receipt c(m_report, 0, *value, "checkpoint.json");
+    if (*m_report.form == ReceiptForm::course) {
+      c.expect_int("global_devices", m_slice.device_count(), m_slice.name);
+      const auto theta = c.number("theta");
+      for (int worker = 0; theta && worker < static_cast<int>(training.size()); ++worker) {
+        const auto& facts = training[static_cast<std::size_t>(worker)];
+        if (!facts) {
+          continue;
+        }
+        const auto updated = facts->value.find("updated_theta");
+        if (updated != facts->value.end() && updated->is_number() && !close(updated->get<double>(), *theta)) {
+          add(worker, "updated_theta", fmt::format("is {}, but the checkpoint's theta is {}", updated->get<double>(), *theta));
+        }
+      }
+      return;
+    }
+    if (auto kind = c.string("kind"); kind && *kind != "checkpoint") {
+      c.add("kind", "is not 'checkpoint'");
+    }
+    if (auto by = c.integer("written_by"); by && *by != 0) {
+      c.add("written_by", fmt::format("is {}, but only process 0 publishes the checkpoint", *by));
+    }
+    c.expect_int("process_count", m_slice.hosts, m_slice.name);
+    if (training.empty() || !training[0]) {
+      return;
+    }
+    if (!same_numbers(*value, training[0]->value, "global_mean_gradient")) {
+      c.add("global_mean_gradient", "disagrees with the receipts");
+    }
+    json renamed = *value;
+    if (auto params = c.get("params", Type::array); params != nullptr) {
+      renamed["params_after"] = *params;
+      if (!same_numbers(renamed, training[0]->value, "params_after")) {
+        c.add("params", "disagree with the receipts' params_after");
+      }
+    }
+  }
+
+  VerifyReport& m_report;
+  const Slice& m_slice;
+  const VerifyOptions& m_options;
+};
+
+// The folder holding worker i's files: worker-<i>/<run-id>/ (how `scp --recurse` of the remote
+// run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what
+// it holds, not by the run folder's name, so a run folder copied under another name still
+// verifies: the one subfolder of worker-<i>/ with a run record, else the one named like the run
+// folder. Several with a record is a finding (`ambiguous`), never a guess.
+struct ContentDir {
+  fs::path dir;
+  std::string ambiguous; // non-empty: why no single folder could be chosen
+};
+
+ContentDir content_dir(const fs::path& run, int worker) {
+  const fs::path dir = run / worker_folder(worker);
+  std::error_code ec;
+  std::vector<fs::path> recorded;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && fs::exists(entry.path() / "run-status.rec", ec)) {
+      recorded.push_back(entry.path());
+    }
+  }
+  if (recorded.size() == 1) {
+    return {recorded.front(), ""};
+  }
+  if (recorded.size() > 1) {
+    std::sort(recorded.begin(), recorded.end());
+    return {dir, fmt::format("{} holds {} run folders with a run record ({} and {}): one run per folder",
+                             dir.string(), recorded.size(), recorded[0].filename().string(),
+                             recorded[1].filename().string())};
+  }
+  const fs::path nested = dir / run.filename();
+  return {fs::is_directory(nested, ec) ? nested : dir, ""};
+}
+
+bool is_artifact(const std::string& name) {
+  return name == "checkpoint.json" ||
+         (name.ends_with(".json") && (name.starts_with("worker-") || name.starts_with("discovery-")));
+}
+
+FetchedWorker read_worker(const fs::path& run, int worker) {
+  FetchedWorker fetched;
+  const ContentDir content = content_dir(run, worker);
+  const fs::path& dir = content.dir;
+  fetched.folder = dir.string();
+  std::error_code ec;
+  fetched.present = fs::is_directory(dir, ec);
+  if (!fetched.present) {
+    return fetched;
+  }
+  if (!content.ambiguous.empty()) {
+    fetched.status_record = FetchedFile{"run-status.rec", {}, content.ambiguous};
+    return fetched;
+  }
+  if (fs::exists(dir / "run-status.rec", ec)) {
+    FetchedFile record{"run-status.rec", {}, {}};
+    auto text = read_text_file((dir / "run-status.rec").string(), "run record", k_max_receipt_bytes);
+    if (text) {
+      record.text = std::move(text).value();
+    } else {
+      record.error = text.error().message;
+    }
+    fetched.status_record = std::move(record);
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".txt") {
+      ++fetched.logs;
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(dir / "artifacts", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!is_artifact(name)) {
+      continue;
+    }
+    FetchedFile file{name, {}, {}};
+    auto text = read_text_file(entry.path().string(), "receipt", k_max_receipt_bytes);
+    if (text) {
+      file.text = std::move(text).value();
+    } else {
+      file.error = text.error().message;
+    }
+    fetched.artifacts.push_back(std::move(file));
+  }
+  return fetched;
+}
+
+} // namespace
+
+std::string_view to_string(VerifyKind kind) {
+  switch (kind) {
+  case VerifyKind::training: return "training";
+  case VerifyKind::discovery: return "discovery";
+  case VerifyKind::logs: return "logs";
+  case VerifyKind::none: return "none";
+  }
+  return "none";
+}
+
+std::optional<VerifyKind> parse_verify_kind(std::string_view name) {
+  for (const auto kind : k_verify_kinds) {
+    if (to_string(kind) == name) {
+      return kind;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(ReceiptForm form) { return form == ReceiptForm::course ? "course" : "detailed"; }
+
+VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Slice& slice, const VerifyOptions& options) {
+  VerifyReport report;
+  report.slice = slice.name;
+  report.kind = options.kind;
+  report.workers = slice.hosts;
+  Checker(report, slice, options).run(workers);
+  return report;
+}
+
+Result<VerifyReport> verify_run(const std::string& folder, const Slice& slice, const VerifyOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    return config_error(fmt::format("run folder '{}' does not exist or is not a folder", printable(folder)));
+  }
+  fs::path path(folder);
+  if (!path.has_filename()) {
+    path = path.parent_path(); // "run/" -> "run", so the run id is its last component
+  }
+  std::vector<FetchedWorker> workers;
+  workers.reserve(static_cast<std::size_t>(slice.hosts));
+  for (int worker = 0; worker < slice.hosts; ++worker) {
+    workers.push_back(read_worker(path, worker));
+  }
+  VerifyReport report = verify_fetched(workers, slice, options);
+  report.folder = folder;
+  return report;
+}
+
+} // namespace tpulaunch
