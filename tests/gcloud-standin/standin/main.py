@@ -1,26 +1,30 @@
 """One gcloud call: the modelled delay, the grammar, the command, and the call's lines in
 calls.jsonl and events.jsonl."""
 
+import importlib
 import os
 import sys
 import time
 
 from .console import Exit, status
 from .grammar import QUEUED, STORAGE, TPU_VM, parse_command, split_command_path, suggest_unknown
-from .helpers import standin_main
-from .nodes import (
-    cmd_create, cmd_delete, cmd_describe, cmd_qr_create, cmd_qr_delete, cmd_qr_describe)
-from .scp import cmd_scp
-from .ssh import cmd_ssh
 from .state import append_line, on_worker, state_dir
-from .storage import cmd_storage_cp, cmd_storage_rsync
 
 
-COMMANDS = {(TPU_VM, "ssh"): cmd_ssh, (TPU_VM, "scp"): cmd_scp, (TPU_VM, "delete"): cmd_delete,
-            (TPU_VM, "create"): cmd_create, (TPU_VM, "describe"): cmd_describe,
-            (QUEUED, "create"): cmd_qr_create, (QUEUED, "describe"): cmd_qr_describe,
-            (QUEUED, "delete"): cmd_qr_delete,
-            (STORAGE, "cp"): cmd_storage_cp, (STORAGE, "rsync"): cmd_storage_rsync}
+# The module and function that emulate each command. A call imports its command's module only
+# (and what that imports): every import is compiled again at each call, as bytecode is not
+# cached (gcloud.py), and a download need not compile the storage, node or helper code.
+COMMANDS = {(TPU_VM, "ssh"): ("ssh", "cmd_ssh"), (TPU_VM, "scp"): ("scp", "cmd_scp"),
+            (TPU_VM, "delete"): ("nodes", "cmd_delete"), (TPU_VM, "create"): ("nodes", "cmd_create"),
+            (TPU_VM, "describe"): ("nodes", "cmd_describe"),
+            (QUEUED, "create"): ("nodes", "cmd_qr_create"), (QUEUED, "describe"): ("nodes", "cmd_qr_describe"),
+            (QUEUED, "delete"): ("nodes", "cmd_qr_delete"),
+            (STORAGE, "cp"): ("storage", "cmd_storage_cp"), (STORAGE, "rsync"): ("storage", "cmd_storage_rsync")}
+
+
+def run_command(spec, ns):
+    module, function = COMMANDS[spec.group_path, spec.verb]
+    getattr(importlib.import_module("." + module, __package__), function)(ns)
 
 
 def gcloud_main(argv):
@@ -34,13 +38,14 @@ def gcloud_main(argv):
     if misplaced:
         suggest_unknown(spec, misplaced)
     ns = parse_command(spec, tokens)
-    COMMANDS[spec.group_path, spec.verb](ns)
+    run_command(spec, ns)
     return 0
 
 
 def main():
     argv = sys.argv[1:]
     if argv[:1] == ["standin"]:
+        from .helpers import standin_main
         return standin_main(argv[1:])
     t_start = time.time()
     code = 1
