@@ -12,7 +12,7 @@ import threading
 from .console import STANDIN_TAG, fail, not_emulated, status
 from .grammar import SPECS, TPU_VM, reject_not_emulated
 from .state import ConfigLock, get_node, required_property_error, resolve_property, write_atomic
-from .vm import prepare_workers, remote_env, stop_holders, worker_set
+from .vm import kill_worker_processes, prepare_workers, remote_env, stop_holders, worker_set
 from .workers import (
     OPENSSH_FAILURE, SSH_KEY_FOUND, health_warning, parse_worker_flag, run_on_workers,
     validate_state)
@@ -200,6 +200,7 @@ class Preemption:
             stop_holders(self.node.root)
             for proc in self.procs:
                 self.kill(proc)
+            kill_worker_processes(self.node)
 
     def cancel(self):
         if self.timer is not None:

@@ -118,6 +118,33 @@ def stop_holders(node_root):
         time.sleep(0.01)
 
 
+def kill_worker_processes(node):
+    """A node that is gone ends every process of its workers at once (SIGKILL), also one that
+    left the ssh call's session (the run guard starts the program with setsid): each carries
+    the node's shared folder in its environment (remote_env), as fakecloud.py finds them."""
+    marker = "GCLOUD_STANDIN_SHARED={}".format(node.shared).encode()
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open("/proc/{}/environ".format(entry), "rb") as environ:
+                    if marker in environ.read().split(b"\0"):
+                        pids.append(int(entry))
+            except OSError:
+                continue
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+
+
 def prepare_workers(prog, node, workers):
     """Applies the per-run knobs before a command runs on `workers`."""
     holders = worker_set(prog, "GCLOUD_STANDIN_TPU_HOLDER")
