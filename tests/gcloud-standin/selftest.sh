@@ -665,13 +665,16 @@ done
 
 # ---------------------------------------------------------------- knobs for the life of a run
 g standin create spotty --zone="$ZONE" --workers=2 --project="$PROJ" --spot
+# A process in a session of its own (as the run guard starts the program, with setsid) is
+# gone too: the VM is gone.
 GCLOUD_STANDIN_PREEMPT_AFTER=0.3 g "${TPU[@]}" ssh spotty "${ZP[@]}" --worker=all \
-  --command='echo $$ > ~/pid; sleep 30; echo never'
+  --command='setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > ~/detached; echo $$ > ~/pid; sleep 30; echo never'
 p0=$(cat "$(home spotty 0)/pid")
+d1=$(cat "$(home spotty 1)/detached")
 if [ "$rc" -eq 255 ] && grep -qF "Connection to 10.0.0.2 closed by remote host." "$WORK/err" &&
-  ! grep -q never "$WORK/out" && gone "$p0"; then
-  ok "GCLOUD_STANDIN_PREEMPT_AFTER: the workers' processes end, ssh exits 255"
-else bad "GCLOUD_STANDIN_PREEMPT_AFTER: the workers' processes end, ssh exits 255" "rc=$rc"; fi
+  ! grep -q never "$WORK/out" && gone "$p0" && gone "$d1"; then
+  ok "GCLOUD_STANDIN_PREEMPT_AFTER: the workers' processes end (a setsid one too), ssh exits 255"
+else bad "GCLOUD_STANDIN_PREEMPT_AFTER: the workers' processes end (a setsid one too), ssh exits 255" "rc=$rc"; fi
 g "${TPU[@]}" describe spotty "${ZP[@]}" --format='value(state)'
 expect "... and the node is PREEMPTED" 0 "" "PREEMPTED"
 GCLOUD_STANDIN_PREEMPT_AFTER=0.1 g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=all --command='sleep 0.5; echo fine'

@@ -10,7 +10,7 @@ with CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU / _COMPUTE; the workers it reaches are 
 
 Nodes and queued resources live in the gcloud stand-in's state folder
 ($GCLOUD_STANDIN_STATE, tests/gcloud-standin/README.md), made by the stand-in's own code
-(imported from tests/gcloud-standin/gcloud.py): a worker's home, its fake TPU devices, the
+(imported from tests/gcloud-standin/standin/): a worker's home, its fake TPU devices, the
 folder the fake jax meets in, the fake `python3 -m venv` that installs the fake jax.  The same
 knobs drive both: GCLOUD_STANDIN_NODE_STATES, GCLOUD_STANDIN_QR_STATES (one state per describe
 call, read from the command gcloud names in its User-Agent),
@@ -45,7 +45,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.dont_write_bytecode = True      # no __pycache__ in the source tree for the import below
 sys.path.insert(0, str(HERE.parent / "gcloud-standin"))
-import gcloud as standin  # noqa: E402  (the gcloud stand-in's module: its state and workers)
+from standin import nodes, vm  # noqa: E402  (the gcloud stand-in's package: its nodes and workers)
+from standin.state import Node, append_line, resource_name, write_atomic  # noqa: E402
 
 PROG = "fakecloud"
 SSHD = shutil.which("sshd", path="/usr/sbin:/usr/bin:/sbin:/bin") or "/usr/sbin/sshd"
@@ -86,18 +87,18 @@ class Workers:
         return "127.0.0.{}".format(self.base + worker)
 
     def start(self, config):
-        node = standin.Node(self.root, self.name, config)
+        node = Node(self.root, self.name, config)
         for worker in range(node.workers):
             self.start_one(node, worker)
         for worker in range(node.workers):
             self.wait_listening(worker)
         # Knobs for the life of a run (a busy TPU, a stale lock) apply before any command.
-        standin.prepare_workers(PROG, node, list(range(node.workers)))
+        vm.prepare_workers(PROG, node, list(range(node.workers)))
 
     def start_one(self, node, worker):
         folder = self.cloud.ssh_dir / "{}-w{}".format(self.name, worker)
         folder.mkdir(parents=True, exist_ok=True)
-        env, bash = standin.remote_env(node, worker, "root")
+        env, bash = vm.remote_env(node, worker, "root")
         lines = [
             "ListenAddress {}:22".format(self.address(worker)),
             "HostKey {}".format(self.cloud.host_key),
@@ -234,7 +235,7 @@ class Cloud:
         return json.loads(path.read_text())
 
     def save_node(self, name, config):
-        standin.write_atomic(self.tpus() / name / "config.json", json.dumps(config, indent=2) + "\n")
+        write_atomic(self.tpus() / name / "config.json", json.dumps(config, indent=2) + "\n")
 
     def start_workers(self, name):
         config = self.node_config(name)
@@ -247,7 +248,7 @@ class Cloud:
 
     def node_json(self, project, zone, name, config):
         workers = self.workers.get(name)
-        record = standin.node_record(self.tpus() / name, name, dict(config, project=project))
+        record = nodes.node_record(self.tpus() / name, name, dict(config, project=project))
         record["apiVersion"] = "V2"
         record["id"] = str(zlib.crc32(name.encode()))
         record["metadata"] = config.get("metadata", {})
@@ -285,15 +286,15 @@ class Cloud:
     def get_node(self, project, zone, name, look):
         config = self.find_node(project, zone, name)
         if look:
-            standin.advance(config)
+            nodes.advance(config)
             self.save_node(name, config)
         return self.node_json(project, zone, name, config)
 
     def create_node(self, project, zone, node_id, body):
-        if not node_id or not standin._NAME_RE.match(node_id):
+        if not node_id or not nodes.NAME_RE.match(node_id):
             raise ApiError(400, "INVALID_ARGUMENT", "[loopback API] invalid node id {!r}".format(node_id))
         accelerator = body.get("acceleratorType", "")
-        workers = standin.workers_for(accelerator)
+        workers = nodes.workers_for(accelerator)
         if workers is None:
             raise ApiError(400, "INVALID_ARGUMENT",
                            "[loopback API] accelerator type {!r} is not modelled".format(accelerator))
@@ -305,11 +306,11 @@ class Cloud:
                   "runtimeVersion": body.get("runtimeVersion", ""), "spot": bool(scheduling.get("spot")),
                   "preemptible": bool(scheduling.get("preemptible")),
                   "reserved": bool(scheduling.get("reserved"))}
-        config["progression"] = standin.parse_progression(
+        config["progression"] = nodes.parse_progression(
             PROG, "GCLOUD_STANDIN_NODE_STATES",
-            os.environ.get("GCLOUD_STANDIN_NODE_STATES") or standin.DEFAULT_NODE_STATES, standin.NODE_STATES)
+            os.environ.get("GCLOUD_STANDIN_NODE_STATES") or nodes.DEFAULT_NODE_STATES, nodes.NODE_STATES)
         config["state"] = config["progression"][0][0]
-        standin.create_node(node_id, config)
+        nodes.create_node(node_id, config)
         self.start_workers(node_id)
 
         def done():
@@ -318,7 +319,7 @@ class Cloud:
             current = self.node_config(node_id)
             if current is None:
                 return True
-            state = standin.advance(current)
+            state = nodes.advance(current)
             self.save_node(node_id, current)
             steps = current.get("progression") or [[state, None]]
             return len(steps) == 1 and steps[0][0] == state
@@ -335,7 +336,7 @@ class Cloud:
         if workers:
             workers.stop()
         root = self.tpus() / name
-        standin.stop_holders(root)
+        vm.stop_holders(root)
         graveyard = self.state / "deleted"
         graveyard.mkdir(exist_ok=True)
         os.rename(str(root), str(graveyard / "{}.{}".format(name, time.time_ns())))
@@ -374,33 +375,33 @@ class Cloud:
     def get_qr(self, project, zone, name, look):
         with LOCK:
             config = self.find_qr(project, zone, name)
-            state = standin.advance(config) if look else config["state"]
+            state = nodes.advance(config) if look else config["state"]
             if state == "ACTIVE" and not config.get("nodeCreated"):
-                standin.create_node(config["nodeId"], {
+                nodes.create_node(config["nodeId"], {
                     "zone": zone, "project": project, "workers": config["workers"],
                     "acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"],
                     "state": "READY", "spot": config.get("spot", False),
-                    "queuedResource": standin.resource_name(project, zone, "queuedResources", name)})
+                    "queuedResource": resource_name(project, zone, "queuedResources", name)})
                 self.start_workers(config["nodeId"])
                 config["nodeCreated"] = True
-            standin.write_atomic(self.qr_folder(name) / "config.json", json.dumps(config, indent=2) + "\n")
-        return standin.qr_record(name, config)
+            write_atomic(self.qr_folder(name) / "config.json", json.dumps(config, indent=2) + "\n")
+        return nodes.qr_record(name, config)
 
     def create_qr(self, project, zone, qr_id, body):
         specs = body.get("tpu", {}).get("nodeSpec", [])
-        if not qr_id or not standin._NAME_RE.match(qr_id) or len(specs) != 1:
+        if not qr_id or not nodes.NAME_RE.match(qr_id) or len(specs) != 1:
             raise ApiError(400, "INVALID_ARGUMENT", "[loopback API] one node spec and a queued resource id")
         node = specs[0].get("node", {})
         node_id = specs[0].get("nodeId", "")
-        workers = standin.workers_for(node.get("acceleratorType", ""))
-        if workers is None or not standin._NAME_RE.match(node_id):
+        workers = nodes.workers_for(node.get("acceleratorType", ""))
+        if workers is None or not nodes.NAME_RE.match(node_id):
             raise ApiError(400, "INVALID_ARGUMENT", "[loopback API] accelerator type or node id not modelled")
         if self.qr_folder(qr_id).exists():
             raise ApiError(409, "ALREADY_EXISTS", "Resource '{}' already exists".format(
-                standin.resource_name(project, zone, "queuedResources", qr_id)))
-        progression = standin.parse_progression(
+                resource_name(project, zone, "queuedResources", qr_id)))
+        progression = nodes.parse_progression(
             PROG, "GCLOUD_STANDIN_QR_STATES",
-            os.environ.get("GCLOUD_STANDIN_QR_STATES") or standin.DEFAULT_QR_STATES, standin.QR_STATES)
+            os.environ.get("GCLOUD_STANDIN_QR_STATES") or nodes.DEFAULT_QR_STATES, nodes.QR_STATES)
         config = {"zone": zone, "project": project, "nodeId": node_id, "workers": workers,
                   "acceleratorType": node["acceleratorType"], "runtimeVersion": node.get("runtimeVersion", ""),
                   "spot": "spot" in body, "reserved": bool(body.get("reservationName")) or "reserved" in body,
@@ -408,8 +409,8 @@ class Cloud:
                   "validUntilDuration": body.get("queueingPolicy", {}).get("validUntilDuration"),
                   "state": "ACCEPTED", "progression": progression}
         self.qr_folder(qr_id).mkdir(parents=True)
-        standin.write_atomic(self.qr_folder(qr_id) / "config.json", json.dumps(config, indent=2) + "\n")
-        return self.operation(project, zone, None, lambda: standin.qr_record(qr_id, config))
+        write_atomic(self.qr_folder(qr_id) / "config.json", json.dumps(config, indent=2) + "\n")
+        return self.operation(project, zone, None, lambda: nodes.qr_record(qr_id, config))
 
     def delete_qr(self, project, zone, name, force):
         config = self.find_qr(project, zone, name)
@@ -439,13 +440,13 @@ class Cloud:
                         config.pop("progression", None)
                         self.save_node(name, config)
                         self.workers.pop(name).stop()
-                        standin.stop_holders(self.tpus() / name)
+                        vm.stop_holders(self.tpus() / name)
 
     def stop(self):
         for workers in self.workers.values():
             workers.stop()
         for root in self.tpus().glob("*"):
-            standin.stop_holders(root)
+            vm.stop_holders(root)
 
 
 PATH_RE = re.compile(r"^/(v2|v2alpha1)/projects/([^/]+)/locations/([^/]+)/(nodes|queuedResources|operations)"
@@ -474,7 +475,7 @@ def make_handler(cloud):
             url = urllib.parse.urlsplit(self.path)
             query = dict(urllib.parse.parse_qsl(url.query))
             command, invocation = self.gcloud_command()
-            standin.append_line(cloud.state / "requests.jsonl", {
+            append_line(cloud.state / "requests.jsonl", {
                 "method": self.command, "path": url.path, "query": query, "body": raw.decode()[:500],
                 "gcloud": command, "invocation": invocation})
             try:
@@ -588,7 +589,7 @@ def main():
     signal.signal(signal.SIGTERM, on_term)
     if cloud.preempt_glob:
         threading.Thread(target=cloud.watch_preemption, daemon=True).start()
-    standin.write_atomic(Path(ns.port_file), "{}\n".format(server.server_address[1]))
+    write_atomic(Path(ns.port_file), "{}\n".format(server.server_address[1]))
     try:
         server.serve_forever()
     except KeyboardInterrupt:
