@@ -83,6 +83,97 @@ PY
   echo "$(find "$dir/commands" -name '???' | wc -l) command forms given to $(command -v gcloud), $bad refused" >&2
 }
 
+# check_forms NAME: reads hand-written lines "STATUS<TAB>TEXT<TAB>WORDS" on stdin, runs each gcloud
+# WORDS (space-separated, without "gcloud") through parse_only.sh, and requires that exit status
+# and TEXT in gcloud's stderr. Status 1 with "active account" means the parser took the form;
+# status 2 is a grammar refusal; status 1 with other text is a refusal by gcloud's own checks that
+# run before it looks for an account.
+check_forms() {
+  local dir n=0 status text words file argv
+  dir=$(workdir "rg-$1")
+  mkdir -p "$dir/forms"
+  while IFS=$'\t' read -r status text words; do
+    [[ -z "$status" || "$status" == "#"* ]] && continue
+    file=$(printf '%s/forms/%03d' "$dir" "$n")
+    read -r -a argv <<<"$words" # split on spaces, no glob expansion ("[0]" in a --format)
+    printf '%s\0' "${argv[@]}" >"$file"
+    printf '%s\n' "$status" >"$file.want-status"
+    printf '%s\n' "$text" >"$file.want-text"
+    n=$((n + 1))
+  done
+  ((n > 0)) || fail "no forms were given"
+  find "$dir/forms" -name '???' | LC_ALL=C sort | xargs -P 2 -n 1 bash "$REAL_GCLOUD_DIR/parse_only.sh"
+  for file in "$dir"/forms/???; do
+    if [[ "$(cat "$file.status")" != "$(cat "$file.want-status")" ]] ||
+      ! grep -qF -- "$(cat "$file.want-text")" "$file.err"; then
+      fail "gcloud $(tr '\0' ' ' <"$file"): status $(cat "$file.status"), expected $(cat "$file.want-status") and \"$(cat "$file.want-text")\": $(cat "$file.err")"
+    fi
+  done
+  echo "$n hand-written forms given to $(command -v gcloud)" >&2
+}
+
+# The gcloud forms a Multislice plan would use (docs/multislice.md): one queued resource with
+# --node-count nodes named PREFIX-0..PREFIX-(N-1), reached node by node with tpu-vm ssh/scp. The
+# refusals are gcloud's own: --node-id with --node-count, --node-prefix without --node-count,
+# --node-count=1, and a multi-node tpu-vm create. gcloud's checks read --node-count=0 as "not
+# given": alone it gets past them (to the API), with --node-prefix it is refused as a prefix
+# without a count. That is why tpulaunch checks the count itself.
+case_grammar__multislice() {
+  local ok="do not currently have an active account"
+  local qr="compute tpus queued-resources create lab-qr --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite"
+  local at="--zone=us-west4-a --project=lab-project-1"
+  check_forms grammar-multislice <<EOF
+1	$ok	$qr --node-count=2 --node-prefix=lab-pod --spot --project=lab-project-1
+1	$ok	$qr --node-count=2 --reserved --valid-until-duration=1h --project=lab-project-1
+1	$ok	$qr --node-count=4 --node-prefix=lab-pod --guaranteed --valid-until-duration=6h
+1	$ok	$qr --node-count=2 --node-prefix=lab-pod --spot --internal-ips
+1	$ok	$qr --node-count=2 --node-prefix=lab-pod --spot --async --project=lab-project-1
+1	$ok	$qr --node-count=0
+1	Can only specify --node-prefix if --node-count is also specified	$qr --node-count=0 --node-prefix=lab-pod
+1	Node count must be greater than 1	$qr --node-count=1 --node-prefix=lab-pod
+2	Exactly one of (--node-id | [--node-count : --node-prefix]) must be specified	$qr --node-id=lab-pod --node-count=2
+2	argument --node-prefix: --node-count must be specified	$qr --node-id=lab-pod --node-prefix=lab-pod
+2	argument --node-count: invalid int value: 'two'	$qr --node-count=two
+2	unrecognized arguments: --node-count=2	compute tpus tpu-vm create lab-pod --node-count=2 --zone=us-west4-a --accelerator-type=v5litepod-16 --version=v2-alpha-tpuv5-lite
+1	$ok	compute tpus queued-resources describe lab-qr --format=value(state.state) $at
+1	$ok	compute tpus queued-resources delete lab-qr --force --quiet $at
+1	$ok	compute tpus queued-resources delete lab-qr --force --async --quiet $at
+1	$ok	compute tpus tpu-vm describe lab-pod-0 --format=value(networkEndpoints[0].ipAddress) $at
+1	$ok	compute tpus tpu-vm ssh lab-pod-1 --worker=all --command=true $at
+1	$ok	compute tpus tpu-vm scp ./stage/a.py lab-pod-1:a.py --worker=all $at
+1	$ok	compute tpus queued-resources ssh lab-qr --node=all --worker=all --command=true $at
+EOF
+}
+
+# The gcloud forms of a TPU on a private network (docs/private-network.md): --internal-ip is on
+# the GA tpu-vm ssh/scp; --tunnel-through-iap only on their alpha track (GA refuses it, and there
+# is no beta tpu-vm group), and on the GA queued-resources ssh/scp. Wherever both exist they are
+# one mutually exclusive group.
+case_grammar__private_network() {
+  local ok="do not currently have an active account"
+  local both="At most one of --internal-ip | --tunnel-through-iap can be specified"
+  local other="--tunnel-through-iap flag is available in one or more alternate release tracks"
+  local at="--zone=us-west4-a --project=lab-project-1"
+  check_forms grammar-private-network <<EOF
+1	$ok	compute tpus tpu-vm create lab-pod --internal-ips --accelerator-type=v5litepod-16 --version=v2-alpha-tpuv5-lite --spot --async $at
+1	$ok	compute tpus queued-resources create lab-qr --node-id=lab-pod --internal-ips --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot $at
+1	$ok	compute tpus tpu-vm ssh lab-pod --worker=all --internal-ip --command=true $at
+1	$ok	compute tpus tpu-vm scp ./stage/a.py lab-pod:a.py --worker=all --internal-ip $at
+1	$ok	compute tpus tpu-vm scp lab-pod:out/ ./fetch/ --recurse --worker=0 --internal-ip $at
+2	$other	compute tpus tpu-vm ssh lab-pod --worker=all --tunnel-through-iap --command=true $at
+2	$other	compute tpus tpu-vm scp ./stage/a.py lab-pod:a.py --worker=all --tunnel-through-iap $at
+2	Invalid choice: 'tpu-vm'	beta compute tpus tpu-vm ssh lab-pod --tunnel-through-iap --command=true $at
+1	$ok	alpha compute tpus tpu-vm ssh lab-pod --worker=all --tunnel-through-iap --command=true $at
+1	$ok	alpha compute tpus tpu-vm scp ./stage/a.py lab-pod:a.py --worker=all --tunnel-through-iap $at
+1	$ok	alpha compute tpus tpu-vm ssh lab-pod --worker=all --internal-ip --command=true $at
+2	$both	alpha compute tpus tpu-vm ssh lab-pod --worker=all --internal-ip --tunnel-through-iap --command=true $at
+2	$both	alpha compute tpus tpu-vm scp ./stage/a.py lab-pod:a.py --worker=all --internal-ip --tunnel-through-iap $at
+1	$ok	compute tpus queued-resources ssh lab-qr --node=all --worker=all --tunnel-through-iap --command=true $at
+1	$ok	compute tpus queued-resources scp ./stage/a.py lab-qr:a.py --node=all --worker=all --internal-ip $at
+2	$both	compute tpus queued-resources ssh lab-qr --node=all --worker=all --internal-ip --tunnel-through-iap --command=true $at
+EOF
+}
+
 # --- pipelines --------------------------------------------------------------------------------
 
 # A prepared VM (its venv present), 4 workers: staged in one scp (every file the stage step names
