@@ -273,7 +273,10 @@ TEST(Catalog, GenerationOutsideTheTpuVmApiIsRefusedWithTheReason) {
   EXPECT_EQ(result.error().code, ExitCode::refused);
   EXPECT_NE(result.error().message.find("slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API"), std::string::npos)
       << result.error().message;
-  EXPECT_NE(result.error().message.find("Compute Engine or GKE only"), std::string::npos);
+  EXPECT_NE(result.error().message.find("Google provisions it through Compute Engine or GKE, and tpulaunch plans "
+                                        "tpu-vm pipelines only"),
+            std::string::npos)
+      << result.error().message;
   // A listed slice of such a generation is refused the same way.
   const auto catalog = parse_catalog(
       R"({"version": 1, "generations": {"tpu7x": {"name_counts": "tensorcores", "tensorcores_per_chip": 2,

@@ -1267,15 +1267,15 @@ case_slice__tpu7x_is_refused_with_the_reason() {
   expect_stdout_empty
   expect_one_refusal_line
   expect_stderr_contains "slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach"
-  expect_stderr_contains "Compute Engine or GKE only"
+  expect_stderr_contains "Google provisions it through Compute Engine or GKE"
   run -C "$COURSE" plan collective-update --slice tpu7x-16 "${TPU_FLAGS[@]}"
   expect_status 3
   expect_stdout_empty
-  expect_stderr_contains "Compute Engine or GKE only"
+  expect_stderr_contains "Google provisions it through Compute Engine or GKE"
   run slices
   expect_status 0
   expect_stdout_contains $'\nTPU VM API (gcloud compute tpus tpu-vm): v2, v3, v4, v5e, v5p, v6e\n'
-  expect_stdout_contains "not reached by it (Compute Engine or GKE only; tpulaunch refuses them): tpu7x"
+  expect_stdout_contains "not reached by it (provisioned through Compute Engine or GKE; tpulaunch refuses them): tpu7x"
   run slices --format json
   python3 - "$out" <<'PY' || fail "slices json does not say which generations the TPU VM API reaches"
 import json, sys
