@@ -1304,6 +1304,18 @@ PY
   expect_one_error_line
 }
 
+# The first line of `slice` says what the number in the name counts.
+case_slice__says_what_the_name_counts() {
+  run slice v5p-128
+  expect_status 0
+  expect_stdout_contains "v5p-128 (v5p, topology 4x4x4; the 128 in the name counts TensorCores, 2 per chip)"
+  expect_stdout_contains "  global chips:               64"
+  run slice v6e-16
+  expect_status 0
+  expect_stdout_contains "v6e-16 (v6e, topology 4x4; the 16 in the name counts chips)"
+  expect_stdout_contains "  hosts (TPU VMs):            4  (multi-host: --worker=all)"
+}
+
 case_slices__svg_figure() {
   run slices --format svg --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16
   expect_status 0
