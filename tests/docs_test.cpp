@@ -1,6 +1,8 @@
 // The docs are written from the same tables the code uses; these tests keep them in step.
+#include <cctype>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -80,6 +82,30 @@ TEST(Docs, CatalogDocListsEveryZoneAndWhatItOffers) {
         << zone.name;
   }
   EXPECT_NE(doc.find("https://cloud.google.com/tpu/docs/regions-zones"), std::string::npos);
+}
+
+// docs/catalog.md names every built-in slice and cites the page of every generation that has
+// slices, so a row added to catalog/slices.json without its source fails here.
+TEST(Docs, CatalogDocNamesEverySliceAndCitesEachGenerationsPage) {
+  const std::string doc = read_doc("docs/catalog.md");
+  const auto& catalog = test_support::embedded_catalog();
+  const auto names = [&](std::string_view name) {
+    for (std::size_t at = doc.find(name); at != std::string::npos; at = doc.find(name, at + 1)) {
+      const std::size_t end = at + name.size();
+      const auto part_of_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-'; };
+      if ((at == 0 || !part_of_name(doc[at - 1])) && (end == doc.size() || !part_of_name(doc[end]))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const auto& slice : catalog.slices()) {
+    EXPECT_TRUE(names(slice.name)) << slice.name;
+  }
+  for (const auto& generation : catalog.generations()) {
+    EXPECT_NE(doc.find(fmt::format("https://cloud.google.com/tpu/docs/{}", generation.id)), std::string::npos)
+        << generation.id;
+  }
 }
 
 TEST(Docs, ReadmeAndCliReferenceListEveryExitCode) {

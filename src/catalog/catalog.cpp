@@ -264,7 +264,7 @@ const Generation* Catalog::generation(std::string_view id) const {
 // Why tpulaunch cannot plan for a generation outside the TPU VM API.
 Error unreachable_generation(std::string_view slice, std::string_view generation) {
   return refused_error(fmt::format("slice '{}' is {}, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach: "
-                             "it is provisioned through Compute Engine or GKE only, and tpulaunch plans tpu-vm pipelines",
+                             "Google provisions it through Compute Engine or GKE, and tpulaunch plans tpu-vm pipelines only",
                              printable(slice), printable(generation)));
 }
 

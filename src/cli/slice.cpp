@@ -52,7 +52,16 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     return output;
   }
   std::string& out = output.out;
-  out += fmt::format("{} ({}, topology {})\n", s.name, s.generation, s.topology.empty() ? "-" : s.topology);
+  // What the number in the name counts, so v5p-12288 is not read as 12288 chips.
+  std::string counts;
+  if (const Generation* generation = catalog.generation(s.generation); generation != nullptr) {
+    const std::string number = s.name.substr(s.name.rfind('-') + 1);
+    counts = generation->name_counts_chips
+                 ? fmt::format("; the {} in the name counts chips", number)
+                 : fmt::format("; the {} in the name counts TensorCores, {} per chip", number,
+                               generation->tensorcores_per_chip);
+  }
+  out += fmt::format("{} ({}, topology {}{})\n", s.name, s.generation, s.topology.empty() ? "-" : s.topology, counts);
   out += fmt::format("  hosts (TPU VMs):            {}{}\n", s.hosts, s.multi_host() ? "  (multi-host: --worker=all)" : "");
   out += fmt::format("  chips per host:             {}\n", s.chips_per_host);
   out += fmt::format("  global chips:               {}\n", s.global_chips());

@@ -55,7 +55,7 @@ std::string api_lines(const Catalog& catalog) {
   }
   std::string out = fmt::format("\nTPU VM API (gcloud compute tpus tpu-vm): {}\n", reached.empty() ? "-" : reached);
   if (!not_reached.empty()) {
-    out += fmt::format("not reached by it (Compute Engine or GKE only; tpulaunch refuses them): {}\n", not_reached);
+    out += fmt::format("not reached by it (provisioned through Compute Engine or GKE; tpulaunch refuses them): {}\n", not_reached);
   }
   return out;
 }

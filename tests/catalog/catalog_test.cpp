@@ -139,18 +139,65 @@ TEST(Catalog, DerivesJaxDeviceCounts) {
   EXPECT_EQ(v2->device_count(), 32);
 }
 
-TEST(Catalog, CoversEveryGenerationsSingleHostTypesAndPodsUpTo256Chips) {
+TEST(Catalog, CoversEveryGenerationsSingleHostTypesAndLargestPublicSlice) {
   for (const char* name : {"v2-8", "v3-8", "v4-8", "v5p-8", "v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-1",
                            "v6e-4", "v6e-8"}) {
     const Slice* s = embedded().find(name);
     ASSERT_NE(s, nullptr) << name;
     EXPECT_FALSE(s->multi_host()) << name;
   }
-  for (const char* name : {"v2-512", "v3-512", "v4-512", "v5p-512", "v5litepod-256", "v6e-256"}) {
-    const Slice* s = embedded().find(name);
-    ASSERT_NE(s, nullptr) << name;
-    EXPECT_EQ(s->global_chips(), 256) << name;
+  // The largest accelerator type of each generation on its public page (docs/catalog.md), and
+  // nothing past it: no row of a generation has more chips.
+  struct Largest {
+    const char* name;
+    int chips;
+  };
+  for (const Largest& largest : {Largest{"v2-512", 256}, Largest{"v3-2048", 1024}, Largest{"v4-4096", 2048},
+                                 Largest{"v5p-12288", 6144}, Largest{"v5litepod-256", 256}, Largest{"v6e-256", 256}}) {
+    const Slice* s = embedded().find(largest.name);
+    ASSERT_NE(s, nullptr) << largest.name;
+    EXPECT_EQ(s->global_chips(), largest.chips) << largest.name;
+    for (const auto& other : embedded().slices()) {
+      if (other.generation == s->generation) {
+        EXPECT_LE(other.global_chips(), largest.chips) << other.name;
+      }
+    }
   }
+}
+
+// The large slices with the figures of their generation's page: hosts are the TPU VMs that
+// --worker=all reaches (4 chips each), devices are what JAX shows, HBM is per chip.
+TEST(Catalog, LargeSlicesHaveTheirPagesFigures) {
+  struct Row {
+    const char* name;
+    const char* topology;
+    int hosts, chips_per_host, global_chips, local_devices, devices, hbm_per_chip;
+    long long total_hbm;
+  };
+  for (const Row& row : {Row{"v3-2048", "32x32", 256, 4, 1024, 8, 2048, 32, 32768},
+                         Row{"v4-4096", "8x16x16", 512, 4, 2048, 4, 2048, 32, 65536},
+                         Row{"v5p-12288", "16x16x24", 1536, 4, 6144, 4, 6144, 95, 583680},
+                         Row{"v6e-256", "16x16", 64, 4, 256, 4, 256, 32, 8192}}) {
+    const Slice* s = embedded().find(row.name);
+    ASSERT_NE(s, nullptr) << row.name;
+    EXPECT_EQ(s->topology, row.topology) << row.name;
+    EXPECT_EQ(s->hosts, row.hosts) << row.name;
+    EXPECT_EQ(s->chips_per_host, row.chips_per_host) << row.name;
+    EXPECT_EQ(s->global_chips(), row.global_chips) << row.name;
+    EXPECT_EQ(s->local_device_count(), row.local_devices) << row.name;
+    EXPECT_EQ(s->device_count(), row.devices) << row.name;
+    EXPECT_EQ(s->hbm_gib_per_chip, row.hbm_per_chip) << row.name;
+    EXPECT_EQ(s->total_hbm_gib(), row.total_hbm) << row.name;
+    EXPECT_TRUE(s->multi_host()) << row.name;
+    EXPECT_EQ(s->idle_chips_on_worker_zero(), row.global_chips - row.chips_per_host) << row.name;
+  }
+  // Found by any name a person types: case and the generation names in use.
+  auto typed = embedded().require("V5P-12288");
+  ASSERT_TRUE(typed.ok()) << typed.error().message;
+  EXPECT_EQ((*typed)->name, "v5p-12288");
+  typed = embedded().require("trillium-256");
+  ASSERT_TRUE(typed.ok()) << typed.error().message;
+  EXPECT_EQ((*typed)->name, "v6e-256");
 }
 
 TEST(Catalog, EveryRowAgreesWithItsOwnName) {
@@ -273,7 +320,10 @@ TEST(Catalog, GenerationOutsideTheTpuVmApiIsRefusedWithTheReason) {
   EXPECT_EQ(result.error().code, ExitCode::refused);
   EXPECT_NE(result.error().message.find("slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API"), std::string::npos)
       << result.error().message;
-  EXPECT_NE(result.error().message.find("Compute Engine or GKE only"), std::string::npos);
+  EXPECT_NE(result.error().message.find("Google provisions it through Compute Engine or GKE, and tpulaunch plans "
+                                        "tpu-vm pipelines only"),
+            std::string::npos)
+      << result.error().message;
   // A listed slice of such a generation is refused the same way.
   const auto catalog = parse_catalog(
       R"({"version": 1, "generations": {"tpu7x": {"name_counts": "tensorcores", "tensorcores_per_chip": 2,

@@ -1267,15 +1267,15 @@ case_slice__tpu7x_is_refused_with_the_reason() {
   expect_stdout_empty
   expect_one_refusal_line
   expect_stderr_contains "slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach"
-  expect_stderr_contains "Compute Engine or GKE only"
+  expect_stderr_contains "Google provisions it through Compute Engine or GKE"
   run -C "$COURSE" plan collective-update --slice tpu7x-16 "${TPU_FLAGS[@]}"
   expect_status 3
   expect_stdout_empty
-  expect_stderr_contains "Compute Engine or GKE only"
+  expect_stderr_contains "Google provisions it through Compute Engine or GKE"
   run slices
   expect_status 0
   expect_stdout_contains $'\nTPU VM API (gcloud compute tpus tpu-vm): v2, v3, v4, v5e, v5p, v6e\n'
-  expect_stdout_contains "not reached by it (Compute Engine or GKE only; tpulaunch refuses them): tpu7x"
+  expect_stdout_contains "not reached by it (provisioned through Compute Engine or GKE; tpulaunch refuses them): tpu7x"
   run slices --format json
   python3 - "$out" <<'PY' || fail "slices json does not say which generations the TPU VM API reaches"
 import json, sys
@@ -1302,6 +1302,62 @@ PY
   run slices --multi-host --single-host
   expect_status 2
   expect_one_error_line
+}
+
+# Every generation up to its largest public slice (docs/catalog.md, "Sizes, per generation"), and
+# the largest explains itself: hosts are the VMs --worker=all reaches, the name counts TensorCores.
+case_slices__largest_public_sizes() {
+  run slices --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "slices json lacks a largest public slice or its figures"
+import json, sys
+rows = {s["name"]: s for s in json.loads(sys.argv[1])["slices"]}
+for name, hosts, chips, devices, hbm in [("v2-512", 64, 256, 512, 16), ("v3-2048", 256, 1024, 2048, 32),
+                                         ("v4-4096", 512, 2048, 2048, 32), ("v5litepod-256", 64, 256, 256, 16),
+                                         ("v5p-12288", 1536, 6144, 6144, 95), ("v6e-256", 64, 256, 256, 32)]:
+    r = rows[name]
+    assert (r["hosts"], r["global_chips"], r["device_count"], r["hbm_gib_per_chip"]) == (hosts, chips, devices, hbm), r
+    gen = r["generation"]
+    assert max(s["global_chips"] for s in rows.values() if s["generation"] == gen) == chips, name
+PY
+  run slices
+  expect_status 0
+  expect_stdout_contains "v5p-12288       1536  6144      4    6144      4     95G   583680G  yes        v2-alpha-tpuv5"
+  run slice v5p-12288
+  expect_status 0
+  expect_stdout_contains "v5p-12288 (v5p, topology 16x16x24; the 12288 in the name counts TensorCores, 2 per chip)"
+  expect_stdout_contains "  hosts (TPU VMs):            1536  (multi-host: --worker=all)"
+  expect_stdout_contains "  global chips:               6144"
+  expect_stdout_contains "  jax.device_count():         6144"
+  expect_stdout_contains "  HBM:                        95 GiB per chip, 583680 GiB total"
+}
+
+# A plan for the largest slice: nothing in the planner stops at 64 hosts. Every worker gets its
+# download folder and its fetch step, and verify is told the slice.
+case_plan__largest_slice_has_every_worker() {
+  run -C "$COURSE" plan collective-update --slice v5p-12288 --tpu big-pod --zone us-east5-a --run-id r1
+  expect_status 0
+  expect_stderr_empty
+  expect_stdout_contains "route:  multi-host: v5p-12288 has 1536 hosts x 4 chips = 6144 chips; every worker runs the script (--worker=all), 4 local and 6144 global JAX devices each"
+  expect_stdout_contains " ./tpu-runs/big-pod/collective-update/r1/worker-1535/"$'\n'
+  expect_stdout_contains "--zone=us-east5-a --worker=1535"$'\n'
+  expect_stdout_lacks "--worker=1536"
+  local fetches
+  fetches=$(grep -c '^  # fetch: bring back worker ' <<<"$out")
+  [[ "$fetches" == 1536 ]] || fail "expected 1536 fetch steps, got $fetches"
+  expect_stdout_contains "verify ./tpu-runs/big-pod/collective-update/r1 --slice=v5p-12288 --kind=training"
+}
+
+# The first line of `slice` says what the number in the name counts.
+case_slice__says_what_the_name_counts() {
+  run slice v5p-128
+  expect_status 0
+  expect_stdout_contains "v5p-128 (v5p, topology 4x4x4; the 128 in the name counts TensorCores, 2 per chip)"
+  expect_stdout_contains "  global chips:               64"
+  run slice v6e-16
+  expect_status 0
+  expect_stdout_contains "v6e-16 (v6e, topology 4x4; the 16 in the name counts chips)"
+  expect_stdout_contains "  hosts (TPU VMs):            4  (multi-host: --worker=all)"
 }
 
 case_slices__svg_figure() {
