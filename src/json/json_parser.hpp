@@ -1,7 +1,6 @@
 #pragma once
-// The JSON parser behind parse_json (src/json/json_reader.cpp), for the readers in the core that read a
-// known shape straight into their own types instead of building a JsonValue tree first (the
-// matrix, src/matrix/matrix.cpp). Not part of the public headers: parse_json is the interface.
+// The JSON parser behind parse_json (src/json/json_reader.cpp). Not part of the public headers:
+// parse_json is the interface.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -47,31 +46,6 @@ public:
     if (m_pos == 0 && m_text.substr(0, 3) == "\xEF\xBB\xBF") {
       advance(3);
     }
-  }
-
-  // For a reader that reads a known shape straight into its own types (the matrix): the members
-  // of the object at the current position, each handed to `member(key)` with the position at its
-  // value, which `member` must read. False at the first text that does not continue as JSON, or
-  // when `member` returns false; duplicate keys are the caller's to find.
-  template <typename Member> bool read_object(Member&& member) {
-    if (peek() != '{') {
-      return false;
-    }
-    const auto any_key = [](const std::string&, std::uint32_t, std::uint32_t) { return Status{Ok{}}; };
-    const auto value = [&](std::string& key) { return member(key) ? Status{Ok{}} : fail("not read"); };
-    return walk_object(any_key, value).ok();
-  }
-
-  // Reads a string value at the current position into `out`; false when there is none.
-  bool read_string(std::string& out) {
-    out.clear();
-    return peek() == '"' && parse_string(out).ok();
-  }
-
-  // Reads any value at the current position, as parse_json builds it, `depth` levels down.
-  bool read_value(JsonValue& out, int depth) {
-    std::string pointer;
-    return parse_value(out, pointer, depth).ok();
   }
 
   [[nodiscard]] bool at_end() const { return m_pos >= m_text.size(); }

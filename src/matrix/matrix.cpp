@@ -15,8 +15,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "json/json_parser.hpp"
-#include "matrix/matrix_parse.hpp"
 #include "tpulaunch/course/exercises.hpp"
 #include "tpulaunch/json/json_reader.hpp"
 #include "tpulaunch/json/json_writer.hpp"
@@ -309,7 +307,7 @@ const MatrixEntry* Matrix::find(std::string_view id) const {
   return it == scripts.end() ? nullptr : &it->second;
 }
 
-Result<Matrix> matrix_parse::from_tree(std::string_view json, std::string_view origin) {
+Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
   TPULAUNCH_TRY(const JsonDocument doc, parse_json(json, origin));
   TPULAUNCH_CHECK(require_object(doc, doc.value, "", "the matrix"));
   const JsonObject root(doc, doc.value, "", "matrix");
@@ -338,166 +336,6 @@ Result<Matrix> matrix_parse::from_tree(std::string_view json, std::string_view o
     return config_error(fmt::format("{}: {}", doc.where(problem->first), problem->second));
   }
   return matrix;
-}
-
-namespace {
-
-using json_detail::Parser;
-
-// The bit of `seen` for field `index` of a table; false when it was set already (a duplicate key).
-bool first_time(unsigned& seen, std::size_t index) {
-  const unsigned bit = 1U << index;
-  const bool first = (seen & bit) == 0;
-  seen |= bit;
-  return first;
-}
-
-// Reads one member not in a table into `extra`, refusing a key it already holds.
-bool read_extra(Parser& parser, JsonValue& extra, const std::string& key, int depth) {
-  if (extra.contains(key)) {
-    return false;
-  }
-  JsonValue member;
-  if (!parser.read_value(member, depth)) {
-    return false;
-  }
-  extra[key] = std::move(member);
-  return true;
-}
-
-// One entry at the parser's position, as parse_entry reads it from the tree (depth 2: the entry
-// of "scripts" of the top level). Overrides, which few entries have, are read through the tree
-// reader's own parse_override, so the two readers cannot disagree on them.
-bool read_entry(Parser& parser, MatrixEntry& entry) {
-  constexpr int k_depth = 3; // of the entry's members
-  unsigned seen = 0;
-  const bool read = parser.read_object([&](const std::string& key) {
-    const auto field =
-        static_cast<std::size_t>(std::find(k_entry_fields.begin(), k_entry_fields.end(), key) - k_entry_fields.begin());
-    if (field == k_entry_fields.size()) {
-      return read_extra(parser, entry.extra, key, k_depth);
-    }
-    if (!first_time(seen, field)) {
-      return false;
-    }
-    std::string* const text[] = {&entry.class_name, &entry.sha256, &entry.reviewed_by,  &entry.reviewed_at,
-                                 &entry.reason,     &entry.note,   &entry.jax_platforms};
-    if (field < std::size(text)) {
-      // A value the full reader refuses sends the file to it, for the message.
-      return parser.read_string(*text[field]) &&
-             (text[field] != &entry.jax_platforms || validate_value(ValueKind::jax_platforms, entry.jax_platforms));
-    }
-    JsonValue list;
-    if (!parser.read_value(list, k_depth) || !list.is_array()) {
-      return false;
-    }
-    if (k_entry_fields[field] == "evidence") {
-      entry.evidence = std::move(list);
-      return true;
-    }
-    const JsonDocument no_positions; // only messages use it, and this reader gives none
-    if (k_entry_fields[field] == "files") {
-      auto files = parse_files(no_positions, list, "", "");
-      if (!files) {
-        return false;
-      }
-      entry.files = std::move(*files);
-      return true;
-    }
-    for (const auto& value : list) {
-      auto item = parse_override(no_positions, value, "", "");
-      if (!item) {
-        return false;
-      }
-      entry.overrides.push_back(std::move(*item));
-    }
-    return true;
-  });
-  // class and sha256 are required and non-empty; an unknown class is not an error here.
-  if (!read || entry.class_name.empty() || !is_hex_digest(entry.sha256)) {
-    return false;
-  }
-  entry.script_class = parse_script_class(entry.class_name);
-  return true;
-}
-
-} // namespace
-
-std::optional<Matrix> matrix_parse::direct(std::string_view json, std::string_view origin) {
-  Parser parser(json, origin, nullptr);
-  parser.skip_bom();
-  parser.skip_space();
-  Matrix matrix;
-  unsigned seen = 0;
-  bool seen_helpers = false;
-  const bool read = parser.read_object([&](const std::string& key) {
-    if (key == k_helpers_field) {
-      JsonValue list;
-      if (std::exchange(seen_helpers, true) || !parser.read_value(list, 1) || !list.is_array()) {
-        return false;
-      }
-      const JsonDocument no_positions; // only messages use it, and this reader gives none
-      auto helpers = parse_helpers(no_positions, list);
-      if (!helpers) {
-        return false;
-      }
-      matrix.helpers = std::move(*helpers);
-      return true;
-    }
-    const auto field = static_cast<std::size_t>(std::find(k_matrix_fields.begin(), k_matrix_fields.end(), key) -
-                                                k_matrix_fields.begin());
-    if (field == k_matrix_fields.size()) {
-      return read_extra(parser, matrix.extra, key, 1);
-    }
-    if (!first_time(seen, field)) {
-      return false;
-    }
-    if (key == "version") {
-      JsonValue version;
-      return parser.read_value(version, 1) && version.is_number_integer() && version.get<long long>() == 1 &&
-             !(version.is_number_unsigned() && version.get<unsigned long long>() != 1);
-    }
-    if (key == "exercises_dir") {
-      return parser.read_string(matrix.exercises_dir) && !exercises_dir_problem(matrix.exercises_dir);
-    }
-    return parser.read_object([&](const std::string& id) {
-      if (!validate_value(ValueKind::script_id, id).ok()) {
-        return false;
-      }
-      // Ids usually come sorted, so each goes at the end of the map, with no search.
-      auto& scripts = matrix.scripts;
-      const auto hint = scripts.empty() || scripts.rbegin()->first < id ? scripts.end() : scripts.lower_bound(id);
-      if (hint != scripts.end() && hint->first == id) {
-        return false; // a duplicate id
-      }
-      MatrixEntry entry;
-      entry.id = id;
-      if (!read_entry(parser, entry)) {
-        return false;
-      }
-      scripts.emplace_hint(hint, id, std::move(entry));
-      return true;
-    });
-  });
-  parser.skip_space();
-  if (!read || !parser.at_end() || seen != (1U << k_matrix_fields.size()) - 1) {
-    return std::nullopt;
-  }
-  if (lesson_paths_problem(matrix)) {
-    return std::nullopt;
-  }
-  matrix.origin = std::string(origin);
-  matrix.base_dir = fs::path(std::string(origin)).parent_path().string();
-  return matrix;
-}
-
-Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
-  // Nearly every matrix is valid: read it directly, and leave the messages that name positions to
-  // the tree reader for the rest.
-  if (auto matrix = matrix_parse::direct(json, origin)) {
-    return std::move(*matrix);
-  }
-  return matrix_parse::from_tree(json, origin);
 }
 
 Result<Matrix> load_matrix_file(const std::string& path) {

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "matrix/matrix_parse.hpp"
 #include "tpulaunch/util/sha256.hpp"
 
 namespace tpulaunch {
@@ -224,9 +223,6 @@ TEST(Matrix, RoundTripIsTheIdentityOnGeneratedMatrices) {
                              "\", \"scripts\": {" + scripts + "}, \"tail\": " + value(0, value) + "}";
     auto first = parse_matrix(text, "m.json");
     ASSERT_TRUE(first.ok()) << text << "\n" << first.error().message;
-    const auto direct = matrix_parse::direct(text, "m.json");
-    ASSERT_TRUE(direct.has_value()) << text;
-    EXPECT_TRUE(same_content(*direct, matrix_parse::from_tree(text, "m.json").value())) << text;
     const std::string once = serialize_matrix(*first);
     auto second = parse_matrix(once, "m.json");
     ASSERT_TRUE(second.ok()) << once;
@@ -235,10 +231,9 @@ TEST(Matrix, RoundTripIsTheIdentityOnGeneratedMatrices) {
   }
 }
 
-// parse_matrix reads a valid matrix directly and leaves everything else to the tree reader, whose
-// errors name positions: the direct reader must take exactly the texts the tree reader takes, and
-// read them to the same Matrix.
-TEST(Matrix, TheDirectReaderTakesExactlyWhatTheTreeReaderTakes) {
+// Edge cases of the JSON and of the matrix's own rules: each text either reads, keeping the origin
+// and its folder, or is one config Error line naming the file.
+TEST(Matrix, EachTextReadsOrIsOneConfigErrorLine) {
   const std::string sha(64, 'c');
   const std::string e = R"({"class": "cpu-only", "sha256": ")" + sha + R"("})";
   const auto with_scripts = [&](const std::string& scripts) {
@@ -248,61 +243,60 @@ TEST(Matrix, TheDirectReaderTakesExactlyWhatTheTreeReaderTakes) {
   for (int i = 0; i < 70; ++i) {
     deep = "[" + deep + "]";
   }
-  const std::vector<std::string> texts = {
-      with_scripts(""),
-      with_scripts(R"("b": )" + e + R"(, "a": )" + e + R"(, "c": )" + e), // not sorted
-      with_scripts(R"("b": )" + e + R"(, "a": )" + e + R"(, "b": )" + e), // a duplicate, not next to the first
-      with_scripts(R"("a": )" + e + R"(, "a": )" + e),
-      "\xEF\xBB\xBF" + with_scripts(R"("a": )" + e),
-      " \n\t" + with_scripts(R"("a": )" + e) + " \r\n",
-      with_scripts(R"("a": )" + e) + " x",
-      with_scripts(R"("\u0061": {"cl\u0061ss": "cpu-only", "sha256": ")" + sha + R"("})"),
-      with_scripts(R"("a": {"class": "cpu-only", "class": "cpu-only", "sha256": ")" + sha + R"("})"),
-      with_scripts(R"("a": {"class": "", "sha256": ")" + sha + R"("})"),
-      with_scripts(R"("a": {"class": "tpu-only", "sha256": ")" + sha + R"("})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + std::string(64, 'C') + R"("})"),
-      with_scripts(R"("a": {"class": "cpu-only"})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "reason": 3})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "reason": "", "note": "\u00e9\"\n"})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + "\", \"note\": \"\xff\"}"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "u": 1, "u": 2})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "u": {"k": 1, "k": 2}})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "evidence": {}})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "evidence": [)" + deep + "]}"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "evidence": [[[[1]]]]})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha +
-                   R"(", "overrides": [{"rule": "devices-cpu", "line": 4, "reason": "why", "extra": [1]}]})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha +
-                   R"(", "overrides": [{"rule": "r", "line": -1, "reason": "w"}]})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "overrides": [3]})"),
-      with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "overrides": {}})"),
-      with_scripts(R"("../a": )" + e),
-      with_scripts(R"("a": [])"),
-      R"({"version": 1.0, "exercises_dir": "ex", "scripts": {}})",
-      R"({"version": "1", "exercises_dir": "ex", "scripts": {}})",
-      R"({"version": 18446744073709551617, "exercises_dir": "ex", "scripts": {}})",
-      R"({"version": 1, "version": 1, "exercises_dir": "ex", "scripts": {}})",
-      R"({"version": 1, "exercises_dir": "", "scripts": {}})",
-      R"({"version": 1, "exercises_dir": "../ex", "scripts": {}})",
-      R"({"version": 1, "exercises_dir": "ex"})",
-      R"({"scripts": {}, "t": [1, {"a": null}], "exercises_dir": "ex", "version": 1, "s": "x"})",
-      R"({"version": 1, "exercises_dir": "ex", "scripts": {}, "t": 1, "t": 2})",
-      R"([])",
-      "",
+  // Each text, and whether it reads.
+  const std::vector<std::pair<std::string, bool>> texts = {
+      {with_scripts(""), true},
+      {with_scripts(R"("b": )" + e + R"(, "a": )" + e + R"(, "c": )" + e), true}, // not sorted
+      {with_scripts(R"("b": )" + e + R"(, "a": )" + e + R"(, "b": )" + e), false}, // a duplicate, not next to the first
+      {with_scripts(R"("a": )" + e + R"(, "a": )" + e), false},
+      {"\xEF\xBB\xBF" + with_scripts(R"("a": )" + e), true},
+      {" \n\t" + with_scripts(R"("a": )" + e) + " \r\n", true},
+      {with_scripts(R"("a": )" + e) + " x", false},
+      {with_scripts(R"("\u0061": {"cl\u0061ss": "cpu-only", "sha256": ")" + sha + R"("})"), true},
+      {with_scripts(R"("a": {"class": "cpu-only", "class": "cpu-only", "sha256": ")" + sha + R"("})"), false},
+      {with_scripts(R"("a": {"class": "", "sha256": ")" + sha + R"("})"), false},
+      {with_scripts(R"("a": {"class": "tpu-only", "sha256": ")" + sha + R"("})"), true},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + std::string(64, 'C') + R"("})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only"})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "reason": 3})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "reason": "", "note": "\u00e9\"\n"})"), true},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + "\", \"note\": \"\xff\"}"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "u": 1, "u": 2})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "u": {"k": 1, "k": 2}})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "evidence": {}})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "evidence": [)" + deep + "]}"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "evidence": [[[[1]]]]})"), true},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha +
+                    R"(", "overrides": [{"rule": "devices-cpu", "line": 4, "reason": "why", "extra": [1]}]})"), true},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha +
+                    R"(", "overrides": [{"rule": "r", "line": -1, "reason": "w"}]})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "overrides": [3]})"), false},
+      {with_scripts(R"("a": {"class": "cpu-only", "sha256": ")" + sha + R"(", "overrides": {}})"), false},
+      {with_scripts(R"("../a": )" + e), false},
+      {with_scripts(R"("a": [])"), false},
+      {R"({"version": 1.0, "exercises_dir": "ex", "scripts": {}})", false},
+      {R"({"version": "1", "exercises_dir": "ex", "scripts": {}})", false},
+      {R"({"version": 18446744073709551617, "exercises_dir": "ex", "scripts": {}})", false},
+      {R"({"version": 1, "version": 1, "exercises_dir": "ex", "scripts": {}})", false},
+      {R"({"version": 1, "exercises_dir": "", "scripts": {}})", false},
+      {R"({"version": 1, "exercises_dir": "../ex", "scripts": {}})", false},
+      {R"({"version": 1, "exercises_dir": "ex"})", false},
+      {R"({"scripts": {}, "t": [1, {"a": null}], "exercises_dir": "ex", "version": 1, "s": "x"})", true},
+      {R"({"version": 1, "exercises_dir": "ex", "scripts": {}, "t": 1, "t": 2})", false},
+      {R"([])", false},
+      {"", false},
   };
-  for (const auto& text : texts) {
-    const auto direct = matrix_parse::direct(text, "course/m.json");
-    const auto tree = matrix_parse::from_tree(text, "course/m.json");
-    ASSERT_EQ(direct.has_value(), tree.ok()) << text << "\n" << (tree.ok() ? "" : tree.error().message);
-    if (direct) {
-      EXPECT_TRUE(same_content(*direct, *tree)) << text;
-      EXPECT_EQ(direct->origin, tree->origin);
-      EXPECT_EQ(direct->base_dir, "course");
-    }
-    const auto either = parse_matrix(text, "course/m.json");
-    EXPECT_EQ(either.ok(), tree.ok()) << text;
-    if (!either.ok()) {
-      EXPECT_EQ(either.error().message, tree.error().message) << text;
+  for (const auto& [text, reads] : texts) {
+    const auto matrix = parse_matrix(text, "course/m.json");
+    ASSERT_EQ(matrix.ok(), reads) << text << "\n" << (matrix.ok() ? "" : matrix.error().message);
+    if (matrix.ok()) {
+      EXPECT_EQ(matrix->origin, "course/m.json");
+      EXPECT_EQ(matrix->base_dir, "course");
+      EXPECT_TRUE(same_content(*matrix, parse_matrix(serialize_matrix(*matrix), "course/m.json").value())) << text;
+    } else {
+      EXPECT_EQ(matrix.error().code, ExitCode::config) << text;
+      EXPECT_TRUE(matrix.error().message.starts_with("course/m.json")) << matrix.error().message;
+      EXPECT_EQ(matrix.error().message.find('\n'), std::string::npos) << matrix.error().message;
     }
   }
 }
@@ -558,9 +552,6 @@ TEST(Matrix, FilesAndHelpersRoundTripInCanonicalOrder) {
   }
 }
 )");
-  const auto direct = matrix_parse::direct(text, "m.json");
-  ASSERT_TRUE(direct.has_value());
-  EXPECT_TRUE(same_content(*direct, *matrix));
 }
 
 TEST(Matrix, FilesAndHelpersPathsAreChecked) {
@@ -590,11 +581,10 @@ TEST(Matrix, FilesAndHelpersPathsAreChecked) {
       {with("[]", R"({})"), "helpers"},
   };
   for (const auto& [text, part] : bad) {
-    const auto tree = matrix_parse::from_tree(text, "m.json");
-    ASSERT_FALSE(tree.ok()) << text;
-    EXPECT_EQ(tree.error().code, ExitCode::config);
-    EXPECT_NE(tree.error().message.find(part), std::string::npos) << text << "\n" << tree.error().message;
-    EXPECT_FALSE(matrix_parse::direct(text, "m.json").has_value()) << text;
+    const auto matrix = parse_matrix(text, "m.json");
+    ASSERT_FALSE(matrix.ok()) << text;
+    EXPECT_EQ(matrix.error().code, ExitCode::config);
+    EXPECT_NE(matrix.error().message.find(part), std::string::npos) << text << "\n" << matrix.error().message;
   }
   // The exercises folder written another way, or the course folder itself.
   EXPECT_TRUE(parse_matrix(with(R"([{"path": "ex/h.py"}])", "[]", "./ex/"), "m.json").ok());
