@@ -72,6 +72,8 @@ struct Matrix {
   // may name a script in a subfolder: `advanced/sub_lesson` is <exercises>/advanced/sub_lesson.py.
   [[nodiscard]] std::string script_path(std::string_view id) const;
   [[nodiscard]] std::string exercises_path() const;
+  // The exercises folder as the course-relative prefix of its files: "public/exercises", "" for ".".
+  [[nodiscard]] std::string exercises_prefix() const;
   [[nodiscard]] const MatrixEntry* find(std::string_view id) const;
   // `file` (relative to the exercises folder, "advanced/lesson_helpers.py") relative to the course
   // folder, as "files" and "helpers" name it.
