@@ -47,27 +47,33 @@ std::filesystem::path real_path(const std::filesystem::path& path) {
   return ec ? fs::absolute(target).lexically_normal() : real.lexically_normal();
 }
 
-Status exercises_inside_course(const Matrix& matrix) {
-  if (matrix.real_exercises.empty() && matrix.exercises_error.empty()) {
-    const fs::path course = real_path(matrix.base_dir);
-    const fs::path exercises = real_path(matrix.exercises_path());
-    if (inside(exercises, course) || exercises == course) {
-      matrix.real_exercises = exercises.string();
-    } else {
-      matrix.exercises_error = fmt::format("{}: \"exercises_dir\" '{}' leads outside the course folder {} (to {})",
+ExercisesLocation locate_exercises(const Matrix& matrix) {
+  const fs::path course = real_path(matrix.base_dir);
+  const fs::path exercises = real_path(matrix.exercises_path());
+  if (inside(exercises, course) || exercises == course) {
+    return ExercisesLocation{exercises.string(), ""};
+  }
+  return ExercisesLocation{"", fmt::format("{}: \"exercises_dir\" '{}' leads outside the course folder {} (to {})",
                                            matrix.origin, printable(matrix.exercises_dir), shown(matrix.base_dir),
-                                           printable(exercises.string()));
-    }
+                                           printable(exercises.string()))};
+}
+
+Result<std::string> real_exercises(const Matrix& matrix) {
+  ExercisesLocation location = matrix.exercises_location ? *matrix.exercises_location : locate_exercises(matrix);
+  if (!location.error.empty()) {
+    return config_error(std::move(location.error));
   }
-  if (!matrix.exercises_error.empty()) {
-    return config_error(matrix.exercises_error);
-  }
+  return std::move(location.real);
+}
+
+Status exercises_inside_course(const Matrix& matrix) {
+  TPULAUNCH_CHECK(real_exercises(matrix));
   return Ok{};
 }
 
 Status script_inside_exercises(const Matrix& matrix, std::string_view id, const std::string& path) {
-  TPULAUNCH_CHECK(exercises_inside_course(matrix));
-  if (!inside(real_path(path), fs::path(matrix.real_exercises))) {
+  TPULAUNCH_TRY(const std::string folder, real_exercises(matrix));
+  if (!inside(real_path(path), fs::path(folder))) {
     return config_error(fmt::format("script '{}': {} leads outside the exercises folder {}", printable(id), path,
                                     shown(matrix.exercises_path())));
   }

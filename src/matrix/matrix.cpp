@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "tpulaunch/course/exercises.hpp"
 #include "tpulaunch/json/json_reader.hpp"
 #include "tpulaunch/json/json_writer.hpp"
 #include "tpulaunch/plan/validate.hpp"
@@ -330,6 +331,7 @@ Result<Matrix> parse_matrix(std::string_view json, std::string_view origin) {
 Result<Matrix> load_matrix_file(const std::string& path) {
   TPULAUNCH_TRY(const std::string text, read_text_file(path, "matrix"));
   TPULAUNCH_TRY(Matrix matrix, parse_matrix(text, path));
+  matrix.exercises_location = locate_exercises(matrix);
   spdlog::debug("matrix: {} ({} scripts)", printable(path), matrix.scripts.size());
   return matrix;
 }

@@ -200,6 +200,7 @@ Result<Matrix> init_matrix_file(const std::string& path, std::string_view exerci
   matrix.exercises_dir = std::string(exercises_dir);
   matrix.origin = path;
   matrix.base_dir = fs::path(path).parent_path().string();
+  matrix.exercises_location = locate_exercises(matrix);
   // The course files the scripts import are helpers, not scripts: marked from the start, so that
   // check --strict does not ask for a review of each.
   if (auto listing = list_exercises(matrix)) {

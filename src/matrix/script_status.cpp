@@ -198,10 +198,9 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id, c
 }
 
 Result<Lesson> read_lesson(const Matrix& matrix, const ScriptStatus& status, const ImportProbe* probe) {
-  TPULAUNCH_CHECK(exercises_inside_course(matrix));
   LessonRequest request;
+  TPULAUNCH_TRY(request.real_root, real_exercises(matrix));
   request.root = matrix.exercises_path();
-  request.real_root = matrix.real_exercises;
   request.course_prefix = matrix.exercises_prefix();
   request.script = status.id + ".py";
   request.source = status.source;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tpulaunch/course/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
 
 namespace tpulaunch {
@@ -380,6 +381,35 @@ TEST_F(MatrixTest, SymlinkedExercisesFolderInsideTheCourseIsFine) {
   auto status = resolve_script(matrix, "a");
   ASSERT_TRUE(status.ok()) << status.error().message;
   EXPECT_EQ(status->state, ReviewState::reviewed);
+}
+
+// Loading finds where the exercises folder is, once; a matrix only parsed has no location and is
+// looked up at each use without being written to: a const Matrix stays as it was loaded.
+TEST_F(MatrixTest, TheExercisesFolderIsLocatedWhenTheMatrixIsLoaded) {
+  const Matrix loaded = matrix_with("");
+  ASSERT_TRUE(loaded.exercises_location.has_value());
+  EXPECT_EQ(loaded.exercises_location->real, real_path(m_root / "ex").string());
+  EXPECT_EQ(loaded.exercises_location->error, "");
+
+  const std::string origin = (m_root / "execution-matrix.json").string();
+  const Matrix parsed = parse_matrix(R"({"version": 1, "exercises_dir": "ex", "scripts": {}})", origin).value();
+  EXPECT_FALSE(parsed.exercises_location.has_value());
+  EXPECT_EQ(real_exercises(parsed).value(), loaded.exercises_location->real);
+  EXPECT_FALSE(parsed.exercises_location.has_value());
+
+  const fs::path outside = m_root.string() + "-outside";
+  fs::create_directories(outside);
+  fs::remove_all(m_root / "ex");
+  fs::create_directory_symlink(outside, m_root / "ex");
+  const Matrix leading_out = matrix_with("");
+  fs::remove_all(outside);
+  ASSERT_TRUE(leading_out.exercises_location.has_value());
+  EXPECT_EQ(leading_out.exercises_location->real, "");
+  const auto refused = real_exercises(leading_out);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::config);
+  EXPECT_EQ(refused.error().message, leading_out.exercises_location->error);
+  EXPECT_NE(refused.error().message.find("\"exercises_dir\" 'ex' leads outside the course folder"), std::string::npos);
 }
 
 // --- lessons of more than one file ----------------------------------------------------------------

@@ -30,8 +30,15 @@ std::filesystem::path real_path(const std::filesystem::path& path);
 // config Error naming the matrix.
 Result<ExerciseListing> list_exercises(const Matrix& matrix);
 
-// Ok when the exercises folder, symlinks resolved, is inside the course (the matrix's folder);
-// otherwise a config Error as for any path that escapes the course. Checked once per Matrix.
+// Looks where the exercises folder of `matrix` really is, symlinks resolved, and whether it is
+// inside the course (the matrix's folder): what Matrix::exercises_location holds.
+ExercisesLocation locate_exercises(const Matrix& matrix);
+
+// The real exercises folder when it is inside the course; otherwise a config Error as for any path
+// that escapes the course. Read from Matrix::exercises_location when it is set.
+Result<std::string> real_exercises(const Matrix& matrix);
+
+// Ok when the exercises folder, symlinks resolved, is inside the course (real_exercises).
 Status exercises_inside_course(const Matrix& matrix);
 
 // Ok when `path` (a script's file, symlinks resolved) is inside the exercises folder; otherwise a

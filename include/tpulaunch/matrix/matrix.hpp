@@ -57,6 +57,13 @@ struct MatrixEntry {
   friend bool operator==(const MatrixEntry&, const MatrixEntry&) = default;
 };
 
+// The exercises folder with symlinks resolved, or why it cannot be used (it leads outside the
+// course folder).
+struct ExercisesLocation {
+  std::string real;  // the real folder; "" when `error` is set
+  std::string error; // the config Error's message; "" when the folder is inside the course
+};
+
 struct Matrix {
   int version = 1;
   std::string exercises_dir = "public/exercises";
@@ -81,9 +88,10 @@ struct Matrix {
   // True when the file `file` (relative to the exercises folder) is one of the "helpers".
   [[nodiscard]] bool is_helper(std::string_view file) const;
 
-  // The real exercises folder, checked once: "" until exercises_inside_course() ran.
-  mutable std::string real_exercises;
-  mutable std::string exercises_error;
+  // Where the exercises folder really is, found once when the matrix is loaded (load_matrix_file,
+  // init_matrix_file: locate_exercises in course/exercises.hpp) and only read after that, so that
+  // threads may share a const Matrix. nullopt for a matrix only parsed: each use then looks again.
+  std::optional<ExercisesLocation> exercises_location;
 };
 
 // True when `a` and `b` hold the same version, folder, scripts and unknown fields (not the
