@@ -54,7 +54,7 @@ Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& f : report.findings) {
       list.push_back({{"severity", severity_name(f.severity)},
-                      {"kind", f.kind},
+                      {"kind", to_string(f.kind)},
                       {"script", f.script},
                       {"path", f.path},
                       {"line", f.line == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.line)},
@@ -82,10 +82,10 @@ Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
                          annotation_escape(path_from_root(f.path, root), true),
                          f.line > 0 ? fmt::format(",line={}", f.line) : "",
                          f.line > 0 && f.column > 0 ? fmt::format(",col={}", f.column) : "",
-                         annotation_escape("tpulaunch " + f.kind, true), annotation_escape(f.message, false));
+                         annotation_escape(fmt::format("tpulaunch {}", to_string(f.kind)), true), annotation_escape(f.message, false));
     } else {
       out += fmt::format("{}{}: {}: [{}] {}\n", f.path, f.line > 0 ? fmt::format(":{}", f.line) : "",
-                         severity_name(f.severity), f.kind, f.message);
+                         severity_name(f.severity), to_string(f.kind), f.message);
     }
   }
   out += fmt::format("{}check: {}, {}: {}, {}{}\n", args.format == "github" ? "::notice::" : "",

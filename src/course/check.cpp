@@ -20,16 +20,16 @@ namespace {
 namespace fs = std::filesystem;
 
 // One finding about script `s` (its id and path), appended to `findings`.
-void add_finding(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
+void add_finding(std::vector<AuditFinding>& findings, Severity severity, FindingKind kind, const ScriptStatus& s,
                  std::uint32_t line, std::string message) {
-  findings.push_back(AuditFinding{severity, std::move(kind), s.id, s.path, line, std::move(message)});
+  findings.push_back(AuditFinding{severity, kind, s.id, s.path, line, std::move(message)});
 }
 
 // One finding about evidence `e` of script `s`: at its line of the script, or of the course file
 // the script imports that it was found in.
-void add_finding(std::vector<AuditFinding>& findings, Severity severity, std::string kind, const ScriptStatus& s,
+void add_finding(std::vector<AuditFinding>& findings, Severity severity, FindingKind kind, const ScriptStatus& s,
                  const Evidence& e, std::string message) {
-  add_finding(findings, severity, std::move(kind), s, e.line, std::move(message));
+  add_finding(findings, severity, kind, s, e.line, std::move(message));
   findings.back().path = evidence_path(s.path, e);
 }
 
@@ -54,7 +54,7 @@ public:
       const Error& error = resolved.error();
       const auto position = message_position(error.message);
       const bool here = position && position->file == s.path;
-      add_finding(findings, Severity::error, "unreadable", s, here ? position->line : 0, error.message);
+      add_finding(findings, Severity::error, FindingKind::unreadable, s, here ? position->line : 0, error.message);
       findings.back().code = error.code;
       findings.back().column = here ? position->column : 0;
       return findings;
@@ -62,17 +62,17 @@ public:
     const ScriptStatus& s = *resolved;
     switch (s.state) {
     case ReviewState::no_entry:
-      add_finding(findings, m_strict ? Severity::error : Severity::warning, "unreviewed", s, 0,
+      add_finding(findings, m_strict ? Severity::error : Severity::warning, FindingKind::unreviewed, s, 0,
                   fmt::format("'{}' has no matrix entry: review-required, it gets no route", id));
       break;
     case ReviewState::unknown_class:
-      add_finding(findings, Severity::error, "unknown-class", s, 0, s.explanation());
+      add_finding(findings, Severity::error, FindingKind::unknown_class, s, 0, s.explanation());
       break;
     case ReviewState::stale_digest:
-      add_finding(findings, Severity::error, "stale-digest", s, 0, s.explanation());
+      add_finding(findings, Severity::error, FindingKind::stale_digest, s, 0, s.explanation());
       break;
     case ReviewState::missing_file:
-      add_finding(findings, Severity::error, "missing-file", s, 0, s.explanation());
+      add_finding(findings, Severity::error, FindingKind::missing_file, s, 0, s.explanation());
       break;
     case ReviewState::reviewed: {
       // resolve_script read the lesson: the script with the course files it imports.
@@ -95,13 +95,13 @@ private:
       return; // the CPU route is always safe: nothing here can send it to a TPU
     }
     for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
-      add_finding(findings, Severity::error, "contradiction", s, e,
+      add_finding(findings, Severity::error, FindingKind::contradiction, s, e,
                   fmt::format("'{}' is reviewed {} but selects CPU devices {}[{}]: {}", s.id, entry.class_name,
                               e.file.empty() ? "here " : "in a file it imports ", e.rule, e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
       for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
-        add_finding(findings, Severity::error, "contradiction", s, 0,
+        add_finding(findings, Severity::error, FindingKind::contradiction, s, 0,
                     fmt::format("'{}' is reviewed multi-host-qualified but has no {} evidence{}", s.id, marker->name,
                                 marker->not_overridable.empty()
                                     ? ""
@@ -119,6 +119,22 @@ private:
 };
 
 } // namespace
+
+std::string_view to_string(FindingKind kind) {
+  switch (kind) {
+  case FindingKind::unreviewed: return "unreviewed";
+  case FindingKind::stale_digest: return "stale-digest";
+  case FindingKind::unknown_class: return "unknown-class";
+  case FindingKind::missing_file: return "missing-file";
+  case FindingKind::unreadable: return "unreadable";
+  case FindingKind::contradiction: return "contradiction";
+  case FindingKind::route_refused: return "route-refused";
+  case FindingKind::invalid_name: return "invalid-name";
+  case FindingKind::linked_folder: return "linked-folder";
+  case FindingKind::missing_helper: return "missing-helper";
+  }
+  return "unknown";
+}
 
 std::size_t AuditReport::count(Severity severity) const {
   return static_cast<std::size_t>(
@@ -174,14 +190,14 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
   const Severity unlisted = strict ? Severity::error : Severity::warning;
   for (const auto& path : listing.invalid_names) {
     std::error_code ec;
-    report.findings.push_back(AuditFinding{unlisted, "invalid-name", "", path, 0,
+    report.findings.push_back(AuditFinding{unlisted, FindingKind::invalid_name, "", path, 0,
                                            fs::is_directory(path, ec)
                                                ? "the folder name cannot be part of a script id, so no script in it "
                                                  "can ever be reviewed"
                                                : "the file name is not a valid script id, so it can never be reviewed"});
   }
   for (const auto& path : listing.linked_folders) {
-    report.findings.push_back(AuditFinding{unlisted, "linked-folder", "", path, 0,
+    report.findings.push_back(AuditFinding{unlisted, FindingKind::linked_folder, "", path, 0,
                                            "a symlink to a folder is not followed: scripts must live in the exercises "
                                            "folder itself"});
   }
@@ -190,7 +206,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     const std::string path = matrix.base_dir.empty() ? helper : (fs::path(matrix.base_dir) / helper).string();
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(path, ec))) {
-      report.findings.push_back(AuditFinding{unlisted, "missing-helper", "", path, 0,
+      report.findings.push_back(AuditFinding{unlisted, FindingKind::missing_helper, "", path, 0,
                                              "the matrix's \"helpers\" name this path, but nothing is there"});
     }
   }
@@ -211,7 +227,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
       s.path = matrix.script_path(id);
       s.entry = &entry;
       s.state = ReviewState::missing_file;
-      add_finding(report.findings, Severity::error, "missing-file", s, 0, s.explanation());
+      add_finding(report.findings, Severity::error, FindingKind::missing_file, s, 0, s.explanation());
     }
   }
   for (std::size_t i = 0; i < routes.size(); ++i) {
@@ -221,9 +237,9 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
       std::string message = fmt::format("route {}@{} refused by {}: {}", routes[i].script, routes[i].slice,
                                         decision.refusal->rule, decision.refusal->reason);
       if (decision.refusal->evidence.empty()) {
-        add_finding(report.findings, Severity::error, "route-refused", routing.status, 0, std::move(message));
+        add_finding(report.findings, Severity::error, FindingKind::route_refused, routing.status, 0, std::move(message));
       } else {
-        add_finding(report.findings, Severity::error, "route-refused", routing.status,
+        add_finding(report.findings, Severity::error, FindingKind::route_refused, routing.status,
                     decision.refusal->evidence.front(), std::move(message));
       }
     }

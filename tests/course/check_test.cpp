@@ -45,7 +45,7 @@ protected:
   static std::vector<std::string> kinds(const AuditReport& r) {
     std::vector<std::string> out;
     for (const auto& f : r.findings) {
-      out.push_back(f.kind + (f.severity == Severity::error ? "!" : "?"));
+      out.push_back(std::string(to_string(f.kind)) + (f.severity == Severity::error ? "!" : "?"));
     }
     return out;
   }
@@ -87,7 +87,7 @@ TEST_F(AuditTest, ClassThatContradictsEvidenceIsAnError) {
   entry("a", ScriptClass::multi_host_qualified, sha256_hex(source));
   const auto report = audit();
   ASSERT_FALSE(report.findings.empty());
-  EXPECT_EQ(report.findings[0].kind, "contradiction");
+  EXPECT_EQ(report.findings[0].kind, FindingKind::contradiction);
   EXPECT_EQ(report.findings[0].line, 3U);
   // cpu-only over the same evidence is safe: the CPU route cannot reach a TPU.
   m_matrix.scripts["a"].script_class = ScriptClass::cpu_only;
@@ -117,7 +117,7 @@ TEST_F(AuditTest, HelpersAreNotScriptsAndTheirEvidenceCountsForTheScript) {
   // A route refused by the helper's evidence names the helper's line too.
   const auto refused = audit({RouteAsk{"lesson", "v5litepod-8"}});
   ASSERT_EQ(refused.findings.size(), 2U);
-  EXPECT_EQ(refused.findings[1].kind, "route-refused");
+  EXPECT_EQ(refused.findings[1].kind, FindingKind::route_refused);
   EXPECT_EQ(refused.findings[1].path, (m_root / "ex" / "lesson_helpers.py").string());
   // A "helpers" path that names nothing.
   m_matrix.helpers.push_back("ex/gone.py");
@@ -153,14 +153,14 @@ TEST_F(AuditTest, AScriptThatCannotBeReadExitsAsAConfigErrorWithItsPosition) {
   const auto report = audit();
   EXPECT_EQ(report.exit_code(), ExitCode::config);
   const auto it = std::find_if(report.findings.begin(), report.findings.end(),
-                               [](const AuditFinding& f) { return f.kind == "unreadable"; });
+                               [](const AuditFinding& f) { return f.kind == FindingKind::unreadable; });
   ASSERT_NE(it, report.findings.end());
   EXPECT_EQ(it->code, ExitCode::config);
   EXPECT_EQ(it->line, 2U);
   EXPECT_EQ(it->column, 9U);
   // A warning alone never fails the gate, whatever else it says.
   AuditReport warnings;
-  warnings.findings.push_back(AuditFinding{Severity::warning, "unreviewed", "a", "a.py", 0, "m"});
+  warnings.findings.push_back(AuditFinding{Severity::warning, FindingKind::unreviewed, "a", "a.py", 0, "m"});
   EXPECT_EQ(warnings.exit_code(), ExitCode::success);
 }
 

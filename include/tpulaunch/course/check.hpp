@@ -2,6 +2,7 @@
 // The CI gate's core: audit a matrix against its exercises folder and a list of routes that must
 // be allowed. Findings are values; the CLI prints them as text, JSON or workflow annotations.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tpulaunch/catalog/catalog.hpp"
@@ -12,9 +13,24 @@ namespace tpulaunch {
 
 enum class Severity { warning, error };
 
+// What a finding is about; to_string gives the name the output shows ("stale-digest").
+enum class FindingKind {
+  unreviewed,
+  stale_digest,
+  unknown_class,
+  missing_file,
+  unreadable,
+  contradiction,
+  route_refused,
+  invalid_name,
+  linked_folder,
+  missing_helper,
+};
+std::string_view to_string(FindingKind kind);
+
 struct AuditFinding {
   Severity severity = Severity::error;
-  std::string kind;          // unreviewed, stale-digest, unknown-class, missing-file, contradiction, route-refused, ...
+  FindingKind kind = FindingKind::unreviewed;
   std::string script;        // script id ("" for the matrix as a whole)
   std::string path;          // file the finding is about
   std::uint32_t line = 0;    // 0 when not about a line
