@@ -27,6 +27,8 @@ constexpr std::array<std::string_view, 10> k_entry_fields{
     "class", "sha256", "reviewed_by", "reviewed_at", "reason", "note", "jax_platforms", "overrides", "evidence", "files"};
 constexpr std::array<std::string_view, 3> k_matrix_fields{"version", "exercises_dir", "scripts"};
 constexpr std::string_view k_helpers_field = "helpers"; // optional, unlike the three above
+// How "rule" names a missing multi-host marker: "missing:initialize".
+constexpr std::string_view k_missing_prefix = "missing:";
 
 template <std::size_t N> bool is_one_of(std::string_view key, const std::array<std::string_view, N>& fields) {
   return std::find(fields.begin(), fields.end(), key) != fields.end();
@@ -50,6 +52,10 @@ Result<EvidenceOverride> parse_override(const JsonDocument& doc, const JsonValue
   const JsonObject object(doc, value, pointer, context);
   EvidenceOverride item;
   TPULAUNCH_TRY(item.rule, object.string("rule"));
+  if (item.rule.starts_with(k_missing_prefix)) {
+    item.rule.erase(0, k_missing_prefix.size());
+    item.of = OverrideOf::missing_marker;
+  }
   TPULAUNCH_TRY(const long long line, object.integer("line", 0, INT_MAX));
   item.line = static_cast<std::uint32_t>(line);
   TPULAUNCH_TRY(item.reason, object.string("reason"));
@@ -393,7 +399,7 @@ std::string serialize_matrix(const Matrix& matrix) {
     if (!entry.overrides.empty()) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const auto& item : entry.overrides) {
-        nlohmann::ordered_json override_item{{"rule", item.rule}, {"line", item.line}};
+        nlohmann::ordered_json override_item{{"rule", override_rule_text(item)}, {"line", item.line}};
         if (!item.file.empty()) {
           override_item["file"] = item.file;
         }
@@ -415,6 +421,11 @@ std::string serialize_matrix(const Matrix& matrix) {
     root[key] = member;
   }
   return dump_json(root) + "\n";
+}
+
+std::string override_rule_text(const EvidenceOverride& override_item) {
+  return override_item.of == OverrideOf::missing_marker ? std::string(k_missing_prefix) + override_item.rule
+                                                        : override_item.rule;
 }
 
 bool same_content(const Matrix& a, const Matrix& b) {

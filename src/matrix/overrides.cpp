@@ -1,35 +1,35 @@
 #include "tpulaunch/matrix/overrides.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
 namespace tpulaunch {
 namespace {
 
-// Spelled once: review writes it, plan and check read it.
-constexpr std::string_view k_missing_prefix = "missing:";
-
-bool records(const MatrixEntry* entry, std::string_view rule, std::uint32_t line, std::string_view file) {
+bool records(const MatrixEntry* entry, OverrideOf of, std::string_view rule, std::uint32_t line, std::string_view file) {
   return entry != nullptr && std::any_of(entry->overrides.begin(), entry->overrides.end(), [&](const EvidenceOverride& o) {
-           return o.rule == rule && o.line == line && o.file == file;
+           return o.of == of && o.rule == rule && o.line == line && o.file == file;
          });
 }
 
 } // namespace
 
-std::string missing_marker_rule(std::string_view marker) { return std::string(k_missing_prefix) + std::string(marker); }
+EvidenceOverride missing_marker_override(std::string_view marker, std::string reason) {
+  return EvidenceOverride{std::string(marker), 0, std::move(reason), "", OverrideOf::missing_marker};
+}
 
 std::string describe_override(const EvidenceOverride& override_item) {
-  const std::string_view rule = override_item.rule;
-  if (rule.starts_with(k_missing_prefix)) {
-    return fmt::format("no {} evidence anywhere in the source ({})", rule.substr(k_missing_prefix.size()), rule);
+  if (override_item.of == OverrideOf::missing_marker) {
+    return fmt::format("no {} evidence anywhere in the source ({})", override_item.rule, override_rule_text(override_item));
   }
-  return fmt::format("{} at {}line {}", rule, override_item.file.empty() ? "" : override_item.file + " ", override_item.line);
+  return fmt::format("{} at {}line {}", override_item.rule, override_item.file.empty() ? "" : override_item.file + " ",
+                     override_item.line);
 }
 
 bool is_overridden(const Evidence& evidence, const MatrixEntry* entry) {
-  return records(entry, evidence.rule, evidence.line, evidence.file);
+  return records(entry, OverrideOf::evidence, evidence.rule, evidence.line, evidence.file);
 }
 
 std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence, const MatrixEntry* entry) {
@@ -43,7 +43,7 @@ std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence,
 }
 
 bool marker_overridden(const MultiHostMarker& marker, const MatrixEntry* entry) {
-  return marker.not_overridable.empty() && records(entry, missing_marker_rule(marker.name), 0, "");
+  return marker.not_overridable.empty() && records(entry, OverrideOf::missing_marker, marker.name, 0, "");
 }
 
 std::vector<const MultiHostMarker*> unmet_markers(const Classification& classification, const MatrixEntry* entry) {

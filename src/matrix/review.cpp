@@ -112,7 +112,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
                                  request.id, fmt::join(missing, ", ")));
     }
     for (const auto marker : missing) {
-      entry.overrides.push_back(EvidenceOverride{missing_marker_rule(marker), 0, request.override_reason});
+      entry.overrides.push_back(missing_marker_override(marker, request.override_reason));
     }
   }
   if (overriding && entry.overrides.empty()) {

@@ -584,6 +584,24 @@ TEST(Matrix, FilesAndHelpersRoundTripInCanonicalOrder) {
 )");
 }
 
+// Overrides are read into their typed form, and written back as the file had them: a missing
+// marker's "rule" is "missing:<marker>" on disk, its name and OverrideOf::missing_marker in memory.
+TEST(Matrix, OverridesOfMissingMarkersAreTypedAndWrittenAsBefore) {
+  const std::string sha(64, 'c');
+  const std::string text = R"({"version": 1, "exercises_dir": "ex", "scripts": {"lesson": {"class": "multi-host-qualified", "sha256": ")" +
+                           sha + R"(", "overrides": [{"rule": "missing:per-process data", "line": 0, "reason": "r"}, )" +
+                           R"({"rule": "devices-cpu", "line": 3, "reason": "s"}]}}})";
+  const auto matrix = parse_matrix(text, "m.json");
+  ASSERT_TRUE(matrix.ok()) << matrix.error().message;
+  const auto& overrides = matrix->find("lesson")->overrides;
+  ASSERT_EQ(overrides.size(), 2U);
+  EXPECT_EQ(overrides[0], (EvidenceOverride{"per-process data", 0, "r", "", OverrideOf::missing_marker}));
+  EXPECT_EQ(overrides[1], (EvidenceOverride{"devices-cpu", 3, "s", "", OverrideOf::evidence}));
+  const std::string written = serialize_matrix(*matrix);
+  EXPECT_NE(written.find(R"("rule": "missing:per-process data")"), std::string::npos) << written;
+  EXPECT_NE(written.find(R"("rule": "devices-cpu")"), std::string::npos) << written;
+}
+
 TEST(Matrix, FilesAndHelpersPathsAreChecked) {
   const std::string sha(64, 'c');
   const auto with = [&](const std::string& files, const std::string& helpers = "[]", const std::string& dir = "ex") {

@@ -38,16 +38,16 @@ TEST(Overrides, EvidenceIsCoveredByItsRuleAndLineOnly) {
 
 TEST(Overrides, InitializeCannotBeOverriddenOtherMarkersCan) {
   const auto c = classify_source(k_no_initialize);
-  const MatrixEntry hand_written = entry_with({{missing_marker_rule("initialize"), 0, "the launcher does it"}});
+  const MatrixEntry hand_written = entry_with({missing_marker_override("initialize", "the launcher does it")});
   const auto unmet = unmet_markers(c, &hand_written);
   ASSERT_EQ(unmet.size(), 1U);
   EXPECT_EQ(unmet[0]->name, "initialize");
   EXPECT_FALSE(unmet[0]->not_overridable.empty());
 
   const auto lacking = classify_source("import jax\njax.distributed.initialize()\n");
-  const MatrixEntry recorded = entry_with({{missing_marker_rule("per-process data"), 0, "smoke test"},
-                                           {missing_marker_rule("collective"), 0, "smoke test"},
-                                           {missing_marker_rule("result check"), 0, "smoke test"}});
+  const MatrixEntry recorded = entry_with({missing_marker_override("per-process data", "smoke test"),
+                                           missing_marker_override("collective", "smoke test"),
+                                           missing_marker_override("result check", "smoke test")});
   EXPECT_TRUE(unmet_markers(lacking, &recorded).empty());
   EXPECT_EQ(unmet_markers(lacking, nullptr).size(), 3U);
 }
@@ -115,7 +115,7 @@ TEST(Overrides, ReReviewReplacesReasonAndNoteButKeepsUnknownFields) {
 
 TEST(Overrides, DescribedInWordsAMissingMarkerHasNoLine) {
   EXPECT_EQ(describe_override({"devices-cpu", 16, "r"}), "devices-cpu at line 16");
-  const std::string missing = describe_override({missing_marker_rule("per-process data"), 0, "r"});
+  const std::string missing = describe_override(missing_marker_override("per-process data", "r"));
   EXPECT_EQ(missing, "no per-process data evidence anywhere in the source (missing:per-process data)");
   EXPECT_EQ(missing.find("line 0"), std::string::npos);
 }

@@ -89,7 +89,8 @@ TEST(Review, MultiHostQualifiedNeedsEveryMarker) {
   auto entry = make_review_entry(r, lacking, classify_source(lacking));
   ASSERT_TRUE(entry.ok());
   EXPECT_EQ(entry->overrides.size(), 3U);
-  EXPECT_EQ(entry->overrides[0].rule, "missing:per-process data");
+  EXPECT_EQ(entry->overrides[0], missing_marker_override("per-process data", "a smoke test"));
+  EXPECT_EQ(override_rule_text(entry->overrides[0]), "missing:per-process data");
 }
 
 TEST(Review, AnOverrideWithNothingToOverrideIsAUsageError) {

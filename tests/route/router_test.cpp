@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_catalog.hpp"
+#include "tpulaunch/matrix/overrides.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -120,7 +121,7 @@ TEST_F(RouterTest, RefusalCountsTheEvidenceItShows) {
 
 TEST_F(RouterTest, AnOverrideCannotStandInForInitialize) {
   const auto status = reviewed(ScriptClass::multi_host_qualified);
-  m_entry.overrides.push_back(EvidenceOverride{"missing:initialize", 0, "the launcher initializes"});
+  m_entry.overrides.push_back(missing_marker_override("initialize", "the launcher initializes"));
   const Classification without = classify_source("import jax\nprint(jax.process_index())\n");
   EXPECT_EQ(rule_of(decide_for(status, "v5litepod-16", &without)), "source-lacks-initialize");
 }

@@ -16,16 +16,24 @@
 
 namespace tpulaunch {
 
+// What an override accepts: a piece of evidence on a line, or a multi-host marker the source lacks.
+enum class OverrideOf { evidence, missing_marker };
+
 // A reviewer's recorded decision to accept one piece of evidence that would otherwise refuse a
-// route ("this cpu selection is only in the --debug path").
+// route ("this cpu selection is only in the --debug path"), or the lack of a multi-host marker.
+// The matrix file writes both in "rule": a missing marker as "missing:<marker>" (override_rule_text).
 struct EvidenceOverride {
-  std::string rule;        // classifier rule id, e.g. "devices-cpu", or "missing:<marker>"
-  std::uint32_t line = 0;  // line of the evidence in the reviewed file
+  std::string rule;        // evidence: classifier rule id ("devices-cpu"); missing_marker: its name ("initialize")
+  std::uint32_t line = 0;  // line of the evidence in the reviewed file; 0 for a missing marker
   std::string reason;
   std::string file{};      // the course file the evidence is in, as Evidence::file names it ("" for the script)
+  OverrideOf of = OverrideOf::evidence;
 
   friend bool operator==(const EvidenceOverride&, const EvidenceOverride&) = default;
 };
+
+// The "rule" of `override_item` as the matrix file writes it: "devices-cpu", "missing:initialize".
+std::string override_rule_text(const EvidenceOverride& override_item);
 
 // A course file reviewed with a script and staged with it (the entry's "files").
 struct MatrixFile {

@@ -15,8 +15,8 @@
 
 namespace tpulaunch {
 
-// The override rule id of a missing marker: "missing:initialize".
-std::string missing_marker_rule(std::string_view marker);
+// The override of missing `marker` ("initialize"), for `reason`.
+EvidenceOverride missing_marker_override(std::string_view marker, std::string reason);
 
 // What an override accepts, in words, for messages: "devices-cpu at line 3" for evidence on a line;
 // "no per-process data evidence anywhere in the source (missing:per-process data)" for a missing
