@@ -2,7 +2,8 @@
 // The classifier's streaming scanner: it sees each token of a script once and turns matches of
 // the rule table into evidence rows. Internal to the classifier: classify_source() runs it.
 //
-// Files: scanner.cpp (the per-token path, dotted chains, brackets, assignments), scanner_imports.cpp
+// Files: scanner.cpp (the per-token path, dotted chains, brackets), scanner_assign.cpp (names and
+// os.environ keys assigned at statement level), scanner_imports.cpp
 // (the import state machine that fills the alias table), scanner_calls.cpp (one check per kind
 // of matched call), scanner_values.cpp (platform values: literals now, bare names once the file's
 // bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons),
@@ -202,6 +203,8 @@ private:
   void note_keyword_argument();
   void finish_backend_kwarg();
   bool on_assignment(const Token& tok);
+  bool on_environ_update();
+  bool on_subscript_assignment(bool plain);
   void end_statement(const Token& tok);
   void note_backend_assignment();
   [[nodiscard]] bool is_backend_name(std::string_view name) const {
