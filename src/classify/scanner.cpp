@@ -56,17 +56,13 @@ Scanner::Scanner(std::string_view source) : m_src(source) {
   }
 }
 
-void Scanner::add_evidence(std::string_view rule_id, const Pos& pos, std::string detail) {
-  add_evidence_at(rule_id, pos, m_stmt, std::move(detail));
+void Scanner::add_evidence(Rule rule, const Pos& pos, std::string detail) {
+  add_evidence_at(rule, pos, m_stmt, std::move(detail));
 }
 
-void Scanner::add_evidence_at(std::string_view rule_id, const Pos& pos, std::uint32_t stmt, std::string detail) {
-  const ClassifierRule* rule = find_classifier_rule(rule_id);
-  if (rule == nullptr) {
-    return;
-  }
+void Scanner::add_evidence_at(Rule rule, const Pos& pos, std::uint32_t stmt, std::string detail) {
   for (std::size_t i = m_evidence.size(); i > 0 && m_evidence[i - 1].line == pos.line; --i) {
-    if (m_evidence[i - 1].rule == rule_id && m_evidence[i - 1].column == pos.column) {
+    if (m_evidence[i - 1].rule == rule && m_evidence[i - 1].column == pos.column) {
       return; // one row per rule per position
     }
   }
@@ -91,10 +87,11 @@ void Scanner::add_evidence_at(std::string_view rule_id, const Pos& pos, std::uin
     shown += "..."; // a minified or generated line: the start is enough to find it
   }
 
+  const ClassifierRule& row = classifier_rule(rule);
   m_evidence.push_back(
-      Evidence{rule->id, rule->category, pos.line, pos.column, std::move(shown), rule->implies, std::move(detail)});
+      Evidence{rule, row.category, pos.line, pos.column, std::move(shown), row.implies, std::move(detail)});
   m_evidence_stmt.push_back(stmt);
-  if (rule_id == "backend-is-tpu") {
+  if (rule == Rule::backend_is_tpu) {
     m_backend_stmts.push_back(stmt);
   }
 }
@@ -107,16 +104,16 @@ void Scanner::stop_capturing() {
   for (auto& bracket : m_brackets) {
     if (bracket.capturing && k_call_matchers[bracket.matcher].check != ArgCheck::none &&
         k_call_matchers[bracket.matcher].check != ArgCheck::backend_probe) {
-      add_evidence("platform-unresolved", bracket.root, detail);
+      add_evidence(Rule::platform_unresolved, bracket.root, detail);
     }
     bracket.capturing = false;
   }
   if (m_env.active) {
-    add_evidence("platform-unresolved", m_env.root, detail);
+    add_evidence(Rule::platform_unresolved, m_env.root, detail);
   }
   m_env.active = false;
   if (m_assert.active) {
-    add_evidence_at("result-check", m_assert.pos, m_assert.stmt, {}); // as if read to its end
+    add_evidence_at(Rule::result_check, m_assert.pos, m_assert.stmt, {}); // as if read to its end
     m_assert.active = false;
   }
   m_capturing = 0;
@@ -181,7 +178,7 @@ void Scanner::on_chain_end(const Token& tok) {
   const Pos root_pos = pos_of(back(root));
   if (call && qualified == k_default_backend.callee) {
     if (m_compare.active && !m_compare.want_tpu_string) {
-      add_evidence("backend-is-tpu", m_compare.start);
+      add_evidence(Rule::backend_is_tpu, m_compare.start);
       m_compare.active = false;
     }
     return;
@@ -192,8 +189,8 @@ void Scanner::on_chain_end(const Token& tok) {
       continue;
     }
     if (matcher.check == ArgCheck::none) {
-      const bool output = call && !matcher.output_rule.empty() && in_output_call();
-      add_evidence(output ? matcher.output_rule : matcher.rule, root_pos);
+      const bool output = call && matcher.output_rule && in_output_call();
+      add_evidence(output ? *matcher.output_rule : *matcher.rule, root_pos);
       if (matcher.says_condition && call) {
         note_condition(root);
       }
@@ -214,7 +211,7 @@ void Scanner::open_bracket(const Token& tok) {
     if (!m_reported_nesting) {
       // Nothing deeper is matched any more: fail closed.
       m_reported_nesting = true;
-      add_evidence("source-unreadable", pos_of(tok), fmt::format("brackets nested deeper than {}", k_max_brackets));
+      add_evidence(Rule::source_unreadable, pos_of(tok), fmt::format("brackets nested deeper than {}", k_max_brackets));
     }
     ++m_bracket_overflow;
     return;
@@ -325,7 +322,7 @@ inline bool Scanner::on_name(const Token& tok) {
     break;
   case 5:
     if (equals(text, "raise") && !is_op1(back(1), '.')) {
-      add_evidence("result-check", pos_of(tok));
+      add_evidence(Rule::result_check, pos_of(tok));
     }
     break;
   case 6:
@@ -442,7 +439,7 @@ void Scanner::finish(Classification& out) {
       continue; // one row per rule per position (rows decided at the end may repeat one)
     }
     const std::uint32_t stmt = m_evidence_stmt[index];
-    if (row.rule == "result-check") {
+    if (row.rule == Rule::result_check) {
       // `assert jax.default_backend() == "tpu"` and the raise under `if ... != "tpu":` check the
       // backend, not a result: they are backend-is-tpu evidence only.
       const bool same = std::find(m_backend_stmts.begin(), m_backend_stmts.end(), stmt) != m_backend_stmts.end();

@@ -137,7 +137,7 @@ bool Scanner::on_subscript_assignment(bool plain) {
     const char* first = back(j - 1).text.data();
     const Token& last = back(2);
     std::string text(first, static_cast<std::size_t>(last.text.data() + last.text.size() - first));
-    add_evidence("platform-unresolved", at,
+    add_evidence(Rule::platform_unresolved, at,
                  fmt::format("the key of os.environ[...] is `{}`, not a string literal",
                              text.size() > 60 ? text.substr(0, 60) + "..." : text));
     return false;

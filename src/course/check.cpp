@@ -97,7 +97,7 @@ private:
     for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
       add_finding(findings, Severity::error, "contradiction", s, e,
                   fmt::format("'{}' is reviewed {} but selects CPU devices {}[{}]: {}", s.id, entry.class_name,
-                              e.file.empty() ? "here " : "in a file it imports ", e.rule, e.text));
+                              e.file.empty() ? "here " : "in a file it imports ", to_string(e.rule), e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
       for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
