@@ -8,9 +8,10 @@
 # Environment: PYTHON (/usr/bin/python3), RUNS (10), WARMUP (2), SIZES ("1000 10000"),
 # BENCH_WORK (/tmp/tpulaunch-bench/check: the courses, reused while the generator is unchanged),
 # CLASSIFIER_BENCH, CHECK_PROFILE (paths of the bench/ binaries; default: next to TPULAUNCH).
-# Issue goal (16 §3): 10,000 scripts at or below grep -c's wall time (<= 1.0x) on a 2-core machine,
-# with check on every core (--jobs, default: the cores) beside --jobs 1 (the single-threaded
-# path), peak RSS <= 32 MB. Figures are warm page cache (warmup runs first).
+# Goal: 10,000 scripts in at most 1.5x grep -c's wall time in the same run (issue 24; issue 16 §3
+# aimed at 1.0x) on a 2-core machine, with check on every core (--jobs, default: the cores) beside
+# --jobs 1 (the single-threaded path), peak RSS <= 32 MB. Figures are warm page cache (warmup
+# runs first).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,7 +29,7 @@ source "$ROOT/bench/lib.sh"
 bench_needs check_bench hyperfine
 mkdir -p "$WORK"
 
-# The names the classifier's rule table looks for (src/classify/classifier.cpp k_rules): every
+# The names the classifier's rule table looks for (src/classify/classifier_matchers.hpp): every
 # identifier or string key a rule can match on. grep counts lines containing any of them as
 # fixed strings (-F), in the C locale (its fastest mode). It does not tokenize, resolve imports,
 # skip strings/comments or hash anything: it is a floor for reading the same bytes.
@@ -108,8 +109,8 @@ if 10000 in res:
     t, m = res[10000]
     r = {x["command"]: x for x in json.load(open(os.path.join(work, "hyperfine-10000.json")))["results"]}
     ratio = t / r["grep -c"]["median"]
-    print("goal, 10,000 scripts: {:.3f} s wall; {:.2f}x grep -c ({} 1.0x); peak RSS {:.1f} MB ({} 32 MB)".format(
-        t, ratio, "meets" if ratio <= 1.0 else "MISSES", m, "meets" if m <= 32 else "MISSES"))
+    print("goal, 10,000 scripts: {:.3f} s wall; {:.2f}x grep -c ({} 1.5x); peak RSS {:.1f} MB ({} 32 MB)".format(
+        t, ratio, "meets" if ratio <= 1.5 else "MISSES", m, "meets" if m <= 32 else "MISSES"))
 if 1000 in res and 10000 in res:
     (t1, m1), (t2, m2) = res[1000], res[10000]
     print("scaling 1,000 -> 10,000 scripts: time x{:.1f} (linear: x10), peak RSS x{:.2f} ({:.1f} -> {:.1f} MB; "

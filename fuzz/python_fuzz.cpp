@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                      static_cast<std::size_t>(std::count(source.begin(), source.end(), '\r')) + 1;
   for (const auto& e : classification.evidence) {
     TPULAUNCH_FUZZ_CHECK(e.line >= 1 && e.line <= lines);
-    TPULAUNCH_FUZZ_CHECK(tpulaunch::find_classifier_rule(e.rule) != nullptr);
+    TPULAUNCH_FUZZ_CHECK(tpulaunch::find_classifier_rule(tpulaunch::to_string(e.rule)) != nullptr);
   }
   TPULAUNCH_FUZZ_CHECK(!classification.why.empty());
   (void)tpulaunch::missing_multi_host_markers(classification);

@@ -19,7 +19,7 @@ const Evidence* first_of(const Classification& c, Category category, bool undeci
   return nullptr;
 }
 
-const Evidence* first_rule(const Classification& c, std::string_view rule) {
+const Evidence* first_rule(const Classification& c, Rule rule) {
   for (const auto& row : c.evidence) {
     if (row.rule == rule) {
       return &row;
@@ -45,7 +45,7 @@ const Evidence* first_rule(const Classification& c, std::string_view rule) {
 // takes a suggestion away (issue: fail closed, never a clean single-host-compatible).
 void suggest(Classification& c) {
   const Evidence* cpu = first_of(c, Category::cpu_selection);
-  const Evidence* init = first_rule(c, "distributed-initialize");
+  const Evidence* init = first_rule(c, Rule::distributed_initialize);
   const Evidence* backend = first_of(c, Category::backend_assertion);
   if (cpu != nullptr && init != nullptr) {
     c.contradictions.push_back("cpu selection at " + evidence_place(*cpu) +
@@ -66,8 +66,8 @@ void suggest(Classification& c) {
   }
   if (cpu != nullptr) {
     c.suggested = ScriptClass::cpu_only;
-    c.why = fmt::format("selects CPU devices at {} ({})", evidence_place(*cpu), cpu->rule);
-    const Evidence* collective = first_rule(c, "collective");
+    c.why = fmt::format("selects CPU devices at {} ({})", evidence_place(*cpu), to_string(cpu->rule));
+    const Evidence* collective = first_rule(c, Rule::collective);
     if (collective != nullptr) {
       c.why += "; its collectives (" + evidence_place(*collective) +
                ") run over CPU devices without jax.distributed.initialize()";
@@ -75,8 +75,8 @@ void suggest(Classification& c) {
     return;
   }
   if (const Evidence* maybe = first_of(c, Category::cpu_selection, true)) {
-    c.why = fmt::format("may select CPU devices at {} ({}{}{}); a reviewer must decide", evidence_place(*maybe), maybe->rule,
-                        maybe->detail.empty() ? "" : ": ", maybe->detail);
+    c.why = fmt::format("may select CPU devices at {} ({}{}{}); a reviewer must decide", evidence_place(*maybe),
+                        to_string(maybe->rule), maybe->detail.empty() ? "" : ": ", maybe->detail);
     return;
   }
   if (init != nullptr) {

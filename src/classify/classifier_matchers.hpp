@@ -6,7 +6,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
+
+#include "tpulaunch/classify/classifier.hpp"
 
 namespace tpulaunch::scan {
 
@@ -25,7 +28,7 @@ enum class ArgCheck : std::uint8_t {
 
 struct CallMatcher {
   std::string_view callee; // fully-qualified, after alias resolution
-  std::string_view rule;   // rule id; empty when the key table decides
+  std::optional<Rule> rule; // nullopt when the key table decides
   ArgCheck check;
   bool reference; // also matches a use that is not a call (e.g. partial(shard_map, ...))
   // The checked parameter: its position and keyword (backend_cpu: the backend; cpu_device: the
@@ -37,52 +40,52 @@ struct CallMatcher {
   bool lists_devices = false;
   // The rule of a `none` match whose nearest enclosing call prints or logs it (k_output_calls):
   // `print(jax.process_index())` reports which process this is, it is no per-process data.
-  std::string_view output_rule{};
+  std::optional<Rule> output_rule{};
   // A `none` match whose row says the condition it runs under (statement_condition.hpp).
   bool says_condition = false;
 };
 
 inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
-    {"jax.devices", "devices-cpu", ArgCheck::backend_cpu, false, 0, {"backend", ""}, true},
+    {"jax.devices", Rule::devices_cpu, ArgCheck::backend_cpu, false, 0, {"backend", ""}, true},
     // local_devices(process_index=None, backend=None, host_id=None)
-    {"jax.local_devices", "local-devices-cpu", ArgCheck::backend_cpu, false, 1, {"backend", ""}, true},
-    {"jax.extend.backend.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
-    {"jax.lib.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
-    {"jax._src.xla_bridge.get_backend", "get-backend-cpu", ArgCheck::backend_cpu, false, 0, {"platform", ""}},
+    {"jax.local_devices", Rule::local_devices_cpu, ArgCheck::backend_cpu, false, 1, {"backend", ""}, true},
+    {"jax.extend.backend.get_backend", Rule::get_backend_cpu, ArgCheck::backend_cpu, false, 0, {"platform", ""}},
+    {"jax.lib.xla_bridge.get_backend", Rule::get_backend_cpu, ArgCheck::backend_cpu, false, 0, {"platform", ""}},
+    {"jax._src.xla_bridge.get_backend", Rule::get_backend_cpu, ArgCheck::backend_cpu, false, 0, {"platform", ""}},
     // default_device(new_val): a Device, or a platform name ('cpu', 'gpu', 'tpu': jax/_src/config.py)
-    {"jax.default_device", "default-device-cpu", ArgCheck::cpu_device, false, 0, {"new_val", ""}},
+    {"jax.default_device", Rule::default_device_cpu, ArgCheck::cpu_device, false, 0, {"new_val", ""}},
     // Config.update(self, name, val)
-    {"jax.config.update", "", ArgCheck::config_key, false, 0, {"name", "val"}},
+    {"jax.config.update", {}, ArgCheck::config_key, false, 0, {"name", "val"}},
     // `config.update` with an unresolved `config`: the keys below are JAX's own names.
-    {"config.update", "", ArgCheck::config_key, false, 0, {"name", "val"}},
-    {"os.environ.setdefault", "", ArgCheck::env_pair, false, 0, {"key", "default"}},
-    {"os.putenv", "", ArgCheck::env_pair, false, 0, {}},
-    {"os.environ.update", "", ArgCheck::env_mapping, false},
+    {"config.update", {}, ArgCheck::config_key, false, 0, {"name", "val"}},
+    {"os.environ.setdefault", {}, ArgCheck::env_pair, false, 0, {"key", "default"}},
+    {"os.putenv", {}, ArgCheck::env_pair, false, 0, {}},
+    {"os.environ.update", {}, ArgCheck::env_mapping, false},
     // getattr(object, name): platform-unresolved when it reaches a selecting function by name.
-    {"getattr", "", ArgCheck::computed, false},
-    {"jax.distributed.initialize", "distributed-initialize", ArgCheck::none, false, 0, {}, false, {}, true},
-    {"jax.process_index", "process-index", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
-    {"jax.process_count", "process-count", ArgCheck::none, false, 0, {}, false, "process-index-printed"},
-    {"jax.lax.psum", "collective", ArgCheck::none, true},
-    {"jax.lax.pmean", "collective", ArgCheck::none, true},
-    {"jax.lax.pmax", "collective", ArgCheck::none, true},
-    {"jax.lax.pmin", "collective", ArgCheck::none, true},
-    {"jax.lax.all_gather", "collective", ArgCheck::none, true},
-    {"jax.lax.psum_scatter", "collective", ArgCheck::none, true},
-    {"jax.lax.ppermute", "collective", ArgCheck::none, true},
-    {"jax.lax.all_to_all", "collective", ArgCheck::none, true},
-    {"jax.experimental.shard_map.shard_map", "collective", ArgCheck::none, true},
-    {"jax.shard_map", "collective", ArgCheck::none, true},
+    {"getattr", {}, ArgCheck::computed, false},
+    {"jax.distributed.initialize", Rule::distributed_initialize, ArgCheck::none, false, 0, {}, false, {}, true},
+    {"jax.process_index", Rule::process_index, ArgCheck::none, false, 0, {}, false, Rule::process_index_printed},
+    {"jax.process_count", Rule::process_count, ArgCheck::none, false, 0, {}, false, Rule::process_index_printed},
+    {"jax.lax.psum", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.pmean", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.pmax", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.pmin", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.all_gather", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.psum_scatter", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.ppermute", Rule::collective, ArgCheck::none, true},
+    {"jax.lax.all_to_all", Rule::collective, ArgCheck::none, true},
+    {"jax.experimental.shard_map.shard_map", Rule::collective, ArgCheck::none, true},
+    {"jax.shard_map", Rule::collective, ArgCheck::none, true},
     // Both a collective and per-process data, so it yields two rows.
-    {"jax.make_array_from_process_local_data", "collective", ArgCheck::none, false},
-    {"jax.make_array_from_process_local_data", "process-local-data", ArgCheck::none, false},
-    {"jax.make_array_from_single_device_arrays", "collective", ArgCheck::none, false},
-    {"jax.experimental.multihost_utils.process_allgather", "collective", ArgCheck::none, false},
-    {"jax.experimental.multihost_utils.host_local_array_to_global_array", "collective", ArgCheck::none, false},
-    {"jax.experimental.multihost_utils.sync_global_devices", "global-barrier", ArgCheck::none, false},
+    {"jax.make_array_from_process_local_data", Rule::collective, ArgCheck::none, false},
+    {"jax.make_array_from_process_local_data", Rule::process_local_data, ArgCheck::none, false},
+    {"jax.make_array_from_single_device_arrays", Rule::collective, ArgCheck::none, false},
+    {"jax.experimental.multihost_utils.process_allgather", Rule::collective, ArgCheck::none, false},
+    {"jax.experimental.multihost_utils.host_local_array_to_global_array", Rule::collective, ArgCheck::none, false},
+    {"jax.experimental.multihost_utils.sync_global_devices", Rule::global_barrier, ArgCheck::none, false},
 }};
 
-inline constexpr CallMatcher k_default_backend{"jax.default_backend", "", ArgCheck::backend_probe, false};
+inline constexpr CallMatcher k_default_backend{"jax.default_backend", {}, ArgCheck::backend_probe, false};
 
 // How a value decides whether it is evidence.
 enum class ValueCheck : std::uint8_t {
@@ -96,24 +99,24 @@ enum class ValueCheck : std::uint8_t {
 
 struct KeyRule {
   std::string_view key;
-  std::string_view rule;
+  Rule rule;
   ValueCheck check;
 };
 
 // Each JAX option's environment variable is its name in upper case; the environment holds
 // strings only, so JAX_DEFAULT_DEVICE can only be a platform name.
 inline constexpr std::array<KeyRule, 4> k_env_keys{{
-    {"JAX_PLATFORMS", "env-platforms-cpu", ValueCheck::first_platform_cpu},
-    {"JAX_PLATFORM_NAME", "env-platforms-cpu", ValueCheck::first_platform_cpu},
-    {"JAX_DEFAULT_DEVICE", "env-default-device-cpu", ValueCheck::is_cpu},
-    {"XLA_FLAGS", "xla-force-host-devices", ValueCheck::force_host_flag},
+    {"JAX_PLATFORMS", Rule::env_platforms_cpu, ValueCheck::first_platform_cpu},
+    {"JAX_PLATFORM_NAME", Rule::env_platforms_cpu, ValueCheck::first_platform_cpu},
+    {"JAX_DEFAULT_DEVICE", Rule::env_default_device_cpu, ValueCheck::is_cpu},
+    {"XLA_FLAGS", Rule::xla_force_host_devices, ValueCheck::force_host_flag},
 }};
 
 inline constexpr std::array<KeyRule, 4> k_config_keys{{
-    {"jax_platforms", "config-platforms-cpu", ValueCheck::first_platform_cpu},
-    {"jax_platform_name", "config-platforms-cpu", ValueCheck::first_platform_cpu},
-    {"jax_default_device", "config-default-device-cpu", ValueCheck::device},
-    {"jax_num_cpu_devices", "num-cpu-devices", ValueCheck::any},
+    {"jax_platforms", Rule::config_platforms_cpu, ValueCheck::first_platform_cpu},
+    {"jax_platform_name", Rule::config_platforms_cpu, ValueCheck::first_platform_cpu},
+    {"jax_default_device", Rule::config_default_device_cpu, ValueCheck::device},
+    {"jax_num_cpu_devices", Rule::num_cpu_devices, ValueCheck::any},
 }};
 
 inline constexpr std::string_view k_force_host_flag = "--xla_force_host_platform_device_count";

@@ -12,38 +12,40 @@ namespace {
 // Tables. Everything the classifier recognizes is a row here, so docs and --help can list it.
 
 constexpr std::array<ClassifierRule, 23> k_rules{{
-    {"devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
+    {Rule::devices_cpu, "devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
      "selects CPU devices: the script runs on the CPU even on a TPU VM"},
-    {"local-devices-cpu", Category::cpu_selection, "jax.local_devices(backend=\"cpu\"), jax.local_devices(\"cpu\")",
+    {Rule::local_devices_cpu, "local-devices-cpu", Category::cpu_selection,
+     "jax.local_devices(backend=\"cpu\"), jax.local_devices(\"cpu\")",
      "selects this host's CPU devices: the script runs on the CPU even on a TPU VM"},
-    {"get-backend-cpu", Category::cpu_selection,
+    {Rule::get_backend_cpu, "get-backend-cpu", Category::cpu_selection,
      "jax.extend.backend.get_backend(\"cpu\"), xla_bridge.get_backend(\"cpu\") (jax.lib or jax._src)",
      "takes the CPU backend: work placed on it runs on the CPU"},
-    {"default-device-cpu", Category::cpu_selection,
+    {Rule::default_device_cpu, "default-device-cpu", Category::cpu_selection,
      "jax.default_device(<CPU device>), e.g. jax.devices(\"cpu\")[0] or a name assigned from one, or "
      "jax.default_device(\"cpu\") (JAX takes a platform name for a device)",
      "makes a CPU device the default: computations run on the CPU"},
-    {"backend-cpu-kwarg", Category::cpu_selection, "any call with backend=\"cpu\", e.g. jax.jit(f, backend=\"cpu\")",
+    {Rule::backend_cpu_kwarg, "backend-cpu-kwarg", Category::cpu_selection,
+     "any call with backend=\"cpu\", e.g. jax.jit(f, backend=\"cpu\")",
      "compiles or places work on the CPU backend"},
-    {"config-platforms-cpu", Category::cpu_selection,
+    {Rule::config_platforms_cpu, "config-platforms-cpu", Category::cpu_selection,
      "jax.config.update(\"jax_platforms\" | \"jax_platform_name\", \"cpu[,...]\")",
      "makes CPU the first JAX platform: the TPU is not used"},
-    {"config-default-device-cpu", Category::cpu_selection,
+    {Rule::config_default_device_cpu, "config-default-device-cpu", Category::cpu_selection,
      "jax.config.update(\"jax_default_device\", \"cpu\" | <CPU device>)",
      "makes a CPU device the default: computations run on the CPU"},
-    {"env-platforms-cpu", Category::cpu_selection,
+    {Rule::env_platforms_cpu, "env-platforms-cpu", Category::cpu_selection,
      "JAX_PLATFORMS / JAX_PLATFORM_NAME = \"cpu[,...]\" via os.environ[...] =, os.environ.setdefault, "
      "os.environ.update, os.putenv",
      "makes CPU the first JAX platform through the environment: the TPU is not used"},
-    {"env-default-device-cpu", Category::cpu_selection,
+    {Rule::env_default_device_cpu, "env-default-device-cpu", Category::cpu_selection,
      "JAX_DEFAULT_DEVICE = \"cpu\" via os.environ[...] =, os.environ.setdefault, os.environ.update, os.putenv",
      "makes a CPU device the default through the environment: computations run on the CPU"},
-    {"xla-force-host-devices", Category::cpu_selection,
+    {Rule::xla_force_host_devices, "xla-force-host-devices", Category::cpu_selection,
      "XLA_FLAGS set (same forms) to a value containing --xla_force_host_platform_device_count",
      "fakes several CPU devices: a CPU simulation of a multi-device run"},
-    {"num-cpu-devices", Category::cpu_selection, "jax.config.update(\"jax_num_cpu_devices\", N)",
+    {Rule::num_cpu_devices, "num-cpu-devices", Category::cpu_selection, "jax.config.update(\"jax_num_cpu_devices\", N)",
      "sets the number of CPU devices: a CPU simulation of a multi-device run"},
-    {"platform-unresolved", Category::cpu_selection,
+    {Rule::platform_unresolved, "platform-unresolved", Category::cpu_selection,
      "a backend, platform or device value above (JAX_PLATFORMS, JAX_DEFAULT_DEVICE, XLA_FLAGS and the config "
      "forms included) that is not a string literal nor a name bound once to one (a parameter, a name bound twice, "
      "args.x, a call, an f-string; a device may also be a jax.devices()/local_devices() expression or a name "
@@ -51,51 +53,67 @@ constexpr std::array<ClassifierRule, 23> k_rules{{
      "reaches a function above by name (getattr(jax, name)(...)), or an os.environ update from something other "
      "than a literal mapping",
      "may select CPU devices: the value is only known at run time, so a reviewer decides", true},
-    {"source-unreadable", Category::cpu_selection,
+    {Rule::source_unreadable, "source-unreadable", Category::cpu_selection,
      "source the tokenizer cannot read (an unterminated string or bracket, a stray byte), or brackets nested "
      "deeper than 4096",
      "the classifier cannot see what that part selects: it may select CPU devices", true},
-    {"distributed-initialize", Category::multi_host,
+    {Rule::distributed_initialize, "distributed-initialize", Category::multi_host,
      "jax.distributed.initialize(...); its detail says when it runs only under a condition (inside an if, elif, "
      "else, while, for, except or case body, not if __name__ == \"__main__\", or in a conditional expression)",
      "joins a multi-process JAX cluster: every host must run it"},
-    {"process-index", Category::multi_host, "jax.process_index()", "reads this process's index: per-process behaviour"},
-    {"process-count", Category::multi_host, "jax.process_count()", "reads the number of processes: per-process behaviour"},
-    {"process-index-printed", Category::multi_host,
+    {Rule::process_index, "process-index", Category::multi_host, "jax.process_index()",
+     "reads this process's index: per-process behaviour"},
+    {Rule::process_count, "process-count", Category::multi_host, "jax.process_count()",
+     "reads the number of processes: per-process behaviour"},
+    {Rule::process_index_printed, "process-index-printed", Category::multi_host,
      "jax.process_index() or jax.process_count() whose nearest enclosing call prints or logs it: print(...), "
      "pprint, jax.debug.print, logger.info/debug/warning/error/critical/exception(...)",
      "only reports which process this is: output, not per-process data"},
-    {"process-local-data", Category::multi_host, "jax.make_array_from_process_local_data(...)",
+    {Rule::process_local_data, "process-local-data", Category::multi_host,
+     "jax.make_array_from_process_local_data(...)",
      "builds a global array from each process's own data"},
-    {"collective", Category::multi_host,
+    {Rule::collective, "collective", Category::multi_host,
      "lax.psum/pmean/pmax/pmin/all_gather/psum_scatter/ppermute/all_to_all, shard_map, "
      "jax.make_array_from_process_local_data/_single_device_arrays, "
      "multihost_utils.process_allgather/host_local_array_to_global_array",
      "communicates across devices or processes"},
-    {"global-barrier", Category::multi_host, "multihost_utils.sync_global_devices(...)",
+    {Rule::global_barrier, "global-barrier", Category::multi_host, "multihost_utils.sync_global_devices(...)",
      "waits for every process at a barrier"},
-    {"result-check", Category::multi_host,
+    {Rule::result_check, "result-check", Category::multi_host,
      "a raise or assert statement (not one that only checks the backend, nor a shape-assert)",
      "checks a result and fails loudly"},
-    {"shape-assert", Category::multi_host,
+    {Rule::shape_assert, "shape-assert", Category::multi_host,
      "an assert whose every condition (between and/or) reads .shape, .ndim, .dtype or .size",
      "checks an array's metadata, not a computed value: not a result check"},
-    {"backend-is-tpu", Category::backend_assertion,
+    {Rule::backend_is_tpu, "backend-is-tpu", Category::backend_assertion,
      "jax.default_backend() or <x>.platform compared with \"tpu\" (==, !=, in, not in)",
      "checks that it runs on a TPU backend"},
 }};
 
+// The table is in the enum's order, so a Rule is its row's index.
+constexpr bool rules_in_enum_order() {
+  for (std::size_t i = 0; i < k_rules.size(); ++i) {
+    if (static_cast<std::size_t>(k_rules[i].rule) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(rules_in_enum_order());
+
+constexpr std::array k_initialize_rules{Rule::distributed_initialize};
+constexpr std::array k_per_process_rules{Rule::process_index, Rule::process_count, Rule::process_local_data};
+constexpr std::array k_collective_rules{Rule::collective};
+constexpr std::array k_result_check_rules{Rule::result_check};
+
 constexpr std::array<MultiHostMarker, 4> k_markers{{
-    {"initialize",
-     {"distributed-initialize", "", ""},
+    {Marker::initialize, "initialize", k_initialize_rules,
      "plan refuses every multi-host route of a source without jax.distributed.initialize() "
      "(source-lacks-initialize): its processes would not form one job"},
-    {"per-process data", {"process-index", "process-count", "process-local-data"}, ""},
-    {"collective", {"collective", "", ""}, ""},
-    {"result check", {"result-check", "", ""}, ""},
+    {Marker::per_process_data, "per-process data", k_per_process_rules, ""},
+    {Marker::collective, "collective", k_collective_rules, ""},
+    {Marker::result_check, "result check", k_result_check_rules, ""},
 }};
-
-
 } // namespace
 
 std::string_view to_string(Category category) {
@@ -110,7 +128,9 @@ std::string_view to_string(Category category) {
   return "cpu-selection";
 }
 
-bool Classification::has_rule(std::string_view rule) const {
+std::string_view to_string(Rule rule) { return classifier_rule(rule).id; }
+
+bool Classification::has_rule(Rule rule) const {
   return std::any_of(evidence.begin(), evidence.end(), [rule](const Evidence& e) { return e.rule == rule; });
 }
 
@@ -139,19 +159,17 @@ const ClassifierRule* find_classifier_rule(std::string_view id) {
   return nullptr;
 }
 
+const ClassifierRule& classifier_rule(Rule rule) { return k_rules[static_cast<std::size_t>(rule)]; }
+
 std::span<const MultiHostMarker> multi_host_markers() { return k_markers; }
 
-bool is_undecided(const Evidence& evidence) {
-  const ClassifierRule* rule = find_classifier_rule(evidence.rule);
-  return rule != nullptr && rule->undecided;
-}
+bool is_undecided(const Evidence& evidence) { return classifier_rule(evidence.rule).undecided; }
 
 std::vector<std::string_view> missing_multi_host_markers(const Classification& classification) {
   std::vector<std::string_view> missing;
   for (const auto& marker : k_markers) {
-    const bool present = std::any_of(marker.rules.begin(), marker.rules.end(), [&](std::string_view rule) {
-      return !rule.empty() && classification.has_rule(rule);
-    });
+    const bool present = std::any_of(marker.rules.begin(), marker.rules.end(),
+                                     [&](Rule rule) { return classification.has_rule(rule); });
     if (!present) {
       missing.push_back(marker.name);
     }

@@ -1,5 +1,5 @@
 // The scanner's per-token path (inlined into PythonLexer::run), evidence rows, dotted chains,
-// brackets, the backend= keyword and statement-level assignments.
+// brackets and statement ends (assignments are in scanner_assign.cpp).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -56,17 +56,13 @@ Scanner::Scanner(std::string_view source) : m_src(source) {
   }
 }
 
-void Scanner::add_evidence(std::string_view rule_id, const Pos& pos, std::string detail) {
-  add_evidence_at(rule_id, pos, m_stmt, std::move(detail));
+void Scanner::add_evidence(Rule rule, const Pos& pos, std::string detail) {
+  add_evidence_at(rule, pos, m_stmt, std::move(detail));
 }
 
-void Scanner::add_evidence_at(std::string_view rule_id, const Pos& pos, std::uint32_t stmt, std::string detail) {
-  const ClassifierRule* rule = find_classifier_rule(rule_id);
-  if (rule == nullptr) {
-    return;
-  }
+void Scanner::add_evidence_at(Rule rule, const Pos& pos, std::uint32_t stmt, std::string detail) {
   for (std::size_t i = m_evidence.size(); i > 0 && m_evidence[i - 1].line == pos.line; --i) {
-    if (m_evidence[i - 1].rule == rule_id && m_evidence[i - 1].column == pos.column) {
+    if (m_evidence[i - 1].rule == rule && m_evidence[i - 1].column == pos.column) {
       return; // one row per rule per position
     }
   }
@@ -91,40 +87,12 @@ void Scanner::add_evidence_at(std::string_view rule_id, const Pos& pos, std::uin
     shown += "..."; // a minified or generated line: the start is enough to find it
   }
 
+  const ClassifierRule& row = classifier_rule(rule);
   m_evidence.push_back(
-      Evidence{rule->id, rule->category, pos.line, pos.column, std::move(shown), rule->implies, std::move(detail)});
+      Evidence{rule, row.category, pos.line, pos.column, std::move(shown), row.implies, std::move(detail)});
   m_evidence_stmt.push_back(stmt);
-  if (rule_id == "backend-is-tpu") {
+  if (rule == Rule::backend_is_tpu) {
     m_backend_stmts.push_back(stmt);
-  }
-}
-
-// A CPU device expression makes the enclosing calls' arguments CPU devices (default_device) and
-// the name assigned on this statement a CPU device name.
-void Scanner::on_cpu_device_evidence() {
-  for (auto& bracket : m_brackets) {
-    if (bracket.capturing) {
-      bracket.saw_cpu_device = true;
-    }
-  }
-  if (!m_assign_target.empty() && m_assign_stmt == m_stmt &&
-      std::find(m_cpu_names.begin(), m_cpu_names.end(), m_assign_target) == m_cpu_names.end()) {
-    m_cpu_names.push_back(m_assign_target);
-  }
-}
-
-// A device listed by jax.devices() or jax.local_devices() that is not known to be a CPU one: the
-// enclosing calls' device arguments, and the name assigned on this statement, hold devices, which
-// are no platform names.
-void Scanner::on_device_listed() {
-  for (auto& bracket : m_brackets) {
-    if (bracket.capturing) {
-      bracket.saw_device = true;
-    }
-  }
-  if (!m_assign_target.empty() && m_assign_stmt == m_stmt &&
-      std::find(m_device_names.begin(), m_device_names.end(), m_assign_target) == m_device_names.end()) {
-    m_device_names.push_back(m_assign_target);
   }
 }
 
@@ -136,16 +104,16 @@ void Scanner::stop_capturing() {
   for (auto& bracket : m_brackets) {
     if (bracket.capturing && k_call_matchers[bracket.matcher].check != ArgCheck::none &&
         k_call_matchers[bracket.matcher].check != ArgCheck::backend_probe) {
-      add_evidence("platform-unresolved", bracket.root, detail);
+      add_evidence(Rule::platform_unresolved, bracket.root, detail);
     }
     bracket.capturing = false;
   }
   if (m_env.active) {
-    add_evidence("platform-unresolved", m_env.root, detail);
+    add_evidence(Rule::platform_unresolved, m_env.root, detail);
   }
   m_env.active = false;
   if (m_assert.active) {
-    add_evidence_at("result-check", m_assert.pos, m_assert.stmt, {}); // as if read to its end
+    add_evidence_at(Rule::result_check, m_assert.pos, m_assert.stmt, {}); // as if read to its end
     m_assert.active = false;
   }
   m_capturing = 0;
@@ -210,7 +178,7 @@ void Scanner::on_chain_end(const Token& tok) {
   const Pos root_pos = pos_of(back(root));
   if (call && qualified == k_default_backend.callee) {
     if (m_compare.active && !m_compare.want_tpu_string) {
-      add_evidence("backend-is-tpu", m_compare.start);
+      add_evidence(Rule::backend_is_tpu, m_compare.start);
       m_compare.active = false;
     }
     return;
@@ -221,8 +189,8 @@ void Scanner::on_chain_end(const Token& tok) {
       continue;
     }
     if (matcher.check == ArgCheck::none) {
-      const bool output = call && !matcher.output_rule.empty() && in_output_call();
-      add_evidence(output ? matcher.output_rule : matcher.rule, root_pos);
+      const bool output = call && matcher.output_rule && in_output_call();
+      add_evidence(output ? *matcher.output_rule : *matcher.rule, root_pos);
       if (matcher.says_condition && call) {
         note_condition(root);
       }
@@ -243,7 +211,7 @@ void Scanner::open_bracket(const Token& tok) {
     if (!m_reported_nesting) {
       // Nothing deeper is matched any more: fail closed.
       m_reported_nesting = true;
-      add_evidence("source-unreadable", pos_of(tok), fmt::format("brackets nested deeper than {}", k_max_brackets));
+      add_evidence(Rule::source_unreadable, pos_of(tok), fmt::format("brackets nested deeper than {}", k_max_brackets));
     }
     ++m_bracket_overflow;
     return;
@@ -277,128 +245,6 @@ void Scanner::close_bracket(const Token& tok) {
   if (m_capturing > 0) {
     m_capture.push_back(tok);
   } else {
-    m_capture.clear();
-  }
-}
-
-// `=`, `+=` or `|=`. Inside brackets, a possible `backend=` argument. At statement level:
-// os.environ["KEY"] = value, os.environ |= mapping, or `name = ...` (to learn names that hold
-// CPU devices). Returns true when it starts capturing the assigned value.
-bool Scanner::on_assignment(const Token& tok) {
-  if (depth() != 0) {
-    note_keyword_argument();
-    return false;
-  }
-  const bool plain = tok.text == "=";
-  if (tok.text == "|=") {
-    const std::size_t root = back(1).kind == TokenKind::name ? chain_root(1) : 0;
-    if (root == 0 || m_env.active) {
-      return false;
-    }
-    resolve_chain(root, 1);
-    if (m_qualified != "os.environ") {
-      return false;
-    }
-    m_env.active = true;
-    m_env.key = nullptr;
-    m_env.key_name = {};
-    m_env.capture_start = m_capture.size();
-    m_env.root = pos_of(back(root));
-    ++m_capturing;
-    return true;
-  }
-  if (plain && back(1).kind == TokenKind::name && statement_start(back(2))) {
-    m_assign_target = back(1).text;
-    m_assign_stmt = m_stmt;
-    m_assign_eq = m_count;
-    return false;
-  }
-  if (!is_op(back(1), "]") || m_env.active) {
-    return false;
-  }
-  // back(j) is the `[` that the `]` before the `=` closes; the key is back(j - 1) .. back(2).
-  std::size_t j = 2;
-  for (std::size_t level = 0; j + 2 < k_window; ++j) {
-    const Token& t = back(j);
-    if (t.kind == TokenKind::newline || t.kind == TokenKind::end) {
-      return false; // not in this statement (or not in sight)
-    }
-    if (is_closer(t)) {
-      ++level;
-    } else if (is_opener(t)) {
-      if (level == 0) {
-        break;
-      }
-      --level;
-    }
-  }
-  if (j == 2 || j + 2 >= k_window || !is_op(back(j), "[") || back(j + 1).kind != TokenKind::name) {
-    return false;
-  }
-  const std::size_t root = chain_root(j + 1);
-  // Only `…environ[` or a one-name alias (`from os import environ as env`) can be os.environ:
-  // most subscript assignments (`out[i] = x`) stop here, before a chain is resolved.
-  if (root == 0 || (back(j + 1).text != "environ" && root != j + 1)) {
-    return false;
-  }
-  resolve_chain(root, j + 1);
-  if (m_qualified != "os.environ") {
-    return false;
-  }
-  bool literal = true;
-  std::string key;
-  for (std::size_t i = j - 1; i >= 2 && literal; --i) {
-    literal = is_literal_string(back(i));
-    if (literal) {
-      key += string_value(back(i));
-    }
-  }
-  const Pos at = pos_of(back(root));
-  const KeyRule* rule = nullptr;
-  if (literal) {
-    rule = find_env_key(key);
-    // `+=` appends, so only a flag search (XLA_FLAGS) makes sense for it.
-    if (rule == nullptr || (!plain && rule->check != ValueCheck::force_host_flag)) {
-      return false;
-    }
-  } else if (j != 3 || back(2).kind != TokenKind::name) {
-    // Not a literal, not one name: the key is only known at run time.
-    const char* first = back(j - 1).text.data();
-    const Token& last = back(2);
-    std::string text(first, static_cast<std::size_t>(last.text.data() + last.text.size() - first));
-    add_evidence("platform-unresolved", at,
-                 fmt::format("the key of os.environ[...] is `{}`, not a string literal",
-                             text.size() > 60 ? text.substr(0, 60) + "..." : text));
-    return false;
-  }
-  m_env.active = true;
-  m_env.key = rule;
-  m_env.key_name = literal ? std::string_view() : back(2).text;
-  m_env.plain = plain;
-  m_env.capture_start = m_capture.size();
-  m_env.root = at;
-  ++m_capturing;
-  return true;
-}
-
-void Scanner::evaluate_env_assignment() {
-  if (!m_env.active) {
-    return;
-  }
-  m_env.active = false;
-  --m_capturing;
-  const std::span<const Token> tokens(m_capture);
-  if (!m_env.key_name.empty()) {
-    m_pending_keys.push_back(PendingKey{
-        m_env.key_name, false, m_env.plain,
-        std::vector<Token>(tokens.begin() + static_cast<std::ptrdiff_t>(m_env.capture_start), tokens.end()),
-        DeviceSeen{}, "os.environ[...]", m_env.root});
-  } else if (m_env.key == nullptr) {
-    check_mapping(tokens, m_env.capture_start, tokens.size(), m_env.root);
-  } else {
-    check_rule_value(*m_env.key, tokens, m_env.capture_start, tokens.size(), DeviceSeen{}, m_env.root);
-  }
-  if (m_capturing == 0) {
     m_capture.clear();
   }
 }
@@ -476,7 +322,7 @@ inline bool Scanner::on_name(const Token& tok) {
     break;
   case 5:
     if (equals(text, "raise") && !is_op1(back(1), '.')) {
-      add_evidence("result-check", pos_of(tok));
+      add_evidence(Rule::result_check, pos_of(tok));
     }
     break;
   case 6:
@@ -593,7 +439,7 @@ void Scanner::finish(Classification& out) {
       continue; // one row per rule per position (rows decided at the end may repeat one)
     }
     const std::uint32_t stmt = m_evidence_stmt[index];
-    if (row.rule == "result-check") {
+    if (row.rule == Rule::result_check) {
       // `assert jax.default_backend() == "tpu"` and the raise under `if ... != "tpu":` check the
       // backend, not a result: they are backend-is-tpu evidence only.
       const bool same = std::find(m_backend_stmts.begin(), m_backend_stmts.end(), stmt) != m_backend_stmts.end();

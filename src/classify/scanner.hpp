@@ -2,7 +2,8 @@
 // The classifier's streaming scanner: it sees each token of a script once and turns matches of
 // the rule table into evidence rows. Internal to the classifier: classify_source() runs it.
 //
-// Files: scanner.cpp (the per-token path, dotted chains, brackets, assignments), scanner_imports.cpp
+// Files: scanner.cpp (the per-token path, dotted chains, brackets), scanner_assign.cpp (names and
+// os.environ keys assigned at statement level), scanner_imports.cpp
 // (the import state machine that fills the alias table), scanner_calls.cpp (one check per kind
 // of matched call), scanner_values.cpp (platform values: literals now, bare names once the file's
 // bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons),
@@ -94,7 +95,7 @@ private:
   struct PendingValue {
     std::string_view name;
     ValueCheck check = ValueCheck::is_cpu;
-    std::string_view rule;           // the evidence when the name's value passes `check`
+    Rule rule = Rule::platform_unresolved; // the evidence when the name's value passes `check`
     bool unknown_is_evidence = true; // an unknown value is platform-unresolved evidence
     std::string what;                // what the value is, for the detail: "the backend"
     Pos pos;
@@ -202,6 +203,8 @@ private:
   void note_keyword_argument();
   void finish_backend_kwarg();
   bool on_assignment(const Token& tok);
+  bool on_environ_update();
+  bool on_subscript_assignment(bool plain);
   void end_statement(const Token& tok);
   void note_backend_assignment();
   [[nodiscard]] bool is_backend_name(std::string_view name) const {
@@ -211,7 +214,7 @@ private:
   void evaluate_call(const Bracket& bracket, std::size_t end);
   void check_backend_cpu(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void check_device(DeviceSeen seen, std::span<const Token> tokens, std::size_t begin, std::size_t end,
-                    std::string_view rule, const Pos& pos, std::string_view what);
+                    Rule rule, const Pos& pos, std::string_view what);
   void check_key_value(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void check_env_mapping(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void check_computed(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
@@ -230,7 +233,7 @@ private:
   [[nodiscard]] BeforeBracket before_bracket(std::size_t offset) const;
   void note_condition(std::size_t root);
   void set_expression_condition(std::size_t row, std::uint32_t line);
-  void check_value(ValueCheck check, std::string_view rule, std::span<const Token> tokens, std::size_t begin,
+  void check_value(ValueCheck check, Rule rule, std::span<const Token> tokens, std::size_t begin,
                    std::size_t end, const Pos& pos, bool unknown_is_evidence, std::string_view what);
   void check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos);
   void add_lex_error(const LexError& error);
@@ -238,8 +241,8 @@ private:
   void start_compare(const Token& tok);
   void step_compare(const Token& tok);
   Pos primary_start(std::size_t last) const;
-  void add_evidence(std::string_view rule, const Pos& pos, std::string detail = {});
-  void add_evidence_at(std::string_view rule, const Pos& pos, std::uint32_t stmt, std::string detail);
+  void add_evidence(Rule rule, const Pos& pos, std::string detail = {});
+  void add_evidence_at(Rule rule, const Pos& pos, std::uint32_t stmt, std::string detail);
   void on_cpu_device_evidence();
   void on_device_listed();
   void stop_capturing();

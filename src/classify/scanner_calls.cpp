@@ -31,7 +31,7 @@ void Scanner::evaluate_call(const Bracket& bracket, std::size_t end) {
     const Args args = split_args(tokens, bracket.capture_start, end, ",");
     if (const Arg* device = arg_at(args, matcher.position, matcher.keywords[0])) {
       check_device(DeviceSeen{bracket.saw_cpu_device, bracket.saw_device}, tokens, device->begin, device->end,
-                   matcher.rule, bracket.root, fmt::format("the device of {}()", matcher.callee));
+                   *matcher.rule, bracket.root, fmt::format("the device of {}()", matcher.callee));
     }
     return;
   }
@@ -61,7 +61,7 @@ void Scanner::check_backend_cpu(const Bracket& bracket, std::span<const Token> t
     return value && lower_trimmed(*value) == "cpu";
   });
   if (cpu) {
-    add_evidence(matcher.rule, bracket.root);
+    add_evidence(*matcher.rule, bracket.root);
     on_cpu_device_evidence();
     return;
   }
@@ -69,7 +69,7 @@ void Scanner::check_backend_cpu(const Bracket& bracket, std::span<const Token> t
     on_device_listed();
   }
   if (const Arg* backend = arg_at(args, matcher.position, matcher.keywords[0])) {
-    check_value(ValueCheck::is_cpu, matcher.rule, tokens, backend->begin, backend->end, bracket.root, true,
+    check_value(ValueCheck::is_cpu, *matcher.rule, tokens, backend->begin, backend->end, bracket.root, true,
                 fmt::format("the {} of {}()", matcher.keywords[0], matcher.callee));
   }
 }
@@ -92,7 +92,7 @@ bool Scanner::names_one_of(std::span<const Token> tokens, std::size_t begin, std
 // that jax.devices()/local_devices() listed otherwise (or a name assigned from one) is not a
 // platform name; anything else is read as a platform value, and fails closed when it cannot be.
 void Scanner::check_device(DeviceSeen seen, std::span<const Token> tokens, std::size_t begin, std::size_t end,
-                           std::string_view rule, const Pos& pos, std::string_view what) {
+                           Rule rule, const Pos& pos, std::string_view what) {
   if (seen.cpu || names_one_of(tokens, begin, end, m_cpu_names)) {
     add_evidence(rule, pos);
     return;
@@ -135,7 +135,7 @@ void Scanner::check_key(bool config, std::span<const Token> tokens, const Arg& k
                                         seen, std::string(where), pos});
     return;
   case ValueExpr::Shape::other:
-    add_evidence("platform-unresolved", pos,
+    add_evidence(Rule::platform_unresolved, pos,
                  fmt::format("the key of {} is `{}`, not a string literal", where,
                              source_text(tokens, key.begin, key.end)));
     return;
@@ -212,12 +212,12 @@ void Scanner::check_computed(const Bracket& bracket, std::span<const Token> toke
   if (const auto name = literal_value(tokens, attribute->begin, attribute->end)) {
     const std::string target = *owner + "." + *name;
     if (holds_selecting(target)) {
-      add_evidence("platform-unresolved", bracket.root,
+      add_evidence(Rule::platform_unresolved, bracket.root,
                    fmt::format("getattr() reaches {} by name, a call the classifier does not read", target));
     }
     return;
   }
-  add_evidence("platform-unresolved", bracket.root,
+  add_evidence(Rule::platform_unresolved, bracket.root,
                fmt::format("getattr() picks an attribute of {} by the value of `{}`, only known at run time", *owner,
                            source_text(tokens, attribute->begin, attribute->end)));
 }

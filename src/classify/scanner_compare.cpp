@@ -124,7 +124,7 @@ void Scanner::step_compare(const Token& tok) {
   // token later, so `backend.upper()` or `backend[0]` is not it).
   if (!cmp.want_tpu_string && m_count == cmp.op_count + 2 && back(1).kind == TokenKind::name &&
       !is_opener(tok) && !is_op1(tok, '.') && is_backend_name(back(1).text)) {
-    add_evidence("backend-is-tpu", cmp.start);
+    add_evidence(Rule::backend_is_tpu, cmp.start);
     cmp.active = false;
     return;
   }
@@ -136,7 +136,7 @@ void Scanner::step_compare(const Token& tok) {
     const bool tpu = is_literal_string(tok) && lower_trimmed(string_value(tok)) == "tpu";
     if (!cmp.in_collection) {
       if (tpu) {
-        add_evidence("backend-is-tpu", cmp.start);
+        add_evidence(Rule::backend_is_tpu, cmp.start);
         cmp.active = false;
       } else if (is_opener(tok)) {
         cmp.in_collection = true; // `in ("tpu", "gpu")`
@@ -151,14 +151,14 @@ void Scanner::step_compare(const Token& tok) {
     } else if (is_closer(tok) && --cmp.collection_depth == 0) {
       cmp.active = false;
     } else if (tpu) {
-      add_evidence("backend-is-tpu", cmp.start);
+      add_evidence(Rule::backend_is_tpu, cmp.start);
       cmp.active = false;
     }
     return;
   }
   // "tpu" on the left: look for `.platform` or jax.default_backend() in the right operand.
   if (is_name(tok, "platform") && is_op(back(1), ".")) {
-    add_evidence("backend-is-tpu", cmp.start);
+    add_evidence(Rule::backend_is_tpu, cmp.start);
     cmp.active = false;
     return;
   }

@@ -57,7 +57,9 @@ void Scanner::bind_import() {
 
 // Import statements are a small state machine over the token stream; they populate the alias
 // table that resolve_chain() reads. Relative imports bind names to ".module.name", which matches
-// no rule but still shadows an earlier binding of the same name.
+// no rule but still shadows an earlier binding of the same name. Long (about 110 lines) because it
+// is the whole state machine, one switch case per state: read together, the transitions show the
+// grammar of `import` and `from ... import`.
 void Scanner::step_import(const Token& tok) {
   auto& im = m_import;
   const auto dotted = [&im](std::string_view name) {

@@ -105,7 +105,7 @@ void Scanner::evaluate_assert() {
     }
   }
   metadata = metadata && !empty;
-  add_evidence_at(metadata ? "shape-assert" : "result-check", m_assert.pos, m_assert.stmt, {});
+  add_evidence_at(metadata ? Rule::shape_assert : Rule::result_check, m_assert.pos, m_assert.stmt, {});
   if (m_capturing == 0) {
     m_capture.clear();
   }
@@ -124,7 +124,7 @@ void Scanner::set_expression_condition(std::size_t row, std::uint32_t line) {
 // the one-line `if c:` its statement follows, or the conditional block its line is in (an `if`
 // after it in its expression is found by the watch on_name keeps).
 void Scanner::note_condition(std::size_t root) {
-  if (!m_blocks || m_evidence.empty() || m_evidence.back().rule != "distributed-initialize") {
+  if (!m_blocks || m_evidence.empty() || m_evidence.back().rule != Rule::distributed_initialize) {
     return;
   }
   const std::size_t row = m_evidence.size() - 1;

@@ -9,7 +9,7 @@
 
 namespace tpulaunch::scan {
 
-void Scanner::check_value(ValueCheck check, std::string_view rule, std::span<const Token> tokens, std::size_t begin,
+void Scanner::check_value(ValueCheck check, Rule rule, std::span<const Token> tokens, std::size_t begin,
                           std::size_t end, const Pos& pos, bool unknown_is_evidence, std::string_view what) {
   if (check == ValueCheck::any) {
     add_evidence(rule, pos);
@@ -43,7 +43,7 @@ void Scanner::check_value(ValueCheck check, std::string_view rule, std::span<con
     return;
   case ValueExpr::Shape::other:
     if (unknown_is_evidence) {
-      add_evidence("platform-unresolved", pos,
+      add_evidence(Rule::platform_unresolved, pos,
                    fmt::format("{} is `{}`, not a string literal", what, source_text(tokens, begin, end)));
     }
     return;
@@ -54,7 +54,7 @@ void Scanner::check_value(ValueCheck check, std::string_view rule, std::span<con
 // read key by key; any other mapping (a name, `**cfg`, a call) may set JAX_PLATFORMS.
 void Scanner::check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos) {
   const auto unresolved = [&](std::size_t from, std::size_t to) {
-    add_evidence("platform-unresolved", pos,
+    add_evidence(Rule::platform_unresolved, pos,
                  fmt::format("os.environ is updated from `{}`, not a literal mapping", source_text(tokens, from, to)));
   };
   if (end - begin >= 2 && is_op(tokens[begin], "{") && is_op(tokens[end - 1], "}")) {
@@ -121,7 +121,7 @@ void Scanner::finish_backend_kwarg() {
   }
   if (count + 1 >= k_window) {
     if (inner.kwarg_jax) {
-      add_evidence("platform-unresolved", inner.kwarg_pos, "the backend is a long expression, not a string literal");
+      add_evidence(Rule::platform_unresolved, inner.kwarg_pos, "the backend is a long expression, not a string literal");
     }
     return;
   }
@@ -129,7 +129,7 @@ void Scanner::finish_backend_kwarg() {
   for (std::size_t i = count; i >= 1; --i) {
     value.push_back(back(i));
   }
-  check_value(ValueCheck::is_cpu, "backend-cpu-kwarg", value, 0, value.size(), inner.kwarg_pos, inner.kwarg_jax,
+  check_value(ValueCheck::is_cpu, Rule::backend_cpu_kwarg, value, 0, value.size(), inner.kwarg_pos, inner.kwarg_jax,
               "the backend");
 }
 
@@ -143,7 +143,7 @@ void Scanner::add_lex_error(const LexError& error) {
     }
   }
   offset = std::min(m_src.size(), offset + (error.column > 0 ? error.column - 1 : 0));
-  add_evidence("source-unreadable", Pos{error.line, error.column, offset}, error.message);
+  add_evidence(Rule::source_unreadable, Pos{error.line, error.column, offset}, error.message);
 }
 
 // The bare names passed as platform values or keys, decided now that every binding is known.
@@ -158,7 +158,7 @@ void Scanner::resolve_pending() {
   for (const PendingKey& pending : m_pending_keys) {
     const NameValue key = bindings.value_of(pending.name);
     if (!key.value) {
-      add_evidence("platform-unresolved", pending.pos,
+      add_evidence(Rule::platform_unresolved, pending.pos,
                    fmt::format("the key of {} is the name '{}', whose value is unknown: {}", pending.where,
                                pending.name, key.why_unknown));
       continue;
@@ -176,7 +176,7 @@ void Scanner::resolve_pending() {
         add_evidence_at(pending.rule, pending.pos, pending.stmt, {});
       }
     } else if (pending.unknown_is_evidence) {
-      add_evidence_at("platform-unresolved", pending.pos, pending.stmt,
+      add_evidence_at(Rule::platform_unresolved, pending.pos, pending.stmt,
                       fmt::format("{} is the name '{}', whose value is unknown: {}", pending.what, pending.name,
                                   value.why_unknown));
     }

@@ -21,6 +21,8 @@ std::string_view Token::body() const {
   return text.substr(begin, end - begin);
 }
 
+// Long (about 100 lines) because it is one switch over Python's escape sequences, each case a few
+// lines; split up, the table of escapes would no longer read as one.
 std::string string_value(const Token& token) {
   const std::string_view body = token.body();
   if (token.raw || body.find('\\') == std::string_view::npos) {

@@ -120,8 +120,8 @@ std::string json_text(const std::vector<Classified>& files) {
     j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
     nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
     for (const auto& e : f.result.evidence) {
-      evidence.push_back({{"file", evidence_path(f.path, e)}, {"rule", e.rule}, {"category", to_string(e.category)},
-                          {"line", e.line}, {"column", e.column}, {"text", e.text}, {"implies", e.implies}, {"detail", e.detail}});
+      evidence.push_back({{"file", evidence_path(f.path, e)}, {"rule", to_string(e.rule)},
+                          {"category", to_string(e.category)}, {"line", e.line}, {"column", e.column}, {"text", e.text}, {"implies", e.implies}, {"detail", e.detail}});
     }
     j["evidence"] = std::move(evidence);
     list.push_back(std::move(j));
@@ -147,7 +147,7 @@ std::string plain_text(const std::vector<Classified>& files) {
     for (const auto& e : f.result.evidence) {
       out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", evidence_path(f.path, e), e.line, e.column,
                          to_string(e.category),
-                         e.rule, e.text, e.implies);
+                         to_string(e.rule), e.text, e.implies);
       if (!e.detail.empty()) {
         out += fmt::format("      {}: {}\n", is_undecided(e) ? "cannot tell" : "note", e.detail);
       }

@@ -97,7 +97,7 @@ private:
     for (const Evidence& e : unoverridden(c.of_category(Category::cpu_selection), &entry)) {
       add_finding(findings, Severity::error, FindingKind::contradiction, s, e,
                   fmt::format("'{}' is reviewed {} but selects CPU devices {}[{}]: {}", s.id, entry.class_name,
-                              e.file.empty() ? "here " : "in a file it imports ", e.rule, e.text));
+                              e.file.empty() ? "here " : "in a file it imports ", to_string(e.rule), e.text));
     }
     if (cls == ScriptClass::multi_host_qualified) {
       for (const MultiHostMarker* marker : unmet_markers(c, &entry)) {
@@ -117,6 +117,34 @@ private:
   // import per script (300,000 on bench/make_synthetic_course.py's course).
   ListedFolders m_folders;
 };
+
+// The findings about the course's files that are no script: names that cannot be script ids,
+// linked folders, and "helpers" paths that name nothing. `unlisted` is their severity.
+void add_listing_findings(std::vector<AuditFinding>& findings, const Matrix& matrix, const ExerciseListing& listing,
+                          Severity unlisted) {
+  for (const auto& path : listing.invalid_names) {
+    std::error_code ec;
+    findings.push_back(AuditFinding{unlisted, FindingKind::invalid_name, "", path, 0,
+                                    fs::is_directory(path, ec)
+                                        ? "the folder name cannot be part of a script id, so no script in it "
+                                          "can ever be reviewed"
+                                        : "the file name is not a valid script id, so it can never be reviewed"});
+  }
+  for (const auto& path : listing.linked_folders) {
+    findings.push_back(AuditFinding{unlisted, FindingKind::linked_folder, "", path, 0,
+                                    "a symlink to a folder is not followed: scripts must live in the exercises "
+                                    "folder itself"});
+  }
+  for (const auto& helper : matrix.helpers) {
+    // A "helpers" path that names nothing: a renamed or deleted module, or a typo.
+    const std::string path = matrix.base_dir.empty() ? helper : (fs::path(matrix.base_dir) / helper).string();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) {
+      findings.push_back(AuditFinding{unlisted, FindingKind::missing_helper, "", path, 0,
+                                      "the matrix's \"helpers\" name this path, but nothing is there"});
+    }
+  }
+}
 
 } // namespace
 
@@ -187,29 +215,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
   report.scripts = ids.size() + listing.invalid_names.size();
   report.entries = matrix.scripts.size();
   const FileAudit file_audit(matrix, strict);
-  const Severity unlisted = strict ? Severity::error : Severity::warning;
-  for (const auto& path : listing.invalid_names) {
-    std::error_code ec;
-    report.findings.push_back(AuditFinding{unlisted, FindingKind::invalid_name, "", path, 0,
-                                           fs::is_directory(path, ec)
-                                               ? "the folder name cannot be part of a script id, so no script in it "
-                                                 "can ever be reviewed"
-                                               : "the file name is not a valid script id, so it can never be reviewed"});
-  }
-  for (const auto& path : listing.linked_folders) {
-    report.findings.push_back(AuditFinding{unlisted, FindingKind::linked_folder, "", path, 0,
-                                           "a symlink to a folder is not followed: scripts must live in the exercises "
-                                           "folder itself"});
-  }
-  for (const auto& helper : matrix.helpers) {
-    // A "helpers" path that names nothing: a renamed or deleted module, or a typo.
-    const std::string path = matrix.base_dir.empty() ? helper : (fs::path(matrix.base_dir) / helper).string();
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(path, ec))) {
-      report.findings.push_back(AuditFinding{unlisted, FindingKind::missing_helper, "", path, 0,
-                                             "the matrix's \"helpers\" name this path, but nothing is there"});
-    }
-  }
+  add_listing_findings(report.findings, matrix, listing, strict ? Severity::error : Severity::warning);
   map_ordered<std::vector<AuditFinding>>(
       ids.size(), jobs, [&](std::size_t i) { return file_audit.audit(ids[i]); },
       [&](std::size_t, std::vector<AuditFinding>&& findings) {

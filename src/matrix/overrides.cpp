@@ -29,7 +29,7 @@ std::string describe_override(const EvidenceOverride& override_item) {
 }
 
 bool is_overridden(const Evidence& evidence, const MatrixEntry* entry) {
-  return records(entry, OverrideOf::evidence, evidence.rule, evidence.line, evidence.file);
+  return records(entry, OverrideOf::evidence, to_string(evidence.rule), evidence.line, evidence.file);
 }
 
 std::vector<Evidence> unoverridden(const std::vector<const Evidence*>& evidence, const MatrixEntry* entry) {

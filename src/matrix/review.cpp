@@ -34,7 +34,7 @@ Status check_free_text(std::string_view flag, std::string_view value, bool requi
 std::string lines_of(const std::vector<const Evidence*>& evidence) {
   std::string out;
   for (const Evidence* e : evidence) {
-    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", evidence_place(*e), e->rule);
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", evidence_place(*e), to_string(e->rule));
   }
   return out;
 }
@@ -82,7 +82,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.evidence = nlohmann::json::array();
   for (const Evidence& e : classification.evidence) {
     // One string per finding keeps the matrix diff of a review to one line per finding.
-    entry.evidence.push_back(fmt::format("{} {} at {}", to_string(e.category), e.rule, evidence_place(e)));
+    entry.evidence.push_back(fmt::format("{} {} at {}", to_string(e.category), to_string(e.rule), evidence_place(e)));
   }
 
   const bool overriding = !request.override_reason.empty();
@@ -94,7 +94,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
                                  request.id, lines_of(cpu), entry.class_name));
     }
     for (const Evidence* e : cpu) {
-      entry.overrides.push_back(EvidenceOverride{std::string(e->rule), e->line, request.override_reason, e->file});
+      entry.overrides.push_back(EvidenceOverride{std::string(to_string(e->rule)), e->line, request.override_reason, e->file});
     }
   }
   if (request.script_class == ScriptClass::multi_host_qualified) {

@@ -934,7 +934,7 @@ std::string render_refusal_text(const RefusalContext& context, const Refusal& re
   for (const Evidence& e : refusal.evidence) {
     // A row found in a course file the script imports is at that file's line, not the script's.
     out += fmt::format("  {}:{}:{}: {} [{}]: {}\n", evidence_path(context.path, e), e.line, e.column,
-                       to_string(e.category), e.rule, e.text);
+                       to_string(e.category), to_string(e.rule), e.text);
   }
   return out;
 }
@@ -950,8 +950,8 @@ nlohmann::ordered_json refusal_json(const RefusalContext& context, const Refusal
   j["reason"] = refusal.reason;
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
   for (const Evidence& e : refusal.evidence) {
-    evidence.push_back({{"file", evidence_path(context.path, e)}, {"rule", e.rule}, {"category", to_string(e.category)},
-                        {"line", e.line}, {"column", e.column}, {"text", e.text}});
+    evidence.push_back({{"file", evidence_path(context.path, e)}, {"rule", to_string(e.rule)},
+                        {"category", to_string(e.category)}, {"line", e.line}, {"column", e.column}, {"text", e.text}});
   }
   j["evidence"] = std::move(evidence);
   return j;

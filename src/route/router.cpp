@@ -33,10 +33,10 @@ std::string cpu_only_grounds(const RouteRequest& request) {
     const auto rows = request.source->of_category(Category::cpu_selection);
     const auto decided = std::find_if(rows.begin(), rows.end(), [](const Evidence* e) { return !is_undecided(*e); });
     if (decided != rows.end()) {
-      return fmt::format("it selects CPU devices at line {} ({})", (*decided)->line, (*decided)->rule);
+      return fmt::format("it selects CPU devices at line {} ({})", (*decided)->line, to_string((*decided)->rule));
     }
     if (!rows.empty()) {
-      return fmt::format("it may select CPU devices at line {} ({})", rows.front()->line, rows.front()->rule);
+      return fmt::format("it may select CPU devices at line {} ({})", rows.front()->line, to_string(rows.front()->rule));
     }
   }
   const std::string& text = request.script->source;
@@ -115,7 +115,7 @@ std::optional<Refusal> check_source_initialize(const RouteRequest& request) {
     return std::nullopt;
   }
   const auto unmet = unmet_markers(*request.source, request.script->entry);
-  if (std::none_of(unmet.begin(), unmet.end(), [](const MultiHostMarker* m) { return m->name == "initialize"; })) {
+  if (std::none_of(unmet.begin(), unmet.end(), [](const MultiHostMarker* m) { return m->marker == Marker::initialize; })) {
     return std::nullopt;
   }
   return refuse("source-lacks-initialize",

@@ -42,15 +42,6 @@ std::string Word::text() const {
   return out;
 }
 
-bool Word::has_code() const {
-  for (const auto& part : m_parts) {
-    if (part.is_code) {
-      return true;
-    }
-  }
-  return false;
-}
-
 Word home_path(std::string relative) {
   Word word(k_home);
   if (!relative.empty()) {

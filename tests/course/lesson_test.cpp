@@ -41,7 +41,7 @@ TEST(LessonImports, ImportsDoNotChangeTheEvidence) {
   const std::string source = "import lesson_helpers\nfrom lesson_helpers import cpu\nimport jax\nd = jax.devices('cpu')\n";
   const auto c = classify_source(source);
   ASSERT_EQ(c.evidence.size(), 1U);
-  EXPECT_EQ(c.evidence[0].rule, "devices-cpu");
+  EXPECT_EQ(to_string(c.evidence[0].rule), "devices-cpu");
   EXPECT_TRUE(c.evidence[0].file.empty());
   EXPECT_EQ(c.suggested, ScriptClass::cpu_only);
 }
@@ -163,7 +163,7 @@ TEST_F(LessonFiles, AHelpersCpuSelectionIsEvidenceForTheScriptAtTheHelpersLine) 
   ASSERT_TRUE(lesson.ok()) << lesson.error().message;
   ASSERT_EQ(lesson->classification.evidence.size(), 1U);
   const Evidence& e = lesson->classification.evidence[0];
-  EXPECT_EQ(e.rule, "devices-cpu");
+  EXPECT_EQ(to_string(e.rule), "devices-cpu");
   EXPECT_EQ(e.file, "lesson_helpers.py");
   EXPECT_EQ(e.line, 5U);
   EXPECT_EQ(e.text, "return jax.devices(\"cpu\")");

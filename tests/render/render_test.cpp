@@ -420,7 +420,7 @@ TEST_F(RenderTest, ShSaysWhenTheTpuIsLeftRunning) {
 TEST(Render, RefusalJsonAndText) {
   const RefusalContext context{"s", "ex/s.py", "cpu-only", "v5litepod-8"};
   Refusal refusal{"cpu-only-stays-on-cpu", "no", {}};
-  refusal.evidence.push_back(Evidence{"devices-cpu", Category::cpu_selection, 3, 5, "jax.devices('cpu')", "x"});
+  refusal.evidence.push_back(Evidence{Rule::devices_cpu, Category::cpu_selection, 3, 5, "jax.devices('cpu')", "x"});
   const auto j = refusal_json(context, refusal);
   EXPECT_EQ(j["refused"], true);
   EXPECT_EQ(j["rule"], "cpu-only-stays-on-cpu");

@@ -42,8 +42,6 @@ TEST(Shell, CodePartsAreWrittenAsTheyAre) {
   log.append(k_hostname).append(".txt");
   EXPECT_EQ(to_shell(log), "~/runs/x-tpu-\"$(hostname)\".txt");
   EXPECT_EQ(log.text(), "~/runs/x-tpu-\"$(hostname)\".txt");
-  EXPECT_TRUE(log.has_code());
-  EXPECT_FALSE(Word("plain").has_code());
 }
 
 TEST(Shell, FlagValueIsQuotedAfterTheEqualsSign) {

@@ -3,7 +3,6 @@
 // comments are never evidence), resolves dotted calls through the script's imports, and reports
 // evidence rows from a rule table plus a suggested ScriptClass. A suggestion is never a review: it
 // only helps a reviewer, and `suggested == nullopt` means a human has to decide.
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -21,11 +20,41 @@ enum class Category { cpu_selection, multi_host, backend_assertion };
 // "cpu-selection", "multi-host" or "backend-assertion".
 std::string_view to_string(Category category);
 
+// Every rule of the classifier, in the order of its table (classifier_rules()).
+enum class Rule : std::uint8_t {
+  devices_cpu,
+  local_devices_cpu,
+  get_backend_cpu,
+  default_device_cpu,
+  backend_cpu_kwarg,
+  config_platforms_cpu,
+  config_default_device_cpu,
+  env_platforms_cpu,
+  env_default_device_cpu,
+  xla_force_host_devices,
+  num_cpu_devices,
+  platform_unresolved,
+  source_unreadable,
+  distributed_initialize,
+  process_index,
+  process_count,
+  process_index_printed,
+  process_local_data,
+  collective,
+  global_barrier,
+  result_check,
+  shape_assert,
+  backend_is_tpu,
+};
+
+// The rule's stable kebab-case id, as output, docs and matrix files spell it: "devices-cpu".
+std::string_view to_string(Rule rule);
+
 // One match of a rule in the source.
-// `rule` and `implies` are the rule table's own text (static, like every ClassifierRule's): a row
-// costs no copy of them, and the classifier makes tens of thousands of rows for a large course.
+// `implies` is the rule table's own text (static, like every ClassifierRule's): a row costs no
+// copy of it, and the classifier makes tens of thousands of rows for a large course.
 struct Evidence {
-  std::string_view rule; // a ClassifierRule id, e.g. "devices-cpu"
+  Rule rule = Rule::devices_cpu; // printed as to_string(rule), e.g. "devices-cpu"
   Category category = Category::cpu_selection;
   std::uint32_t line = 0;   // 1-based, of the token where the match starts
   std::uint32_t column = 0; // 1-based, in bytes of the UTF-8 text read (see classify_source)
@@ -63,8 +92,8 @@ struct Classification {
   std::optional<LexError> lex_error;       // the source is not valid Python there; no suggestion
   std::vector<ImportedModule> imports;     // every import statement's module, in source order
 
-  // True when some evidence row has rule id `rule`.
-  [[nodiscard]] bool has_rule(std::string_view rule) const;
+  // True when some evidence row is of `rule`.
+  [[nodiscard]] bool has_rule(Rule rule) const;
   // True when some evidence row is in `category`.
   [[nodiscard]] bool has_category(Category category) const;
   // The evidence rows in `category`, in source order (pointers into `evidence`).
@@ -94,7 +123,8 @@ void suggest_class(Classification& classification);
 // A row of the rule table: a stable kebab-case id, its category, the matched code as human text
 // and what a match implies. docs and `--help` print this table.
 struct ClassifierRule {
-  std::string_view id;
+  Rule rule;
+  std::string_view id; // to_string(rule)
   Category category;
   std::string_view pattern;
   std::string_view implies;
@@ -107,10 +137,17 @@ std::span<const ClassifierRule> classifier_rules();
 // The rule with this id, or nullptr.
 const ClassifierRule* find_classifier_rule(std::string_view id);
 
+// The table's row of `rule`.
+const ClassifierRule& classifier_rule(Rule rule);
+
+// The evidence a multi-host-qualified review needs, in the order they are reported.
+enum class Marker : std::uint8_t { initialize, per_process_data, collective, result_check };
+
 // A marker a multi-host-qualified review needs: present when any of `rules` has evidence.
 struct MultiHostMarker {
-  std::string_view name; // "initialize", "per-process data", "collective", "result check"
-  std::array<std::string_view, 3> rules; // rule ids; empty entries are unused
+  Marker marker;
+  std::string_view name;       // as printed: "initialize", "per-process data", "collective", "result check"
+  std::span<const Rule> rules; // evidence of any of these is the marker
   // Why a reviewer's override cannot stand in for this marker (empty: it can). `review`,
   // `plan` and `check` all read this one field.
   std::string_view not_overridable;

@@ -56,7 +56,6 @@ public:
   [[nodiscard]] const std::vector<Part>& parts() const { return m_parts; }
   // The argument the program receives when no part expands (literal text plus code as written).
   [[nodiscard]] std::string text() const;
-  [[nodiscard]] bool has_code() const;
 
 private:
   std::vector<Part> m_parts;
