@@ -614,7 +614,7 @@ expect "--format stays not emulated outside describe" 2 "--format is valid gclou
 QRF=(--node-id=qnode --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite)
 g "${QR[@]}" create qr1 "${ZP[@]}" --accelerator-type=v5litepod-16 --runtime-version=v
 expect "QR create: needs --node-id (or --node-count)" 2 \
-  "Exactly one of (--node-count : --node-prefix | --node-id) must be specified."
+  "Exactly one of (--node-id | [--node-count : --node-prefix]) must be specified."
 g "${QR[@]}" create qr1 "${ZP[@]}" --node-id=qnode --runtime-version=v
 expect "QR create: needs --accelerator-type (or --type and --topology)" 2 \
   "Exactly one of (--accelerator-type | --topology --type) must be specified."
@@ -724,6 +724,10 @@ g "${TPU[@]}" delete pod "${ZP[@]}" --quiet
 expect "deleting it again is NOT_FOUND" 1 "NOT_FOUND"
 g "${TPU[@]}" delete solo --zone="$ZONE" --project=any --quiet --async
 expect "delete --async" 0 "Check operation [projects/any/locations/$ZONE/operations/"
+
+# ---------------------------------------------------------------- multi-node queued resources
+# shellcheck source=selftest_multislice.sh
+. "$HERE/selftest_multislice.sh"
 
 # ---------------------------------------------------------------- calls.jsonl
 g "${TPU[@]}" ssh nosuch "${ZP[@]}" --worker=all --command='echo "a b"'
