@@ -105,6 +105,22 @@ if [ "$rc" -eq 0 ] && [ -f "$(home slab-1 0)/stage.py" ] && [ -f "$(home slab-1 
   ok "scp SRC slab-1:DEST --worker=all reaches that slice's 4 workers, not the other's"
 else bad "scp SRC slab-1:DEST --worker=all reaches that slice's 4 workers, not the other's"; fi
 
+# ---------------------------------------------------------------- one slice's run fails
+for i in 0 1; do
+  g "${TPU[@]}" scp "$HERE/lesson_standin.py" "slab-$i:~/" "${ZP[@]}" --worker=all
+done
+LESSON_FAIL_NODE=slab-1 g "${TPU[@]}" ssh slab-1 "${ZP[@]}" --worker=all \
+  --command='python3 -m venv ~/v && TPU_RUN_DIR=~/run ~/v/bin/python lesson_standin.py'
+if [ "$rc" -eq 7 ] && [ "$(grep -c 'Command execution on worker . failed with exit status 7' "$WORK/err")" -eq 4 ] &&
+  [ ! -e "$(home slab-1 0)/run/worker-0.json" ]; then
+  ok "LESSON_FAIL_NODE=slab-1: every worker of slab-1 fails its run (7), writing nothing"
+else bad "LESSON_FAIL_NODE=slab-1: every worker of slab-1 fails its run (7), writing nothing" "exit $rc"; fi
+LESSON_FAIL_NODE=slab-1 g "${TPU[@]}" ssh slab-0 "${ZP[@]}" --worker=all \
+  --command='python3 -m venv ~/v && TPU_RUN_DIR=~/run ~/v/bin/python lesson_standin.py'
+if [ "$rc" -eq 0 ] && [ -f "$(home slab-0 3)/run/worker-3.json" ]; then
+  ok "LESSON_FAIL_NODE=slab-1: slab-0's run is not affected"
+else bad "LESSON_FAIL_NODE=slab-1: slab-0's run is not affected" "exit $rc"; fi
+
 # ---------------------------------------------------------------- names, delete (§2.2)
 g "${QR[@]}" create other "${ZP[@]}" "${MS[@]}" --node-count=3 --node-prefix=slab
 expect "QR create: a node name PREFIX-i that exists is ALREADY_EXISTS" 1 "ALREADY_EXISTS"
