@@ -278,11 +278,14 @@ def create_qr_nodes(qr_name, config):
             "runtimeVersion": config["runtimeVersion"], "state": "READY",
             "spot": config.get("spot", False), "queuedResource": resource_name(
                 config["project"], config["zone"], "queuedResources", qr_name)}
+    shared = qr_dir(qr_name) / "shared"        # the fake jax's, for all slices (vm.remote_env)
+    shared.mkdir(exist_ok=True)
     coordinator = "{}:{}".format(internal_ip({"subnet": subnets[0]}, 0), MEGASCALE_COORDINATOR_PORT)
     for slice_id, (name, subnet) in enumerate(zip(names, subnets)):
         node = dict(base)
         if multi:
             node["subnet"] = subnet
+            node["multisliceShared"] = str(shared)
             node["tpuEnv"] = {"MEGASCALE_COORDINATOR_ADDRESS": coordinator,
                               "MEGASCALE_NUM_SLICES": str(len(names)),
                               "MEGASCALE_SLICE_ID": str(slice_id)}

@@ -188,6 +188,9 @@ def remote_env(node, worker, user):
         # The run guard's one test seam: where this worker's /dev and /tmp are.
         "TPULAUNCH_GUARD_ROOT": str(node.fake_root(worker)),
     }
+    if node.config.get("multisliceShared"):
+        # The fake jax's meeting place for all slices of a multi-node queued resource.
+        env["GCLOUD_STANDIN_MULTISLICE_SHARED"] = node.config["multisliceShared"]
     for key, value in os.environ.items():
         if key.startswith(("FAKEJAX_", "LESSON_")) or key in WORKER_KNOBS:
             env[key] = value
