@@ -15,6 +15,9 @@ Environment:
   LESSON_FAIL_WORKER  if equal to this process's index, exit 7 right after
                       initialize, writing nothing (for failure tests; the
                       other processes then fail at their first collective)
+  LESSON_FAIL_NODE    a TPU's name (e.g. one slice of a multi-node queued resource):
+                      every process on it does all its work, writes its receipt, then
+                      exits 7, so that slice fails and the others' runs succeed
   LESSON_HANG_WORKER  I or I:stubborn: process I does all its work, writes its
                       receipt, then never ends (as a program stuck at exit does);
                       `stubborn` also ignores SIGTERM, so only SIGKILL ends it
@@ -143,6 +146,11 @@ def main():
                                "t": time.time()})
         print("[process 0] wrote {}".format(run_dir / "checkpoint.json"), flush=True)
     print("[process {}] done".format(index), flush=True)
+    node = os.environ.get("GCLOUD_STANDIN_TPU", "")
+    if node and os.environ.get("LESSON_FAIL_NODE", "") == node:
+        print("[process {}] LESSON_FAIL_NODE={}: failing on purpose with status 7".format(
+            index, node), flush=True)
+        return 7
     hang = os.environ.get("LESSON_HANG_WORKER", "")
     if hang.partition(":")[0] == str(index):
         if hang.partition(":")[2] == "stubborn":

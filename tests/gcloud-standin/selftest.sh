@@ -17,7 +17,7 @@ export GCLOUD_STANDIN_STATE="$WORK/state"
 unset CLOUDSDK_COMPUTE_ZONE CLOUDSDK_CORE_PROJECT CLOUDSDK_CORE_DISABLE_PROMPTS \
   GCLOUD_STANDIN_DELAY GCLOUD_STANDIN_RETRY_DELAY GCLOUD_STANDIN_SCP_FAIL_WORKERS GCLOUD_STANDIN_SCP_SLOW_WORKERS \
   GCLOUD_STANDIN_SCP_HOLD_WORKERS GCLOUD_STANDIN_NO_AUTH GCLOUD_STANDIN_GCS GCLOUD_STANDIN_GCS_FAIL_WORKERS GCLOUD_STANDIN_WORKER_DELAY \
-  LESSON_FAIL_WORKER FAKEJAX_TIMEOUT FAKEJAX_LOCAL_DEVICES \
+  LESSON_FAIL_WORKER LESSON_FAIL_NODE FAKEJAX_TIMEOUT FAKEJAX_LOCAL_DEVICES \
   LESSON_HANG_WORKER GCLOUD_STANDIN_NODE_STATES GCLOUD_STANDIN_QR_STATES GCLOUD_STANDIN_PREEMPT_AFTER \
   GCLOUD_STANDIN_TPU_HOLDER GCLOUD_STANDIN_TPU_STALE_LOCK GCLOUD_STANDIN_SSH_FAIL_WORKERS
 mkdir "$WORK/cwd" && cd "$WORK/cwd" || exit 1
@@ -614,7 +614,7 @@ expect "--format stays not emulated outside describe" 2 "--format is valid gclou
 QRF=(--node-id=qnode --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite)
 g "${QR[@]}" create qr1 "${ZP[@]}" --accelerator-type=v5litepod-16 --runtime-version=v
 expect "QR create: needs --node-id (or --node-count)" 2 \
-  "Exactly one of (--node-count : --node-prefix | --node-id) must be specified."
+  "Exactly one of (--node-id | [--node-count : --node-prefix]) must be specified."
 g "${QR[@]}" create qr1 "${ZP[@]}" --node-id=qnode --runtime-version=v
 expect "QR create: needs --accelerator-type (or --type and --topology)" 2 \
   "Exactly one of (--accelerator-type | --topology --type) must be specified."
@@ -742,6 +742,11 @@ print("calls ok" if ok else f"bad: {last}")
 EOF
 if [ "$(cat "$WORK/check")" = "calls ok" ]; then ok "calls.jsonl records exact argv, times, exit, in order"
 else bad "calls.jsonl records exact argv, times, exit, in order" "$(cat "$WORK/check")"; fi
+
+# ---------------------------------------------------------------- multi-node queued resources
+# After the calls.jsonl check: it wants the calls in start order, and two slices' runs overlap.
+# shellcheck source=selftest_multislice.sh
+. "$HERE/selftest_multislice.sh"
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

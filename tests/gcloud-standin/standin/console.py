@@ -85,21 +85,28 @@ DESCRIBE_FORMAT_NOTE = "only for describe (value(FIELD), json, yaml)"
 
 
 def print_formatted(prog, fmt, record, default_yaml=True):
-    """gcloud's --format for describe: value(FIELD[,FIELD]) prints the fields tab-separated
+    """gcloud's --format for describe: value(FIELD[,FIELD]) (a FIELD may index a list:
+    networkEndpoints[0].ipAddress) prints the fields tab-separated
     (an absent field prints as empty), json pretty-prints, yaml (the default) prints
     key: value lines.  Other formats are valid gcloud but not emulated."""
     def field(path):
         value = record
-        for key in path.split("."):
-            if not isinstance(value, dict) or key not in value:
+        for key in re.findall(r"[^.\[\]]+|\[[0-9]+\]", path):
+            if key.startswith("["):         # a list index: networkEndpoints[0].ipAddress
+                index = int(key[1:-1])
+                if not isinstance(value, list) or index >= len(value):
+                    return ""
+                value = value[index]
+            elif not isinstance(value, dict) or key not in value:
                 return ""
-            value = value[key]
+            else:
+                value = value[key]
         if isinstance(value, (dict, list)):
             return json.dumps(value)
         return str(value)
 
     fmt = (fmt or "yaml").strip()
-    match = re.match(r"^value\(([A-Za-z0-9_.]+(?:\s*,\s*[A-Za-z0-9_.]+)*)\)$", fmt)
+    match = re.match(r"^value\(([A-Za-z0-9_.\[\]]+(?:\s*,\s*[A-Za-z0-9_.\[\]]+)*)\)$", fmt)
     if match:
         print("\t".join(field(f.strip()) for f in match.group(1).split(",")))
     elif fmt == "json":

@@ -10,8 +10,10 @@ from .console import (
 
 class Flag:
     def __init__(self, name, value=True, choices=None, emulated=True,
-                 append=False, short=None, dest=None, note="", aliases=(), required=False):
+                 append=False, short=None, dest=None, note="", aliases=(), required=False,
+                 type=None):
         self.name = name
+        self.type = type            # int: argparse's "invalid int value" (exit 2)
         self.required = required    # calliope: "argument --x: Must be specified."
         self.note = note            # why it is not emulated, for the error
         self.value = value          # takes one argument (False: store_true)
@@ -144,8 +146,7 @@ SPECS = {
     (QUEUED, "create"): CommandSpec(
         "create",
         [Flag("--zone"), Flag("--runtime-version", required=True),
-         Flag("--node-id"), Flag("--node-count", emulated=False),
-         Flag("--node-prefix", emulated=False),
+         Flag("--node-id"), Flag("--node-count", type=int), Flag("--node-prefix"),
          Flag("--accelerator-type"), Flag("--type", emulated=False),
          Flag("--topology", emulated=False), Flag("--async", value=False, dest="async_"),
          Flag("--spot", value=False), Flag("--reserved", value=False),
@@ -354,6 +355,11 @@ def parse_command(spec, tokens):
     positionals = list(spec.positionals)
 
     def store(flag, value):
+        if flag.type is int:
+            try:
+                value = int(value)
+            except ValueError:
+                parse_error(spec, "argument {}: invalid int value: '{}'".format(flag.display, value))
         if flag.choices is not None and value not in flag.choices:
             suggestion = close_matches(value, flag.choices, 1)
             hint = (" Did you mean '{}'?".format(suggestion[0]) if suggestion else

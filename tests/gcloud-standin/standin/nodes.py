@@ -10,8 +10,8 @@ import time
 from .console import Exit, STANDIN_TAG, confirm, fail, print_formatted, quiet, status
 from .grammar import QUEUED, SPECS, TPU_VM, parse_error, reject_not_emulated
 from .state import (
-    ConfigLock, check_credentials, get_node, load_config, operation_name, resource_name,
-    resource_zone_project, state_dir, write_atomic)
+    ConfigLock, check_credentials, get_node, internal_ip, load_config, operation_name,
+    resource_name, resource_zone_project, state_dir, write_atomic)
 from .vm import make_fake_root, stop_holders, write_worker_bin
 
 
@@ -98,7 +98,8 @@ def create_node(name, config):
         (staging / "worker-{}".format(i) / "home").mkdir(parents=True)
         make_fake_root(staging / "worker-{}".format(i) / "root", accelerator or "v5litepod-16", chips)
     (staging / "shared").mkdir()
-    write_worker_bin(staging / "bin", root / "bin")
+    # Each slice of a multi-node queued resource has host names of its own (its subnet's).
+    write_worker_bin(staging / "bin", root / "bin", "standin{}".format(int(config.get("subnet", 0))))
     write_atomic(staging / "config.json", json.dumps(config, indent=2) + "\n")
     os.rename(str(staging), str(root))
     return root
@@ -112,7 +113,7 @@ def node_record(node_root, name, config):
         "runtimeVersion": config.get("runtimeVersion", ""),
         "state": config.get("state", "READY"),
         "health": config.get("health", "HEALTHY"),
-        "networkEndpoints": [{"ipAddress": "10.0.0.{}".format(i + 2), "port": 8470}
+        "networkEndpoints": [{"ipAddress": internal_ip(config, i), "port": 8470}
                              for i in range(int(config["workers"]))],
         "schedulingConfig": {key: True for key in ("preemptible", "spot", "reserved")
                              if config.get(key)},
@@ -226,6 +227,71 @@ def cmd_delete(ns):
     raise Exit(0)
 
 
+NODE_GROUP = "Exactly one of (--node-id | [--node-count : --node-prefix])"
+
+
+def verify_node_count(prog, ns):
+    """gcloud's request hooks for --node-count (exit 1, after parsing, before credentials): they
+    test the count and the prefix for truth, so --node-count=0 reads as not given."""
+    if ns.node_prefix and not ns.node_count:
+        fail(prog, "arguments not allowed simultaneously: Can only specify --node-prefix if "
+                   "--node-count is also specified.")
+    if ns.node_count and ns.node_count <= 1:
+        fail(prog, "Invalid value for [--node-count]: Node count must be greater than 1")
+
+
+def qr_node_ids(config):
+    """A queued resource's nodes: its node id, or PREFIX-0 ... PREFIX-(N-1) for a node count
+    (docs/multislice.md §2.2; the prefix defaults to the queued resource's id)."""
+    if config.get("nodeCount"):
+        return ["{}-{}".format(config["nodePrefix"], i) for i in range(int(config["nodeCount"]))]
+    return [config["nodeId"]]
+
+
+# The Megascale coordinator's port as written into tpu-env. INFERRED: JAX's first Multislice
+# code (2023) says the Megascale coordinator port is 8080 on Multislice GCE, and JAX drops any
+# ":port" of MEGASCALE_COORDINATOR_ADDRESS; no page shows tpu-env's exact value
+# (docs/multislice.md §3.1, §8). The stand-in writes IP:8080, the form a reader must cope with.
+MEGASCALE_COORDINATOR_PORT = 8080
+
+
+def allocate_subnets(count):
+    """`count` subnets no node has had yet (1, 2, ...; 0 is the one of nodes made alone)."""
+    counter = state_dir() / "subnets"
+    with ConfigLock(state_dir()):
+        last = int(counter.read_text()) if counter.exists() else 0
+        write_atomic(counter, "{}\n".format(last + count))
+    return list(range(last + 1, last + count + 1))
+
+
+def create_qr_nodes(qr_name, config):
+    """The nodes of an ACTIVE queued resource.  Those of a node count are the slices of one
+    Multislice job: the Cloud TPU service writes each one's MEGASCALE_* values into its VMs'
+    `tpu-env` metadata (docs/multislice.md §3.1: shown by JAX's and MaxText's code, not by a
+    page of Google's; the metadata server serves them, vm.fake_curl).  Not into an ssh
+    session's environment: that is an open question (§8), and a launcher must not rely on it."""
+    names = qr_node_ids(config)
+    multi = bool(config.get("nodeCount"))
+    subnets = allocate_subnets(len(names)) if multi else [0]
+    base = {"zone": config["zone"], "project": config["project"], "workers": config["workers"],
+            "acceleratorType": config["acceleratorType"],
+            "runtimeVersion": config["runtimeVersion"], "state": "READY",
+            "spot": config.get("spot", False), "queuedResource": resource_name(
+                config["project"], config["zone"], "queuedResources", qr_name)}
+    shared = qr_dir(qr_name) / "shared"        # the fake jax's, for all slices (vm.remote_env)
+    shared.mkdir(exist_ok=True)
+    coordinator = "{}:{}".format(internal_ip({"subnet": subnets[0]}, 0), MEGASCALE_COORDINATOR_PORT)
+    for slice_id, (name, subnet) in enumerate(zip(names, subnets)):
+        node = dict(base)
+        if multi:
+            node["subnet"] = subnet
+            node["multisliceShared"] = str(shared)
+            node["tpuEnv"] = {"MEGASCALE_COORDINATOR_ADDRESS": coordinator,
+                              "MEGASCALE_NUM_SLICES": str(len(names)),
+                              "MEGASCALE_SLICE_ID": str(slice_id)}
+        create_node(name, node)
+
+
 _DURATION_RE = re.compile(r"^(?:[0-9]+[dhms])+$|^[0-9]+$")
 
 
@@ -248,10 +314,13 @@ def get_qr(prog, name, zone, project):
 
 def qr_record(name, config):
     node = {"acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"]}
+    # The v2 API's NodeSpec: a node id, or multisliceParams (nodeCount, nodeIdPrefix).
+    spec = ({"multisliceParams": {"nodeCount": config["nodeCount"], "nodeIdPrefix": config["nodePrefix"]}}
+            if config.get("nodeCount") else {"nodeId": config["nodeId"]})
     record = {
         "name": resource_name(config["project"], config["zone"], "queuedResources", name),
-        "tpu": {"nodeSpec": [{"parent": "projects/{}/locations/{}".format(config["project"], config["zone"]),
-                              "nodeId": config["nodeId"], "node": node}]},
+        "tpu": {"nodeSpec": [dict(spec, parent="projects/{}/locations/{}".format(config["project"], config["zone"]),
+                                  node=node)]},
         "state": {"state": config["state"]},
     }
     for key in ("spot", "guaranteed"):
@@ -268,9 +337,15 @@ def qr_record(name, config):
 def cmd_qr_create(ns):
     spec = SPECS[QUEUED, "create"]
     prog = spec.prog
-    # Required mutex groups (calliope checks them with the grammar, exit 2).
-    if not ns.node_id and not ns.node_count:
-        parse_error(spec, "Exactly one of (--node-count : --node-prefix | --node-id) must be specified.")
+    # Required mutex groups (calliope checks them with the grammar, exit 2): whether a flag was
+    # given, not its value; the texts are gcloud 528's (tests/real-gcloud, docs/multislice.md §2.1).
+    given = set(ns.specified)
+    if "--node-prefix" in given and "--node-count" not in given:
+        parse_error(spec, "argument --node-prefix: --node-count must be specified.")
+    if "--node-id" in given and "--node-count" in given:
+        parse_error(spec, "argument --node-id: " + NODE_GROUP + " must be specified.")
+    if "--node-id" not in given and "--node-count" not in given:
+        parse_error(spec, NODE_GROUP + " must be specified.")
     if not ns.accelerator_type and not (ns.type or ns.topology):
         parse_error(spec, "Exactly one of (--accelerator-type | --topology --type) must be specified.")
     if ns.valid_until_duration is not None and not _DURATION_RE.match(ns.valid_until_duration):
@@ -278,28 +353,38 @@ def cmd_qr_create(ns):
             ns.valid_until_duration))
     reject_not_emulated(spec, ns)
     zone, project = resource_zone_project(prog, ns, "queued_resource")
+    verify_node_count(prog, ns)
     check_credentials(prog)
     accelerator = ns.accelerator_type.lower()
     workers = workers_for(accelerator)
     if workers is None:
         fail(prog, "INVALID_ARGUMENT: {} accelerator type {!r} is not offered by the TPU VM "
                    "API in the stand-in's model (§4, §10.5)".format(STANDIN_TAG, accelerator))
-    if not NAME_RE.match(ns.queued_resource) or not NAME_RE.match(ns.node_id):
+    if not ns.node_id and not ns.node_count:
+        # --node-count=0 alone passes gcloud's checks (they test the count for truth) and
+        # reaches the API with a node spec that has neither an id nor a count.
+        fail(prog, "INVALID_ARGUMENT: {} the node spec has neither a node id nor a node count "
+                   "(--node-count=0)".format(STANDIN_TAG))
+    config = {"nodeId": ns.node_id} if ns.node_id else {
+        "nodeCount": ns.node_count, "nodePrefix": ns.node_prefix or ns.queued_resource}
+    names = qr_node_ids(config)
+    if not NAME_RE.match(ns.queued_resource) or not all(NAME_RE.match(n) for n in names):
         fail(prog, "INVALID_ARGUMENT: {} the stand-in takes queued resource and node ids of the "
                    "form {} (§5)".format(STANDIN_TAG, NAME_RE.pattern))
     if qr_dir(ns.queued_resource).exists():
         fail(prog, "ALREADY_EXISTS: Resource '{}' already exists".format(
             resource_name(project, zone, "queuedResources", ns.queued_resource)))
-    if (state_dir() / "tpus" / ns.node_id).exists():
-        fail(prog, "ALREADY_EXISTS: {} a node named {!r} already exists".format(STANDIN_TAG, ns.node_id))
+    for name in names:
+        if (state_dir() / "tpus" / name).exists():
+            fail(prog, "ALREADY_EXISTS: {} a node named {!r} already exists".format(STANDIN_TAG, name))
     progression = parse_progression(prog, "GCLOUD_STANDIN_QR_STATES",
                                     os.environ.get("GCLOUD_STANDIN_QR_STATES") or DEFAULT_QR_STATES,
                                     QR_STATES)
-    config = {"zone": zone, "project": project, "nodeId": ns.node_id, "workers": workers,
+    config.update({"zone": zone, "project": project, "workers": workers,
               "acceleratorType": accelerator, "runtimeVersion": ns.runtime_version,
               "spot": ns.spot, "reserved": ns.reserved, "guaranteed": ns.guaranteed,
               "validUntilDuration": ns.valid_until_duration,
-              "state": "ACCEPTED", "progression": progression}
+              "state": "ACCEPTED", "progression": progression})
     folder = qr_dir(ns.queued_resource)
     staging = folder.parent / ".{}.creating-{}".format(ns.queued_resource, os.getpid())
     staging.mkdir(parents=True)
@@ -328,14 +413,10 @@ def cmd_qr_describe(ns):
         config = load_config(prog, folder / "config.json")
         state = advance(config)
         if state == "ACTIVE" and not config.get("nodeCreated"):
-            # The queued resource's node exists once it is ACTIVE (§10.2), with its spot
-            # scheduling, and is then managed with the tpu-vm commands.
-            create_node(config["nodeId"], {
-                "zone": zone, "project": project, "workers": config["workers"],
-                "acceleratorType": config["acceleratorType"],
-                "runtimeVersion": config["runtimeVersion"], "state": "READY",
-                "spot": config.get("spot", False), "queuedResource": resource_name(
-                    project, zone, "queuedResources", ns.queued_resource)})
+            # The queued resource's nodes exist once it is ACTIVE (§10.2; all of them at once:
+            # Multislice is gang-scheduled, docs/multislice.md §1), with its spot scheduling,
+            # and are then managed with the tpu-vm commands.
+            create_qr_nodes(ns.queued_resource, config)
             config["nodeCreated"] = True
         write_atomic(folder / "config.json", json.dumps(config, indent=2) + "\n")
     print_formatted(prog, ns.format, qr_record(ns.queued_resource, config))
@@ -350,20 +431,20 @@ def cmd_qr_delete(ns):
     if not quiet(ns):
         confirm(prog, "queued resource [{}]".format(ns.queued_resource))
     folder, config = get_qr(prog, ns.queued_resource, zone, project)
-    node_root = state_dir() / "tpus" / config["nodeId"]
-    has_node = node_root.exists()
-    if has_node and not ns.force:
-        # A queued resource whose node still exists is deleted with --force (which also
-        # deletes the node, §10.2) or after the node.
+    nodes = [name for name in qr_node_ids(config) if (state_dir() / "tpus" / name).exists()]
+    if nodes and not ns.force:
+        # A queued resource whose nodes still exist is deleted with --force (which also
+        # deletes them, §10.2) or after them.
         fail(prog, "FAILED_PRECONDITION: {} queued resource {!r} still has node {!r}; pass "
-                   "--force to delete both".format(STANDIN_TAG, ns.queued_resource, config["nodeId"]))
+                   "--force to delete both".format(STANDIN_TAG, ns.queued_resource, nodes[0]))
     status("Delete request issued for: [{}]".format(ns.queued_resource))
     graveyard = state_dir() / "deleted"
     graveyard.mkdir(exist_ok=True)
     stamp = time.time_ns()
-    if has_node:
+    for name in nodes:
+        node_root = state_dir() / "tpus" / name
         stop_holders(node_root)
-        os.rename(str(node_root), str(graveyard / "{}.{}".format(config["nodeId"], stamp)))
+        os.rename(str(node_root), str(graveyard / "{}.{}".format(name, stamp)))
     os.rename(str(folder), str(graveyard / "qr-{}.{}".format(ns.queued_resource, stamp)))
     if ns.async_:
         status("Check operation [{}] for status.".format(operation_name(project, zone)))

@@ -112,7 +112,7 @@ def cmd_ssh(ns):
     preemption = Preemption(prog, node) if remote_command is not None else None
 
     def attempt(worker):
-        address = "10.0.0.{}".format(worker + 2)
+        address = node.address(worker)
         if worker in unreachable:
             status("ssh: connect to host {} port 22: Connection refused".format(address))
             return OPENSSH_FAILURE

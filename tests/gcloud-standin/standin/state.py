@@ -90,6 +90,9 @@ class Node:
         handed to the run guard through its one test seam, TPULAUNCH_GUARD_ROOT."""
         return self.root / "worker-{}".format(worker) / "root"
 
+    def address(self, worker):
+        return internal_ip(self.config, worker)
+
     @property
     def preemptible(self):
         """Spot and preemptible nodes are the ones Google may preempt (§10.1)."""
@@ -102,6 +105,13 @@ class Node:
     @property
     def shared(self):
         return self.root / "shared"
+
+
+def internal_ip(config, worker):
+    """A worker's internal address (networkEndpoints[worker].ipAddress): 10.0.SUBNET.(worker+2).
+    A node made alone has subnet 0 (every such node the same addresses, as before); each node of
+    a multi-node queued resource has its own subnet, so no two slices' workers share an address."""
+    return "10.0.{}.{}".format(int(config.get("subnet", 0)), worker + 2)
 
 
 def resource_name(project, zone, kind, name):

@@ -188,14 +188,18 @@ def remote_env(node, worker, user):
         # The run guard's one test seam: where this worker's /dev and /tmp are.
         "TPULAUNCH_GUARD_ROOT": str(node.fake_root(worker)),
     }
+    if node.config.get("multisliceShared"):
+        # The fake jax's meeting place for all slices of a multi-node queued resource.
+        env["GCLOUD_STANDIN_MULTISLICE_SHARED"] = node.config["multisliceShared"]
     for key, value in os.environ.items():
         if key.startswith(("FAKEJAX_", "LESSON_")) or key in WORKER_KNOBS:
             env[key] = value
     return env, bash
 
 
-def write_worker_bin(staging_bin, final_bin):
-    """The per-TPU fake commands that come first on every worker's PATH."""
+def write_worker_bin(staging_bin, final_bin, host_tag="standin0"):
+    """The per-TPU fake commands that come first on every worker's PATH; `host_tag` stands
+    for the 8 hex digits of the TPU's worker host names (t1v-n-<tag>-w-<i>)."""
     staging_bin.mkdir()
     real_python = shlex.quote(sys.executable)
     me = shlex.quote(str(HERE / "gcloud.py"))
@@ -209,19 +213,22 @@ export GCLOUD_STANDIN_STATE
 exec {launcher} "$@"
 """.format(state=shlex.quote(str(state_dir())), launcher=shlex.quote(str(HERE / "gcloud"))),
         "curl": """#!/bin/sh
-# gcloud stand-in: a stand-in TPU worker's curl reaches only its metadata server (README.md).
+# gcloud stand-in: a stand-in TPU worker's curl reaches only its metadata server (README.md),
+# which answers from this TPU's record.
+GCLOUD_STANDIN_NODE_ROOT={node}
+export GCLOUD_STANDIN_NODE_ROOT
 exec {py} -S {me} standin _curl "$@"
-""".format(py=real_python, me=me),
+""".format(py=real_python, me=me, node=shlex.quote(str(final_bin.parent))),
         "hostname": """#!/bin/bash
 # gcloud stand-in: fake `hostname` of a stand-in TPU worker (NOT a TPU VM).
 # Real TPU VM workers are named t1v-n-<8 hex>-w-<index> (§5).
 if [ $# -eq 0 ] || [ "$1" = -s ] || [ "$1" = --short ]; then
-  printf 't1v-n-standin0-w-%s\\n' "${GCLOUD_STANDIN_WORKER:?not on a stand-in worker}"
+  printf 't1v-n-{tag}-w-%s\\n' "${{GCLOUD_STANDIN_WORKER:?not on a stand-in worker}}"
 else
   echo "hostname (gcloud stand-in): option '$1' is not emulated" >&2
   exit 1
 fi
-""",
+""".format(tag=host_tag),
         "pip": """#!/bin/bash
 # gcloud stand-in: pip installs nothing on a stand-in worker (no network).
 printf 'stand-in: pip %s (nothing installed)\\n' "$*" >&2
@@ -309,12 +316,28 @@ def fake_curl(args):
                            "Missing Metadata-Flavor:Google header.\n".format(path))
     elif path == METADATA_ATTRIBUTES + "agent-worker-number" and worker is not None:
         code, body = 200, worker
+    elif path == METADATA_ATTRIBUTES + "tpu-env" and worker is not None:
+        code, body = 200, tpu_env()
     else:
         code, body = 404, "Not Found\n"
     if code != 200 and "f" in flags:
         return error(22, "The requested URL returned error: {}".format(code))
     sys.stdout.write(body)
     return 0
+
+
+def tpu_env():
+    """The `tpu-env` attribute: `KEY: 'value'` lines (the form of JAX's own example,
+    docs/multislice.md §3).  A real one holds more keys than the stand-in models; a node of a
+    multi-node queued resource has its MEGASCALE_* values there (nodes.create_qr_nodes), a node
+    made alone none of them (so the body is empty)."""
+    import json
+    root = os.environ.get("GCLOUD_STANDIN_NODE_ROOT", "")
+    try:
+        env = json.loads((Path(root) / "config.json").read_text()).get("tpuEnv", {})
+    except (OSError, ValueError):
+        env = {}
+    return "".join("{}: '{}'\n".format(key, value) for key, value in env.items())
 
 
 def make_venv(args):

@@ -1,7 +1,9 @@
 """The process group behind the STAND-IN jax (tests/gcloud-standin/fakejax).
 
 Workers of one stand-in TPU are separate processes on this machine, started
-at once by the gcloud stand-in, sharing the folder $GCLOUD_STANDIN_SHARED.
+at once by the gcloud stand-in, sharing the folder $GCLOUD_STANDIN_SHARED (the
+slices of a multi-node queued resource: $GCLOUD_STANDIN_MULTISLICE_SHARED, with
+process ids and count from MEGASCALE_SLICE_ID and MEGASCALE_NUM_SLICES).
 
 Rendezvous (jax.distributed.initialize): under an exclusive flock, a process
 joins the oldest open session of its TPU (same process count, younger than
@@ -56,11 +58,53 @@ def _env_int(name, default):
 
 
 def _index():
-    return _env_int("GCLOUD_STANDIN_WORKER", 0)
+    """JAX's process id on a Cloud TPU VM: the worker's index in its slice plus
+    MEGASCALE_SLICE_ID x the slice's VMs (docs/multislice.md §3)."""
+    slice_id, _ = _slices()
+    return _env_int("GCLOUD_STANDIN_WORKER", 0) + slice_id * _env_int("GCLOUD_STANDIN_WORKERS", 1)
 
 
 def _count():
-    return _env_int("GCLOUD_STANDIN_WORKERS", 1)
+    return _env_int("GCLOUD_STANDIN_WORKERS", 1) * _slices()[1]
+
+
+def _slices():
+    """(MEGASCALE_SLICE_ID, MEGASCALE_NUM_SLICES), as JAX reads them: the environment first,
+    then the metadata server's tpu-env; unset or empty means slice 0 of 1.  Only a worker of a
+    multi-node queued resource (GCLOUD_STANDIN_MULTISLICE_SHARED set) asks the metadata server:
+    a node made alone has no MEGASCALE_* value there, so the answer is known without the call."""
+    if "slices" not in _state:
+        env = {}
+        if os.environ.get("GCLOUD_STANDIN_MULTISLICE_SHARED") and not all(
+                os.environ.get(k) for k in ("MEGASCALE_SLICE_ID", "MEGASCALE_NUM_SLICES")):
+            env = _tpu_env()
+        values = []
+        for key, default in (("MEGASCALE_SLICE_ID", 0), ("MEGASCALE_NUM_SLICES", 1)):
+            raw = os.environ.get(key) or env.get(key, "")
+            try:
+                values.append(int(raw) if raw else default)
+            except ValueError:
+                raise StandinError("fakejax (stand-in): {}={!r} is not an integer".format(key, raw))
+        _state["slices"] = tuple(values)
+    return _state["slices"]
+
+
+def _tpu_env():
+    """The `KEY: 'value'` lines of the tpu-env metadata attribute, read with the worker's curl
+    as JAX reads the metadata server (jax/_src/clusters/cloud_tpu_cluster.py)."""
+    import subprocess
+    url = "http://metadata.google.internal/computeMetadata/v1/instance/attributes/tpu-env"
+    try:
+        text = subprocess.run(["curl", "-s", "-f", "-H", "Metadata-Flavor: Google", url],
+                              capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip().strip("'")
+    return out
 
 
 def _timeout():
@@ -217,7 +261,10 @@ def _join():
     if count == 1:
         _state["session"], _state["members"] = None, {0: os.getpid()}
         return
-    shared = os.environ.get("GCLOUD_STANDIN_SHARED", "")
+    # The slices of a Multislice job form one group: their workers meet in the queued
+    # resource's folder, not in their own TPU's.
+    shared = os.environ.get("GCLOUD_STANDIN_MULTISLICE_SHARED" if _slices()[1] > 1
+                            else "GCLOUD_STANDIN_SHARED", "")
     if not shared:
         raise StandinError("fakejax (stand-in): GCLOUD_STANDIN_SHARED is not set; a "
                            "multi-process run needs the gcloud stand-in's ssh")
