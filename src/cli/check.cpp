@@ -130,16 +130,20 @@ Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
 Command setup_check(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* app = parent.add_subcommand("check", "CI gate: audit the matrix against the exercises folder and routes");
-  app->add_flag("--strict", args->strict, "scripts with no entry are errors, not warnings");
-  app->add_option("--route", args->routes, "a route that must be allowed, ID@SLICE (SLICE may be 'cpu'); repeatable");
-  add_format_option(*app, args->format, {"text", "json", "github"});
-  app->add_option("--jobs", args->jobs, "threads that read, hash and classify scripts (default: the cores)")
-      ->check(CLI::Range(1U, 256U))->default_str("the cores");
-  app->footer("Examples:\n  tpulaunch check --strict\n"
-              "  tpulaunch check --route collective-update@v5litepod-16 --route distributed-02@cpu --format github\n"
-              "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors\n"
-              "(a malformed matrix or catalog, a script that cannot be read). With --format github an error of\n"
-              "check itself is an ::error annotation too, on stderr.\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_flag("--strict", args->strict, "scripts with no entry are errors, not warnings");
+    app->add_option("--route", args->routes, "a route that must be allowed, ID@SLICE (SLICE may be 'cpu'); repeatable");
+    add_format_option(*app, args->format, {"text", "json", "github"});
+    app->add_option("--jobs", args->jobs, "threads that read, hash and classify scripts (default: the cores)")
+        ->check(CLI::Range(1U, 256U))->default_str("the cores");
+    app->footer("Examples:\n  tpulaunch check --strict\n"
+                "  tpulaunch check --route collective-update@v5litepod-16 --route distributed-02@cpu --format github\n"
+                "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors\n"
+                "(a malformed matrix or catalog, a script that cannot be read). With --format github an error of\n"
+                "check itself is an ::error annotation too, on stderr.\n");
+  });
   return Command{app, [args, &globals]() { return run_check(*args, globals); }};
 }
 

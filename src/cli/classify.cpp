@@ -212,13 +212,17 @@ std::string rules_help() {
 Command setup_classify(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<ClassifyArgs>();
   CLI::App* app = parent.add_subcommand("classify", "Read Python sources as tokens and report device/multi-host evidence");
-  app->add_option("scripts", args->scripts,
-                  "script files, ids in the matrix's exercises folder, or folders (every .py file below them)")
-      ->required();
-  add_format_option(*app, args->format, {"text", "json"});
-  app->footer("Examples:\n  tpulaunch classify public/exercises\n  tpulaunch classify public/exercises/*.py\n"
-              "  tpulaunch classify distributed-02 --format json\n\n" +
-              rules_help());
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("scripts", args->scripts,
+                    "script files, ids in the matrix's exercises folder, or folders (every .py file below them)")
+        ->required();
+    add_format_option(*app, args->format, {"text", "json"});
+    app->footer("Examples:\n  tpulaunch classify public/exercises\n  tpulaunch classify public/exercises/*.py\n"
+                "  tpulaunch classify distributed-02 --format json\n\n" +
+                rules_help());
+  });
   return Command{app, [args, &globals]() { return run_classify(*args, globals); }};
 }
 

@@ -31,6 +31,7 @@ struct Globals {
   // Set when no matrix was given and none was found here or above (locate_matrix): the folder
   // the search started in, which the error names.
   std::string matrix_searched_from;
+  const CLI::Option* matrix_option = nullptr; // counts a value from $TPULAUNCH_MATRIX as given
 };
 
 // What a command produced: the product for stdout, notes for stderr, and the exit code.
@@ -44,6 +45,9 @@ struct Command {
   CLI::App* app = nullptr;
   std::function<Result<Output>()> run;
 };
+
+// Registers the global options and every subcommand on `app` (app.cpp); one Command each.
+std::vector<Command> setup_app(CLI::App& app, Globals& globals);
 
 Command setup_init(CLI::App& parent, const Globals& globals);
 Command setup_plan(CLI::App& parent, const Globals& globals);

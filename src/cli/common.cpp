@@ -178,6 +178,12 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
                      "download brings every worker's back (3 local gcloud calls for any slice)"));
 
   CLI::Option_group& life = *app.add_option_group("The TPU's life", "none of it happens unless asked for");
+  // CLI11 stops option groups from falling through to their subcommand when parsing starts
+  // (App::_configure); these are made later, when the command line names the subcommand, so they
+  // are stopped here: a group that falls through hands an unknown word back to its subcommand,
+  // which hands it to the group again, without end.
+  tpu.fallthrough(false);
+  life.fallthrough(false);
   args.tpu_only.push_back(life.add_flag(
       "--create", args.create, "create the TPU VM first (tpu-vm create --async), then wait until it is READY"));
   args.tpu_only.push_back(life.add_flag("--queued", args.queued,

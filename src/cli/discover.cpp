@@ -38,10 +38,14 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
 Command setup_discover(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<DiscoverArgs>();
   CLI::App* app = parent.add_subcommand("discover", "Emit the discovery-only pipeline: every worker reports its topology");
-  app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16")->required();
-  add_tpu_options(*app, args->tpu);
-  add_format_option(*app, args->format, {"text", "sh", "json"});
-  app->footer("Example:\n  tpulaunch discover --slice v5litepod-16 --tpu my-pod --zone us-west4-a --format sh > discover.sh\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16")->required();
+    add_tpu_options(*app, args->tpu);
+    add_format_option(*app, args->format, {"text", "sh", "json"});
+    app->footer("Example:\n  tpulaunch discover --slice v5litepod-16 --tpu my-pod --zone us-west4-a --format sh > discover.sh\n");
+  });
   return Command{app, [args, &globals]() { return run_discover(*args, globals); }};
 }
 

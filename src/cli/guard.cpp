@@ -40,13 +40,17 @@ Command setup_guard(CLI::App& parent, const Globals& /*globals*/) {
   auto args = std::make_shared<GuardArgs>();
   CLI::App* app = parent.add_subcommand(
       "guard", "Print the run guard, the program a plan's run step runs on every TPU VM worker (or write it)");
-  app->add_flag("--discovery", args->discovery, "the discovery program instead (what `tpulaunch discover` runs)");
-  app->add_option("--write", args->write, "write it to FILE (atomically, mode 0644) instead of printing it")
-      ->type_name("FILE");
-  app->add_option("--sha256", args->sha256, "refuse unless its SHA-256 is HEX (what a plan pinned)")
-      ->type_name("HEX");
-  app->footer("Examples:\n  tpulaunch guard | less\n  tpulaunch guard --write /tmp/run-guard.sh && shellcheck "
-              "/tmp/run-guard.sh\n  tpulaunch guard --discovery\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_flag("--discovery", args->discovery, "the discovery program instead (what `tpulaunch discover` runs)");
+    app->add_option("--write", args->write, "write it to FILE (atomically, mode 0644) instead of printing it")
+        ->type_name("FILE");
+    app->add_option("--sha256", args->sha256, "refuse unless its SHA-256 is HEX (what a plan pinned)")
+        ->type_name("HEX");
+    app->footer("Examples:\n  tpulaunch guard | less\n  tpulaunch guard --write /tmp/run-guard.sh && shellcheck "
+                "/tmp/run-guard.sh\n  tpulaunch guard --discovery\n");
+  });
   return Command{app, [args]() { return run_guard(*args); }};
 }
 

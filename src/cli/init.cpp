@@ -68,12 +68,16 @@ Result<Output> run_init(const InitArgs& args, const Globals& globals) {
 Command setup_init(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<InitArgs>();
   CLI::App* app = parent.add_subcommand("init", "Write a minimal execution matrix for a new course");
-  app->add_option("--exercises-dir", args->exercises_dir, "the course's scripts, relative to the matrix's folder")
-      ->default_str("public/exercises")
-      ->type_name("DIR");
-  app->footer("Examples:\n  tpulaunch init\n  tpulaunch -C my-course init --exercises-dir lessons\n"
-              "Writes --matrix (default execution-matrix.json) atomically and never over an existing file (exit 1).\n"
-              "The exercises folder must exist (exit 2 otherwise, and nothing is written).\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("--exercises-dir", args->exercises_dir, "the course's scripts, relative to the matrix's folder")
+        ->default_str("public/exercises")
+        ->type_name("DIR");
+    app->footer("Examples:\n  tpulaunch init\n  tpulaunch -C my-course init --exercises-dir lessons\n"
+                "Writes --matrix (default execution-matrix.json) atomically and never over an existing file (exit 1).\n"
+                "The exercises folder must exist (exit 2 otherwise, and nothing is written).\n");
+  });
   return Command{app, [args, &globals]() { return run_init(*args, globals); }};
 }
 

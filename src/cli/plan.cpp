@@ -125,29 +125,33 @@ std::string routing_rules_help() {
 Command setup_plan(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* app = parent.add_subcommand("plan", "Route one script and print the exact gcloud pipeline");
-  app->add_option("script", args->script, "script id (e.g. distributed-02) or path to its .py file")->required();
-  app->add_option("args", args->args, "arguments for the script, after --")->type_name("ARG");
-  app->add_option("--env", args->env, "set KEY=VALUE for the script (repeatable; any value)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
-  app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
-  add_tpu_options(*app, args->tpu);
-  add_format_option(*app, args->format, {"text", "sh", "json"});
-  app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
-  args->verify_option =
-      app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))
-          ->check(CLI::IsMember(verify_kind_names(VerifyNone::included)));
-  // Made only when help is shown; CLI11 adds the final newline after a callback's text.
-  app->footer([] {
-    std::string text =
-        fmt::format("Examples:\n"
-                    "  tpulaunch plan distributed-02\n"
-                    "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
-                    "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n"
-                    "  tpulaunch plan train --slice v5litepod-16 --env SEED=1 -- --steps 100\n\n{}\n{}",
-                    routing_rules_help(), exit_codes_help());
-    text.pop_back();
-    return text;
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("script", args->script, "script id (e.g. distributed-02) or path to its .py file")->required();
+    app->add_option("args", args->args, "arguments for the script, after --")->type_name("ARG");
+    app->add_option("--env", args->env, "set KEY=VALUE for the script (repeatable; any value)")
+        ->type_name("KEY=VALUE")
+        ->allow_extra_args(false);
+    app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
+    add_tpu_options(*app, args->tpu);
+    add_format_option(*app, args->format, {"text", "sh", "json"});
+    app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
+    args->verify_option =
+        app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))
+            ->check(CLI::IsMember(verify_kind_names(VerifyNone::included)));
+    // Made only when help is shown; CLI11 adds the final newline after a callback's text.
+    app->footer([] {
+      std::string text =
+          fmt::format("Examples:\n"
+                      "  tpulaunch plan distributed-02\n"
+                      "  tpulaunch plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a\n"
+                      "  tpulaunch plan collective-update --slice v5litepod-16 --format sh > run.sh && bash run.sh\n"
+                      "  tpulaunch plan train --slice v5litepod-16 --env SEED=1 -- --steps 100\n\n{}\n{}",
+                      routing_rules_help(), exit_codes_help());
+      text.pop_back();
+      return text;
+    });
   });
   return Command{app, [args, &globals]() { return run_plan(*args, globals); }};
 }

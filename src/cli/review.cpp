@@ -76,26 +76,30 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
 Command setup_review(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<ReviewArgs>();
   CLI::App* app = parent.add_subcommand("review", "Record a script's reviewed class and digest in the matrix");
-  app->add_option("script", args->script, "script id or path")->required();
-  std::vector<std::string> classes;
-  for (const auto& info : k_script_classes) {
-    classes.emplace_back(info.name);
-  }
-  app->add_option("--class", args->script_class, "cpu-only, single-host-compatible or multi-host-qualified")
-      ->required()
-      ->check(CLI::IsMember(classes));
-  app->add_option("--by", args->by, "reviewer name")->required();
-  app->add_option("--note", args->note, "what the reviewer checked");
-  app->add_option("--override", args->override_reason,
-                  "accept evidence that contradicts the class, for this reason (recorded with the evidence lines)");
-  app->add_option("--jax-platforms", args->jax_platforms,
-                  "JAX_PLATFORMS for TPU routes in place of tpu: tpu,cpu lets JAX fall back to the CPU (recorded; "
-                  "plan then accepts --env JAX_PLATFORMS with this value)")
-      ->type_name("LIST");
-  app->footer("Examples:\n  tpulaunch review distributed-02 --class cpu-only --by alice\n"
-              "  tpulaunch review collective-update --class multi-host-qualified --by bob --note 'checked barrier'\n"
-              "  tpulaunch review host-callback --class single-host-compatible --by bob --jax-platforms tpu,cpu\n"
-              "The matrix is rewritten atomically, under a lock, with stable key order.\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("script", args->script, "script id or path")->required();
+    std::vector<std::string> classes;
+    for (const auto& info : k_script_classes) {
+      classes.emplace_back(info.name);
+    }
+    app->add_option("--class", args->script_class, "cpu-only, single-host-compatible or multi-host-qualified")
+        ->required()
+        ->check(CLI::IsMember(classes));
+    app->add_option("--by", args->by, "reviewer name")->required();
+    app->add_option("--note", args->note, "what the reviewer checked");
+    app->add_option("--override", args->override_reason,
+                    "accept evidence that contradicts the class, for this reason (recorded with the evidence lines)");
+    app->add_option("--jax-platforms", args->jax_platforms,
+                    "JAX_PLATFORMS for TPU routes in place of tpu: tpu,cpu lets JAX fall back to the CPU (recorded; "
+                    "plan then accepts --env JAX_PLATFORMS with this value)")
+        ->type_name("LIST");
+    app->footer("Examples:\n  tpulaunch review distributed-02 --class cpu-only --by alice\n"
+                "  tpulaunch review collective-update --class multi-host-qualified --by bob --note 'checked barrier'\n"
+                "  tpulaunch review host-callback --class single-host-compatible --by bob --jax-platforms tpu,cpu\n"
+                "The matrix is rewritten atomically, under a lock, with stable key order.\n");
+  });
   return Command{app, [args, &globals]() { return run_review(*args, globals); }};
 }
 

@@ -98,13 +98,17 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
 Command setup_slice(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<SliceArgs>();
   CLI::App* app = parent.add_subcommand("slice", "Show one slice: devices, idle chips, batch sizes, HBM fit, create line");
-  app->add_option("name", args->name, "accelerator type, e.g. v5litepod-16")->required();
-  app->add_option("--microbatch", args->microbatch, "per-chip microbatch, to derive per-host and global batch")
-      ->check(CLI::Range(1LL, 1LL << 32));
-  app->add_option("--state-gib", args->state_gib, "GiB of sharded state, to check against total HBM")
-      ->check(CLI::Range(0.0, 1e9));
-  add_format_option(*app, args->format, {"text", "json"});
-  app->footer("Examples:\n  tpulaunch slice v5litepod-16 --microbatch 8\n  tpulaunch slice v6e-16 --state-gib 300\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("name", args->name, "accelerator type, e.g. v5litepod-16")->required();
+    app->add_option("--microbatch", args->microbatch, "per-chip microbatch, to derive per-host and global batch")
+        ->check(CLI::Range(1LL, 1LL << 32));
+    app->add_option("--state-gib", args->state_gib, "GiB of sharded state, to check against total HBM")
+        ->check(CLI::Range(0.0, 1e9));
+    add_format_option(*app, args->format, {"text", "json"});
+    app->footer("Examples:\n  tpulaunch slice v5litepod-16 --microbatch 8\n  tpulaunch slice v6e-16 --state-gib 300\n");
+  });
   return Command{app, [args, &globals]() { return run_slice(*args, globals); }};
 }
 

@@ -97,14 +97,18 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
 Command setup_slices(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<SlicesArgs>();
   CLI::App* app = parent.add_subcommand("slices", "List the slice catalog with derived figures");
-  add_format_option(*app, args->format, {"table", "json", "svg"});
-  app->add_flag("--multi-host", args->multi_host, "only slices with more than one host (they need --worker=all)");
-  app->add_flag("--single-host", args->single_host, "only 1-host slices");
-  app->add_option("--only", args->only, "comma-separated slice names, in the order to show them")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  app->footer("Examples:\n  tpulaunch slices --multi-host\n"
-              "  tpulaunch slices --format svg --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16 > topology.svg\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    add_format_option(*app, args->format, {"table", "json", "svg"});
+    app->add_flag("--multi-host", args->multi_host, "only slices with more than one host (they need --worker=all)");
+    app->add_flag("--single-host", args->single_host, "only 1-host slices");
+    app->add_option("--only", args->only, "comma-separated slice names, in the order to show them")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app->footer("Examples:\n  tpulaunch slices --multi-host\n"
+                "  tpulaunch slices --format svg --only v5litepod-4,v5litepod-8,v5litepod-16,v6e-16 > topology.svg\n");
+  });
   return Command{app, [args, &globals]() { return run_slices(*args, globals); }};
 }
 

@@ -76,13 +76,17 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
 Command setup_verify(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<VerifyArgs>();
   CLI::App* app = parent.add_subcommand("verify", "Check a fetched run folder: receipts, checkpoint, one log per host");
-  app->add_option("folder", args->folder, "the run folder, ./tpu-runs/<tpu>/<id>/<run-id>")->required();
-  app->add_option("--slice", args->slice, "the slice the run used")->required();
-  app->add_option("--kind", args->kind, verify_kind_list(VerifyNone::excluded) + " (default: training)")
-      ->check(CLI::IsMember(verify_kind_names(VerifyNone::excluded)));
-  add_format_option(*app, args->format, {"text", "json"});
-  app->footer("Example:\n  tpulaunch verify ./tpu-runs/my-pod/collective-update/20261202T101500Z --slice v5litepod-16\n"
-              "Exit 0 when every check holds, 3 when any fails, 4 when the folder is missing.\n");
+  // Its options are registered when the command line names it (CLI11 calls this before parsing
+  // the subcommand's words): a run pays for one subcommand's options, not all ten.
+  app->preparse_callback([app, args](std::size_t /*remaining*/) {
+    app->add_option("folder", args->folder, "the run folder, ./tpu-runs/<tpu>/<id>/<run-id>")->required();
+    app->add_option("--slice", args->slice, "the slice the run used")->required();
+    app->add_option("--kind", args->kind, verify_kind_list(VerifyNone::excluded) + " (default: training)")
+        ->check(CLI::IsMember(verify_kind_names(VerifyNone::excluded)));
+    add_format_option(*app, args->format, {"text", "json"});
+    app->footer("Example:\n  tpulaunch verify ./tpu-runs/my-pod/collective-update/20261202T101500Z --slice v5litepod-16\n"
+                "Exit 0 when every check holds, 3 when any fails, 4 when the folder is missing.\n");
+  });
   return Command{app, [args, &globals]() { return run_verify(*args, globals); }};
 }
 

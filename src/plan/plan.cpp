@@ -643,9 +643,6 @@ Status validate_tpu_options(const PlanOptions& options) {
     TPULAUNCH_CHECK(validate_value(ValueKind::project, options.project));
   }
   TPULAUNCH_CHECK(validate_value(ValueKind::run_id, options.run_id));
-  if (options.parallel < 1 || options.parallel > 1024) {
-    return usage_error(fmt::format("--parallel must be between 1 and 1024, not {}", options.parallel));
-  }
   return Ok{};
 }
 
@@ -654,9 +651,6 @@ Status validate_tpu_options(const PlanOptions& options) {
 Status set_results(Plan& plan, std::string_view id) {
   if (plan.options.results.empty()) {
     return Ok{};
-  }
-  if (plan.options.form == PlanForm::course) {
-    return usage_error("--course emits the course's own commands only; --results needs the full form");
   }
   TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(plan.options.results));
   plan.results_run_url = url.join({plan.options.tpu, id, plan.options.run_id});
@@ -772,11 +766,6 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
   if (route == RouteKind::cpu) {
-    const LifecycleOptions& life = options.lifecycle;
-    if (life.capacity != Capacity::existing || life.provisioning != Provisioning::standard || !life.timeout.empty() ||
-        life.kill_stale) {
-      return usage_error("the CPU route uses no TPU: --create, --queued, --spot, --timeout and --kill-stale need --slice");
-    }
     // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status
     // is the program's (pipefail), not tee's.
     plan.cpu_receipt = script.id + "-cpu.txt";

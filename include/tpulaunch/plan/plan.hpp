@@ -60,7 +60,7 @@ struct PlanOptions {
   PlanForm form = PlanForm::full;
   bool bootstrap = false;
   bool teardown = false;
-  int parallel = 8;                      // fetches in flight at once
+  int parallel = 8;                      // fetches in flight at once, 1-1024 (the CLI checks --parallel)
   std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
   std::string tpulaunch_program = "tpulaunch"; // the program the write and verify steps call (the CLI: its own absolute path)
   // The folder the plan's relative paths resolve in (absolute); the commands start by changing to
