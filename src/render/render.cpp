@@ -5,11 +5,19 @@
 
 #include <fmt/format.h>
 
+#include "tpulaunch/embedded/collect_check_bash.hpp"
 #include "tpulaunch/embedded/fetch_bash.hpp"
+#include "tpulaunch/embedded/left_running_bash.hpp"
+#include "tpulaunch/embedded/left_running_trap_bash.hpp"
+#include "tpulaunch/embedded/preemption_bash.hpp"
+#include "tpulaunch/embedded/release_capacity_bash.hpp"
+#include "tpulaunch/embedded/tpulaunch_program_bash.hpp"
+#include "tpulaunch/embedded/wait_for_capacity_bash.hpp"
 #include "tpulaunch/embedded/worker_report_bash.hpp"
 #include "tpulaunch/json/json_writer.hpp"
 #include "tpulaunch/course/lesson.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
+#include "tpulaunch/util/exit_code.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -64,21 +72,15 @@ constexpr Code k_if_not{"if ! "};
 constexpr Code k_then_block{"; then\n  "};
 constexpr Code k_exit_1_fi{"\n  exit 1\nfi"};
 constexpr Code k_quiet{" >/dev/null 2>&1"};
-constexpr Code k_verify_override{"if [[ -n ${TPULAUNCH:-} ]]; then\n  TPULAUNCH_PROGRAM=$TPULAUNCH\nfi\n"
-                                  "readonly TPULAUNCH_PROGRAM"};
-constexpr Code k_verify_check{
-    "if ! command -v \"$TPULAUNCH_PROGRAM\" >/dev/null; then\n"
-    "  echo \"tpulaunch: error: the plan runs $TPULAUNCH_PROGRAM (to write its run guard, to verify), which cannot be "
-    "run here; set TPULAUNCH to the tpulaunch to use\" >&2\n"
-    "  exit 1\n"
-    "fi\n"
-    "step \"tpulaunch's own steps will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)\""};
+// The tpulaunch that made the plan (@program@), unless $TPULAUNCH names another; checked before
+// any TPU time is spent, and named on stderr (src/remote/tpulaunch_program.bash).
+constexpr Code k_tpulaunch_program_check = Code{embedded::tpulaunch_program_bash}.without_final_newline();
 constexpr Code k_tpulaunch_program{"\"$TPULAUNCH_PROGRAM\" "};
-constexpr Code k_left_running_start{"tpu_left_running() {\n  "};
-constexpr Code k_left_running_end{"\n}"};
-// From the first call that uses the TPU on, any failure (a step, a fetch, verify, set -e) ends
-// with the message: a TPU that is still billing is never left silently.
-constexpr Code k_left_running_trap{"trap '(($? == 0)) || tpu_left_running' EXIT"};
+// tpu_left_running: prints @message@ (src/remote/left_running.bash). From the first call that
+// uses the TPU on, the trap (src/remote/left_running_trap.bash) calls it on any failure (a step, a
+// fetch, verify, set -e): a TPU that is still billing is never left silently.
+constexpr Code k_left_running_function = Code{embedded::left_running_bash}.without_final_newline();
+constexpr Code k_left_running_trap = Code{embedded::left_running_trap_bash}.without_final_newline();
 constexpr Code k_run_status_0{"run_status=0"};
 constexpr Code k_or_run_status{" || run_status=$?"};
 constexpr Code k_remote_code_note{
@@ -110,58 +112,22 @@ constexpr Code k_worker_report_library = Code{embedded::worker_report_bash}.with
 constexpr Code k_report_workers{"report_workers"};
 
 // --- capacity: create or queue, wait, release ------------------------------------------------------
-// release: how to delete what holds quota; RELEASE is the same command as text, for messages.
-constexpr Code k_release_open{"release_capacity() {\n  if ! "};
-constexpr Code k_release_close{"; then\n"
-                               "    echo \"tpulaunch: error: could not delete it; delete it by hand: $RELEASE\" >&2\n"
-                               "    return 1\n"
-                               "  fi\n"
-                               "  trap - EXIT # nothing is left running\n"
-                               "}"};
-constexpr Code k_capacity_state_open{"capacity_state() { "};
-constexpr Code k_function_close{"; }"};
-// wait_for_capacity WANT 'DEAD ENDS' POLL DEADLINE WHAT: polls capacity_state. The statuses are
-// PipelineStatus::capacity_failed (90) and capacity_deadline (91); render_test checks them.
-constexpr Code k_wait_function{
-    "wait_for_capacity() {\n"
-    "  local want=$1 dead_ends=\" $2 \" poll=$3 limit=$4 what=$5 state status deadline\n"
-    "  deadline=$((SECONDS + limit))\n"
-    "  while :; do\n"
-    "    status=0\n"
-    "    state=$(capacity_state) || status=$?\n"
-    "    if ((status != 0)); then\n"
-    "      # One failed look (a network blip, an API error) is not a verdict: look again.\n"
-    "      state=\"\"\n"
-    "      step \"wait: could not read the state of $what (gcloud exited $status); it is kept, and looked at again\"\n"
-    "    elif [[ $state == \"$want\" ]]; then\n"
-    "      step \"wait: $what is $state\"\n"
-    "      return 0\n"
-    "    elif [[ -n $state && $dead_ends == *\" $state \"* ]]; then\n"
-    "      echo \"tpulaunch: error: $what is $state, which never becomes $want; deleting it so that it stops holding "
-    "quota\" >&2\n"
-    "      release_capacity || true\n"
-    "      exit 90\n"
-    "    fi\n"
-    "    if ((SECONDS >= deadline)); then\n"
-    "      echo \"tpulaunch: error: $what is still ${state:-without a state} after ${limit}s (--ready-timeout); "
-    "deleting it\" >&2\n"
-    "      release_capacity || true\n"
-    "      exit 91\n"
-    "    fi\n"
-    "    step \"wait: $what is ${state:-without a state yet}; next look in ${poll}s\"\n"
-    "    sleep \"$poll\"\n"
-    "  done\n"
-    "}"};
+// release_capacity: runs @release@, the command that deletes what holds quota
+// (src/remote/release_capacity.bash); RELEASE is the same command as text, for messages.
+constexpr Code k_release_function = Code{embedded::release_capacity_bash}.without_final_newline();
+// capacity_state runs @describe@; wait_for_capacity WANT 'DEAD ENDS' POLL DEADLINE WHAT polls it
+// (src/remote/wait_for_capacity.bash), and stops with @capacity_failed@ or @capacity_deadline@.
+constexpr Code k_wait_functions = Code{embedded::wait_for_capacity_bash}.without_final_newline();
 
 // name-check: the describe call succeeds only when something of that name exists, which this plan
 // did not create: it stops, naming the state, before it creates or touches anything.
 constexpr Code k_name_check_open{"if state=$("};
 constexpr Code k_name_check_then{" 2>/dev/null); then\n  "};
-constexpr Code k_exit_name_taken_fi{"\n  exit 89\nfi"};
+constexpr Code k_exit_open{"\n  exit "};
+constexpr Code k_fi{"\nfi"};
 // prepare: a run folder that exists already is a run that happened before.
 constexpr Code k_if_not_block{"if ! { "};
 constexpr Code k_block_then{"; }; then\n  "};
-constexpr Code k_exit_run_exists_fi{"\n  exit 93\nfi"};
 // The text form's wait: a loop a person can paste, which looks again after a failed look and stops
 // at a state that never leads to the one it waits for (the sh form then deletes it; here the
 // release line, commented, says how).
@@ -177,45 +143,9 @@ constexpr Code k_state_value{"\"$state\""};
 constexpr Code k_state_or_unread{"\"${state:-not readable}\""};
 
 // --- preemption: one state query after a failed step on a spot or preemptible TPU -------------
-constexpr Code k_node_state_open{"node_state() { "};
-// The exit status is PipelineStatus::preempted (92); render_test checks it.
-constexpr Code k_preemption_functions{
-    "preempted=\"\"\n"
-    "preemption_checked=0\n"
-    "# check_preempted: ask gcloud for the TPU's state, once; PREEMPTED or TERMINATED is noted.\n"
-    "check_preempted() {\n"
-    "  local state\n"
-    "  if ((preemption_checked)); then\n"
-    "    return 0\n"
-    "  fi\n"
-    "  preemption_checked=1\n"
-    "  state=$(node_state) || return 0\n"
-    "  case $state in\n"
-    "    PREEMPTED | TERMINATED) preempted=$state ;;\n"
-    "  esac\n"
-    "}\n"
-    "# stop_if_preempted: when it was, say so (it is not a failure of the program) and exit 92; with\n"
-    "# --teardown, delete it first, as it still holds quota.\n"
-    "stop_if_preempted() {\n"
-    "  if [[ -z $preempted ]]; then\n"
-    "    return 0\n"
-    "  fi\n"
-    "  echo \"tpulaunch: error: $TPU was $preempted during the pipeline: it was preempted, this is not a failure of the "
-    "program; whatever could be fetched is in $RUN_DIR\" >&2\n"
-    "  if ((TEARDOWN)); then\n"
-    "    echo \"tpulaunch: deleting it (--teardown), as it still holds quota\" >&2\n"
-    "    release_capacity || true\n"
-    "  else\n"
-    "    echo \"tpulaunch: it still holds quota until it is deleted: $RELEASE\" >&2\n"
-    "  fi\n"
-    "  exit 92\n"
-    "}\n"
-    "# failed_step STATUS: a step failed; report a preemption if that is what it was, else stop.\n"
-    "failed_step() {\n"
-    "  check_preempted\n"
-    "  stop_if_preempted\n"
-    "  exit \"$1\"\n"
-    "}"};
+// node_state runs @describe@; check_preempted, stop_if_preempted (which stops with @preempted@)
+// and failed_step use it (src/remote/preemption.bash).
+constexpr Code k_preemption_functions = Code{embedded::preemption_bash}.without_final_newline();
 constexpr Code k_or_failed_step{" || failed_step $?"};
 constexpr Code k_check_preempted_if_run_failed{"if ((run_status != 0)); then\n  check_preempted\nfi"};
 constexpr Code k_check_preempted_if_failed{
@@ -228,19 +158,8 @@ constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"
 // unless all is well.
 constexpr Code k_collect_status_0{"collect_status=0"};
 constexpr Code k_or_collect_status{" || collect_status=$?"};
-constexpr Code k_collect_missing{
-    "missing=()\n"
-    "for ((i = 0; i < WORKERS; i++)); do\n"
-    "  if [[ ! -d \"$RUN_DIR/worker-$i/$RUN_ID\" ]]; then\n"
-    "    missing+=(\"$i\")\n"
-    "  fi\n"
-    "done\n"
-    "if ((collect_status != 0)); then\n"
-    "  echo \"tpulaunch: error: the download from $RESULTS failed with status $collect_status\" >&2\n"
-    "fi\n"
-    "if ((${#missing[@]} > 0)); then\n"
-    "  echo \"tpulaunch: error: no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS\" >&2\n"
-    "fi"};
+// Names the workers whose run folder did not arrive (src/remote/collect_check.bash).
+constexpr Code k_collect_check = Code{embedded::collect_check_bash}.without_final_newline();
 constexpr Code k_check_preempted_if_collect_failed{
     "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
 constexpr Code k_collect_exit{"if ((collect_status != 0 || ${#missing[@]} > 0)); then\n  exit 1\nfi"};
@@ -257,9 +176,11 @@ constexpr Code k_set_workers{"WORKERS="};
 constexpr Code k_set_parallel{"PARALLEL="};
 constexpr Code k_set_results{"RESULTS="};
 constexpr Code k_set_script{"SCRIPT="};
-constexpr Code k_set_tpulaunch_program{"TPULAUNCH_PROGRAM="};
 constexpr Code k_set_teardown{"TEARDOWN="};
 constexpr Code k_set_release{"RELEASE="};
+
+// A status of the script's own stops, as the one word that fills its hole.
+ShellLine status_word(PipelineStatus status) { return ShellLine{Word(std::to_string(to_int(status)))}; }
 
 // readonly NAME=value
 ShellLine readonly_value(Code name_equals, std::string value) {
@@ -434,7 +355,9 @@ void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> st
                                                                    queued ? "--queued-resource" : "--tpu",
                                                                    queued ? "--queued" : "--create"))}
                              .code(k_to_stderr))
-                   .code(k_exit_name_taken_fi));
+                   .code(k_exit_open)
+                   .line(status_word(PipelineStatus::name_taken))
+                   .code(k_fi));
 }
 
 // prepare on a TPU route: a run folder that exists already stops the script before anything else.
@@ -453,22 +376,25 @@ void emit_prepare(ShellScript& sh, const Plan& plan, std::span<const Step> steps
                        "tpulaunch: error: could not start the run folder {}: it exists already (run id {} ran before, "
                        "and a second run never overwrites the first: make a new plan), or it cannot be made here",
                        plan.local_run_dir, plan.options.run_id)))
-                   .code(k_exit_run_exists_fi));
+                   .code(k_exit_open)
+                   .line(status_word(PipelineStatus::run_exists))
+                   .code(k_fi));
 }
 
 void emit_release(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
   sh.line(readonly_value(k_set_release, to_shell(step.line)));
-  add_line(sh, ShellLine().code(k_release_open).line(step.line).code(k_release_close));
+  add_line(sh, fill_holes(k_release_function, {{"release", step.line}}));
 }
 
 void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   const Poll& poll = *step.poll;
   sh.line(step_banner(step));
-  add_line(sh, ShellLine().code(k_capacity_state_open).line(step.line).code(k_function_close));
-  sh.code(k_wait_function);
+  add_line(sh, fill_holes(k_wait_functions, {{"describe", step.line},
+                                             {"capacity_failed", status_word(PipelineStatus::capacity_failed)},
+                                             {"capacity_deadline", status_word(PipelineStatus::capacity_deadline)}}));
   std::string dead_ends;
   for (const auto& state : poll.stop_on) {
     dead_ends += (dead_ends.empty() ? "" : " ") + state;
@@ -482,8 +408,8 @@ void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
 void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
-  add_line(sh, ShellLine().code(k_node_state_open).line(step.line).code(k_function_close));
-  sh.code(k_preemption_functions);
+  add_line(sh, fill_holes(k_preemption_functions,
+                          {{"describe", step.line}, {"preempted", status_word(PipelineStatus::preempted)}}));
 }
 
 void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -538,7 +464,7 @@ void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps
   sh.line(step_banner(step));
   sh.code(k_collect_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_collect_status));
-  sh.code(k_collect_missing);
+  sh.code(k_collect_check);
   if (plan.options.form == PlanForm::full) {
     sh.code(k_worker_report_library).code(k_report_workers);
   }
@@ -606,16 +532,11 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
     own = find_step(plan, StepKind::verify);
   }
   if (own != nullptr) {
-    // The tpulaunch that made the plan, unless $TPULAUNCH names another; checked before any TPU
-    // time is spent, not after the run, and named on stderr.
-    add_line(sh, ShellLine{Word(k_set_tpulaunch_program).append(own->line.argv().front())});
-    sh.code(k_verify_override).code(k_verify_check).blank();
+    add_line(sh, fill_holes(k_tpulaunch_program_check, {{"program", ShellLine{own->line.argv().front()}}}));
+    sh.blank();
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    add_line(sh, ShellLine()
-                     .code(k_left_running_start)
-                     .line(echo_error(left_running_message(plan, *teardown)))
-                     .code(k_left_running_end));
+    add_line(sh, fill_holes(k_left_running_function, {{"message", ShellLine{left_running_message(plan, *teardown)}}}));
   }
 }
 
