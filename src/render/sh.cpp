@@ -1,10 +1,11 @@
+// The sh form of a plan: a complete bash script, run as it is.
 #include "tpulaunch/render/render.hpp"
 
-#include <algorithm>
 #include <span>
 
 #include <fmt/format.h>
 
+#include "render/render_parts.hpp"
 #include "tpulaunch/embedded/collect_check_bash.hpp"
 #include "tpulaunch/embedded/fetch_bash.hpp"
 #include "tpulaunch/embedded/left_running_bash.hpp"
@@ -14,47 +15,15 @@
 #include "tpulaunch/embedded/tpulaunch_program_bash.hpp"
 #include "tpulaunch/embedded/wait_for_capacity_bash.hpp"
 #include "tpulaunch/embedded/worker_report_bash.hpp"
-#include "tpulaunch/json/json_writer.hpp"
-#include "tpulaunch/course/lesson.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
 #include "tpulaunch/util/exit_code.hpp"
 
 namespace tpulaunch {
 namespace {
 
-std::string_view where_name(StepWhere where) { return where == StepWhere::local ? "local" : "remote"; }
-
-std::string route_sentence(const Plan& plan) {
-  if (plan.route == RouteKind::cpu) {
-    return "cpu: runs on this machine's CPU; no TPU is used";
-  }
-  const Slice& s = *plan.slice;
-  if (plan.route == RouteKind::multi_host) {
-    return fmt::format("multi-host: {} has {} hosts x {} chips = {} chips; every worker runs the script (--worker=all), "
-                       "{} local and {} global JAX devices each",
-                       s.name, s.hosts, s.chips_per_host, s.global_chips(), s.local_device_count(), s.device_count());
-  }
-  return fmt::format("single-host: {} is 1 host x {} chips; the script runs on worker 0 with {} JAX devices", s.name,
-                     s.chips_per_host, s.local_device_count());
-}
-
-// Indents every line of `text` by `prefix`.
-std::string indent(std::string_view text, std::string_view prefix) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const auto end = text.find('\n', start);
-    const auto line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    out += prefix;
-    out += line;
-    out += '\n';
-    if (end == std::string_view::npos) {
-      break;
-    }
-    start = end + 1;
-  }
-  return out;
-}
+using render_parts::condition_text;
+using render_parts::find_step;
+using render_parts::k_state_or_unread;
 
 // --- the sh script ------------------------------------------------------------------------------
 // Every line below is a ShellLine, a Comment or a Code constant, rendered by to_shell: a value of
@@ -128,19 +97,6 @@ constexpr Code k_fi{"\nfi"};
 // prepare: a run folder that exists already is a run that happened before.
 constexpr Code k_if_not_block{"if ! { "};
 constexpr Code k_block_then{"; }; then\n  "};
-// The text form's wait: a loop a person can paste, which looks again after a failed look and stops
-// at a state that never leads to the one it waits for (the sh form then deletes it; here the
-// release line, commented, says how).
-constexpr Code k_text_wait_open{"until state=$("};
-constexpr Code k_text_wait_test{") && [ \"$state\" = "};
-constexpr Code k_text_wait_case{" ]; do case $state in "};
-constexpr Code k_alternative{" | "};
-constexpr Code k_text_wait_stop{") "};
-constexpr Code k_text_wait_break{" >&2; break ;; esac; "};
-constexpr Code k_text_wait_sleep{" >&2; sleep "};
-constexpr Code k_text_wait_close{"; done"};
-constexpr Code k_state_value{"\"$state\""};
-constexpr Code k_state_or_unread{"\"${state:-not readable}\""};
 
 // --- preemption: one state query after a failed step on a spot or preemptible TPU -------------
 // node_state runs @describe@; check_preempted, stop_if_preempted (which stops with @preempted@)
@@ -262,54 +218,6 @@ void add_notes(ShellScript& sh, const QuotedText& found) {
 void add_line(ShellScript& sh, ShellLine line) {
   add_notes(sh, quoted_text(line));
   sh.line(std::move(line));
-}
-
-// What a conditional step waits for, in words: the text form's label and the JSON form's
-// "condition". Empty for a step that always runs.
-std::string condition_text(const Plan& plan, const Step& step) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  switch (step.when) {
-  case StepWhen::always: return "";
-  case StepWhen::capacity_unusable: {
-    std::string text;
-    if (plan.options.lifecycle.capacity != Capacity::existing) {
-      text = fmt::format("only if {} never becomes {} (a state it never leaves, or --ready-timeout)",
-                         queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu,
-                         queued ? "ACTIVE" : "READY");
-    }
-    if (plan.preemptible() && plan.options.teardown) {
-      text += text.empty() ? "only after a preemption (--teardown)" : ", or after a preemption (--teardown)";
-    }
-    return text.empty() ? "only when you choose to delete it" : text;
-  }
-  case StepWhen::step_failed:
-    return fmt::format("only if a step fails on this {} TPU", to_string(plan.options.lifecycle.provisioning));
-  case StepWhen::verify_succeeded: return "only after verify succeeded";
-  }
-  return "";
-}
-
-// The wait as one line a person can paste (text form): look until the state is the one waited for,
-// again after a failed look, and stop at a state that never leads there.
-ShellLine text_wait_line(const Plan& plan, const Step& step) {
-  const Poll& poll = *step.poll;
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  const std::string what = queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu;
-  ShellLine line = ShellLine().code(k_text_wait_open).line(step.line).code(k_text_wait_test).word(poll.until);
-  line.code(k_text_wait_case);
-  for (std::size_t i = 0; i < poll.stop_on.size(); ++i) {
-    if (i > 0) {
-      line.code(k_alternative);
-    }
-    line.word(poll.stop_on[i]);
-  }
-  line.code(k_text_wait_stop).word("echo").word(Word("tpulaunch: " + what + " is ").append(k_state_value).append(
-      fmt::format(", which never becomes {}: delete it (the release line above)", poll.until)));
-  line.code(k_text_wait_break).word("echo");
-  line.word(Word("tpulaunch: " + what + " is ").append(k_state_or_unread).append(
-      fmt::format("; next look in {}s", poll.every_seconds)));
-  line.code(k_text_wait_sleep).word(std::to_string(poll.every_seconds)).code(k_text_wait_close);
-  return line;
 }
 
 // One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
@@ -496,11 +404,6 @@ ShEmitter sh_emitter(StepKind kind) {
   return emit_plain;
 }
 
-const Step* find_step(const Plan& plan, StepKind kind) {
-  const auto it = std::find_if(plan.steps.begin(), plan.steps.end(), [kind](const Step& s) { return s.kind == kind; });
-  return it == plan.steps.end() ? nullptr : &*it;
-}
-
 // What a person must know when a step fails after the TPU is in use and --teardown was asked:
 // the TPU is still billing, and the exact command that deletes it.
 std::string left_running_message(const Plan& plan, const Step& teardown) {
@@ -540,266 +443,7 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   }
 }
 
-// What a person must know that the commands do not say.
-std::vector<std::string> plan_notes(const Plan& plan) {
-  std::vector<std::string> notes;
-  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
-    notes.emplace_back("the run step calls tpulaunch's run guard, which the write step puts in the run folder and "
-                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's "
-                       "source); it checks its own digest, the staged files' digests and the TPU's holders before "
-                       "the program runs");
-  }
-  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
-    const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
-    notes.push_back(fmt::format("every worker needs the interpreter {} with jax[tpu]; a fresh TPU VM has only python3, so "
-                                "without it the run stops at once with status {} (add --bootstrap to create "
-                                "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
-                                python, k_remote_no_python));
-  }
-  if (plan.options.lifecycle.capacity != Capacity::existing && plan.options.bootstrap) {
-    notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
-                       "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
-  }
-  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
-                                "billing); once you have looked at the results, delete it with: {}",
-                                plan.options.tpu, to_shell(teardown->line)));
-  }
-  if (plan.route != RouteKind::cpu && std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) {
-        return step.when != StepWhen::always;
-      })) {
-    notes.emplace_back("the commented steps run only on their condition: --format sh runs them when it holds; pasted, "
-                       "these lines run one after another whatever the one before did, so nothing here deletes the "
-                       "TPU");
-  }
-  return notes;
-}
-
 } // namespace
-
-nlohmann::ordered_json slice_json(const Slice& s) {
-  nlohmann::ordered_json j;
-  j["name"] = s.name;
-  j["generation"] = s.generation;
-  j["hosts"] = s.hosts;
-  j["chips_per_host"] = s.chips_per_host;
-  j["devices_per_host"] = s.devices_per_host;
-  j["hbm_gib_per_chip"] = s.hbm_gib_per_chip;
-  j["runtime_version"] = s.runtime_version;
-  j["topology"] = s.topology;
-  j["global_chips"] = s.global_chips();
-  j["total_hbm_gib"] = s.total_hbm_gib();
-  j["multi_host"] = s.multi_host();
-  j["local_device_count"] = s.local_device_count();
-  j["device_count"] = s.device_count();
-  return j;
-}
-
-std::string plan_json(const Plan& plan) {
-  JsonWriter w(32U * 1024U);
-  w.begin_object();
-  w.key("script").string(plan.script);
-  w.key("path").string_or_null(plan.path);
-  w.key("class").string(class_name(plan));
-  w.key("sha256").string_or_null(plan.sha256);
-  w.key("route").string(to_string(plan.route));
-  w.key("slice");
-  if (plan.slice == nullptr) {
-    w.null();
-  } else {
-    w.value(slice_json(*plan.slice));
-  }
-  w.key("multi_host").boolean(plan.multi_host());
-  if (plan.route != RouteKind::cpu) {
-    w.key("form").string(plan.options.form == PlanForm::course ? "course" : "full");
-    w.key("tpu").string(plan.options.tpu);
-    w.key("zone").string(plan.options.zone);
-    w.key("project").string_or_null(plan.options.project);
-    w.key("run_id").string(plan.options.run_id);
-    w.key("local_run_dir").string(plan.local_run_dir);
-    w.key("results").string_or_null(plan.results_run_url.value_or(""));
-    w.key("verify").string(to_string(plan.verify));
-    const LifecycleOptions& life = plan.options.lifecycle;
-    w.key("lifecycle").begin_object();
-    w.key("capacity").string(to_string(life.capacity));
-    w.key("provisioning").string(to_string(life.provisioning));
-    w.key("runtime_version").string_or_null(life.capacity == Capacity::existing ? "" : plan.runtime_version);
-    w.key("queued_resource").string_or_null(plan.queued_resource);
-    w.key("valid_until").string_or_null(life.valid_until);
-    w.key("timeout_seconds");
-    if (plan.timeout_seconds > 0) {
-      w.integer(plan.timeout_seconds);
-    } else {
-      w.null();
-    }
-    w.key("grace_seconds").integer(plan.grace_seconds);
-    w.key("kill_stale").boolean(life.kill_stale);
-    w.key("tpu_devices").string(to_string(plan.slice->devices));
-    w.key("preemption_check").boolean(plan.preemptible());
-    w.end_object();
-    w.key("jax_platforms").begin_object();
-    w.key("value").string(plan.jax_platforms);
-    w.key("source").string(plan.jax_platforms_reviewed ? "reviewed" : "default");
-    w.end_object();
-    // What the stage step copies, where each lands, and the digest the run guard checks: the
-    // run guard first (run where it lands), then what it moves into place.
-    w.key("staged").begin_array();
-    for (const StagedFile& file : plan.staged) {
-      w.begin_object();
-      w.key("local").string(file.local);
-      w.key("worker").string("~/" + file.home_name);
-      w.key("place").string_or_null(file.place.empty() ? "" : "~/" + file.place);
-      w.key("sha256").string(file.sha256);
-      w.end_object();
-    }
-    w.end_array();
-  } else {
-    w.key("receipt").string(plan.cpu_receipt);
-  }
-  w.key("directory").string_or_null(plan.options.directory);
-  w.key("python").string_or_null(plan.options.python);
-  w.key("env").begin_object();
-  for (const EnvVar& var : plan.options.env) {
-    w.key(var.name).string(var.value);
-  }
-  w.end_object();
-  w.key("args").begin_array();
-  for (const std::string& arg : plan.options.args) {
-    w.string(arg);
-  }
-  w.end_array();
-  w.key("steps").begin_array();
-  std::vector<std::size_t> fetch_steps;
-  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& step = plan.steps[i];
-    w.begin_object();
-    w.key("index").integer(i);
-    w.key("name").string(step.name());
-    w.key("where").string(where_name(step.where));
-    w.key("workers").string_or_null(step.workers ? step.workers->text() : "");
-    w.key("concurrent_group").string_or_null(concurrent_group(step.kind));
-    w.key("summary").string(step.summary);
-    w.key("when").string(to_string(step.when));
-    if (step.when != StepWhen::always) {
-      w.key("condition").string(condition_text(plan, step));
-    }
-    // A line of one program is its argv; a line with shell syntax (&&, |, ;) is no argv, and says so.
-    const bool shell_syntax = std::any_of(step.line.elements().begin(), step.line.elements().end(),
-                                          [](const ShellLine::Element& e) { return std::holds_alternative<Code>(e); });
-    w.key("argv");
-    if (shell_syntax) {
-      w.null();
-      w.key("shell").string(to_shell(step.line));
-    } else {
-      w.begin_array();
-      for (const auto& element : step.line.elements()) {
-        // ShellLine::argv(), one word at a time: a one-part word's text is that part.
-        const auto& word = std::get<Word>(element);
-        w.string(word.parts().size() == 1 ? word.parts().front().text : word.text());
-      }
-      w.end_array();
-    }
-    w.key("command").string(to_shell(step.line));
-    if (step.kind == StepKind::name_check) {
-      w.key("expect").string("absent"); // the describe call must fail: a state means the name is taken
-    }
-    if (step.poll) {
-      // The line is the describe call to repeat: a failed look is looked at again, a state in
-      // stop_on runs the release step, and so does the deadline.
-      w.key("loop").begin_object();
-      w.key("until").string(step.poll->until);
-      w.key("stop_on").begin_array();
-      for (const std::string& state : step.poll->stop_on) {
-        w.string(state);
-      }
-      w.end_array();
-      w.key("every_seconds").integer(step.poll->every_seconds);
-      w.key("deadline_seconds").integer(step.poll->deadline_seconds);
-      w.key("on_error").string("look-again");
-      w.key("on_stop").string("release");
-      w.end_object();
-    }
-    w.end_object();
-    if (step.kind == StepKind::fetch) {
-      fetch_steps.push_back(i);
-    }
-  }
-  w.end_array();
-  w.key("concurrency").begin_array();
-  if (!fetch_steps.empty()) {
-    w.begin_object();
-    w.key("group").string(concurrent_group(StepKind::fetch));
-    w.key("steps").begin_array();
-    for (const std::size_t index : fetch_steps) {
-      w.integer(index);
-    }
-    w.end_array();
-    w.key("max_parallel").integer(plan.options.parallel);
-    w.key("note").string("each worker's fetch is independent; a failure never stops the others");
-    w.end_object();
-  }
-  w.end_array();
-  w.key("notes").begin_array();
-  for (const std::string& note : plan_notes(plan)) {
-    w.string(note);
-  }
-  w.end_array();
-  if (plan.program == PlanProgram::discovery) {
-    // What a discovery run is, and what each worker's receipt must report.
-    w.key("receipt").string("discovery");
-    w.key("expected").begin_object();
-    w.key("process_count").integer(plan.slice->hosts);
-    w.key("local_device_count").integer(plan.slice->local_device_count());
-    w.key("device_count").integer(plan.slice->device_count());
-    w.end_object();
-  }
-  w.end_object();
-  return std::move(w).take();
-}
-
-std::string render_text(const Plan& plan) {
-  std::string out;
-  out += fmt::format("script: {} ({})\n", plan.script, plan.path.empty() ? "built in" : plan.path);
-  out += fmt::format("class:  {}\n", class_name(plan));
-  out += fmt::format("route:  {}\n", route_sentence(plan));
-  if (plan.route != RouteKind::cpu) {
-    out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
-    out += fmt::format("env:    JAX_PLATFORMS={} ({}){}\n", plan.jax_platforms,
-                       plan.jax_platforms_reviewed ? "the script's reviewed value" : "tpulaunch's default on a TPU route",
-                       plan.options.form == PlanForm::full
-                           ? fmt::format(", TPU_RUN_DIR=~/{}/artifacts (where the program keeps its receipts)",
-                                         plan.remote_run_dir)
-                           : "");
-    if (plan.results_run_url) {
-      out += fmt::format("results: each worker uploads to {}/{}/, one download brings them all back\n",
-                         *plan.results_run_url, worker_folder_pattern());
-    }
-  } else {
-    out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
-  }
-  out += "\ncommands:\n";
-  // Pasted, each line runs whatever the one before did: a step that runs only on a condition is
-  // shown commented, labelled with it, and the wait is a loop.
-  ShellScript commands;
-  for (const Step& step : plan.steps) {
-    if (step.when != StepWhen::always) {
-      commands.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
-      commands.comment("  " + to_shell(step.line));
-      continue;
-    }
-    commands.comment(fmt::format("{}: {}", step.name(), step.summary));
-    commands.line(step.poll ? text_wait_line(plan, step) : step.line);
-  }
-  out += indent(to_shell(commands), "  ");
-  const auto notes = plan_notes(plan);
-  if (!notes.empty()) {
-    out += "\nnotes:\n";
-    for (const auto& note : notes) {
-      out += fmt::format("  - {}\n", note);
-    }
-  }
-  return out;
-}
 
 std::string render_sh(const Plan& plan) {
   ShellScript sh;
@@ -848,34 +492,6 @@ std::string render_sh(const Plan& plan) {
   }
   sh.blank().code(k_done);
   return to_shell(sh);
-}
-
-std::string render_refusal_text(const RefusalContext& context, const Refusal& refusal) {
-  std::string out = fmt::format("tpulaunch: refused: {}: {}\n", refusal.rule, refusal.reason);
-  for (const Evidence& e : refusal.evidence) {
-    // A row found in a course file the script imports is at that file's line, not the script's.
-    out += fmt::format("  {}:{}:{}: {} [{}]: {}\n", evidence_path(context.path, e), e.line, e.column,
-                       to_string(e.category), e.rule, e.text);
-  }
-  return out;
-}
-
-nlohmann::ordered_json refusal_json(const RefusalContext& context, const Refusal& refusal) {
-  nlohmann::ordered_json j;
-  j["refused"] = true;
-  j["script"] = context.script;
-  j["path"] = context.path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(context.path);
-  j["class"] = context.script_class;
-  j["slice"] = context.slice.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(context.slice);
-  j["rule"] = refusal.rule;
-  j["reason"] = refusal.reason;
-  nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
-  for (const Evidence& e : refusal.evidence) {
-    evidence.push_back({{"file", evidence_path(context.path, e)}, {"rule", e.rule}, {"category", to_string(e.category)},
-                        {"line", e.line}, {"column", e.column}, {"text", e.text}});
-  }
-  j["evidence"] = std::move(evidence);
-  return j;
 }
 
 } // namespace tpulaunch
