@@ -1,6 +1,8 @@
 #include "tpulaunch/shell/shell.hpp"
 
+#include <algorithm>
 #include <array>
+#include <stdexcept>
 
 namespace tpulaunch {
 namespace {
@@ -103,9 +105,36 @@ ShellScript& ShellScript::comment(std::string text) {
   return *this;
 }
 
-ShellScript& ShellScript::script(const ShellScript& other) {
-  m_elements.insert(m_elements.end(), other.m_elements.begin(), other.m_elements.end());
-  return *this;
+ShellLine fill_holes(Code text, std::initializer_list<Hole> holes) {
+  const auto is_name_byte = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+  const std::string_view whole = text.text();
+  std::vector<bool> filled(holes.size(), false);
+  ShellLine line;
+  std::size_t code_from = 0; // the code not yet added ends where a hole starts
+  for (std::size_t at = whole.find('@'); at != std::string_view::npos; at = whole.find('@', at + 1)) {
+    std::size_t end = at + 1;
+    while (end < whole.size() && is_name_byte(whole[end])) {
+      ++end;
+    }
+    if (end == at + 1 || end == whole.size() || whole[end] != '@') {
+      continue; // "$@", "${list[@]}": code
+    }
+    const std::string_view name = whole.substr(at + 1, end - at - 1);
+    const auto hole = std::find_if(holes.begin(), holes.end(), [name](const Hole& h) { return h.name == name; });
+    if (hole == holes.end()) {
+      throw std::logic_error("fill_holes: no value for @" + std::string(name) + "@");
+    }
+    line.code(text.substr(code_from, at - code_from)).line(hole->value);
+    filled[static_cast<std::size_t>(hole - holes.begin())] = true;
+    code_from = end + 1;
+    at = end;
+  }
+  line.code(text.substr(code_from));
+  if (const auto unused = std::find(filled.begin(), filled.end(), false); unused != filled.end()) {
+    throw std::logic_error("fill_holes: the text has no @" +
+                           std::string(holes.begin()[unused - filled.begin()].name) + "@");
+  }
+  return line;
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "tpulaunch/shell/shell.hpp"
 
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 namespace tpulaunch {
@@ -80,9 +82,20 @@ TEST(Shell, ScriptIsOneLinePerElement) {
   ShellScript sh;
   sh.code(k_strict).blank().comment("values").line(ShellLine{"readonly", Word(Code{"X="}).append("a b")});
   EXPECT_EQ(to_shell(sh), "set -euo pipefail\n\n# values\nreadonly X='a b'\n");
-  ShellScript outer;
-  outer.script(sh).script(sh);
-  EXPECT_EQ(to_shell(outer), to_shell(sh) + to_shell(sh));
+}
+
+TEST(Shell, HolesAreFilledWithQuotedWordsAndTheRestStaysCode) {
+  constexpr Code k_program{"f() { @command@; }\nfor x in \"$@\" \"${a[@]}\"; do exit @status@; done # @status@"};
+  const ShellLine line = fill_holes(k_program, {{"command", ShellLine{"echo", "it's"}}, {"status", ShellLine{"92"}}});
+  EXPECT_EQ(to_shell(line), "f() { echo 'it'\\''s'; }\nfor x in \"$@\" \"${a[@]}\"; do exit 92; done # 92");
+  // A value is words, never code: a hole filled with "$(id)" holds text.
+  EXPECT_EQ(to_shell(fill_holes(Code{"echo @message@ >&2"}, {{"message", ShellLine{"$(id)"}}})), "echo '$(id)' >&2");
+}
+
+TEST(Shell, AHoleWithoutAValueOrAValueWithoutAHoleIsABug) {
+  EXPECT_THROW((void)fill_holes(Code{"exit @status@"}, {}), std::logic_error);
+  EXPECT_THROW((void)fill_holes(Code{"exit 1"}, {{"status", ShellLine{"1"}}}), std::logic_error);
+  EXPECT_EQ(to_shell(fill_holes(Code{"mail a@b.c @ @@"}, {})), "mail a@b.c @ @@");
 }
 
 TEST(Shell, EmbeddedCodeLosesOnlyItsFinalNewlines) {

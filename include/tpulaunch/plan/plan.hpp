@@ -220,7 +220,6 @@ std::string_view class_name(const Plan& plan);
 
 // Remote exit statuses the run step may report, besides the program's own (k_pipeline_statuses
 // in exit_code.hpp has them all).
-inline constexpr int k_remote_digest_mismatch = to_int(PipelineStatus::digest_mismatch);
 inline constexpr int k_remote_mapped_255 = to_int(PipelineStatus::mapped_255);
 inline constexpr int k_remote_no_python = to_int(PipelineStatus::no_python);
 inline constexpr int k_remote_upload_failed = to_int(PipelineStatus::upload_failed);

@@ -25,9 +25,16 @@ public:
     }
     return Code(text);
   }
+  // A part of compile-time code is compile-time code: fill_holes cuts an embedded program at its
+  // holes with this, at run time, and nothing else can make a Code of a run-time string.
+  [[nodiscard]] constexpr Code substr(std::size_t pos, std::size_t count = std::string_view::npos) const {
+    return Code(m_text.substr(pos, count), Narrowed{});
+  }
 
 private:
+  struct Narrowed {};
   explicit consteval Code(std::string_view text) : m_text(text) {}
+  constexpr Code(std::string_view part_of_code, Narrowed /*tag*/) : m_text(part_of_code) {}
   std::string_view m_text;
 };
 
@@ -107,13 +114,25 @@ public:
   ShellScript& code(Code code) { return line(ShellLine().code(code)); }
   ShellScript& comment(std::string text);
   ShellScript& blank() { return line(ShellLine()); }
-  ShellScript& script(const ShellScript& other);
 
   [[nodiscard]] const std::vector<Element>& elements() const { return m_elements; }
 
 private:
   std::vector<Element> m_elements;
 };
+
+// A hole in shell code and what fills it: a command (argv data), or one word (a message, a status
+// number from exit_code.hpp).
+struct Hole {
+  std::string_view name;
+  ShellLine value;
+};
+
+// Shell code with holes: `text` (an embedded program under src/remote/) with each `@name@` in it,
+// name in [a-z_], replaced by the value of the hole of that name; the text around the holes stays
+// code, and a value's words are quoted by shell_quote as everywhere. Any other `@` is code. A hole
+// the text does not have, or a `@name@` without a hole, is a bug: std::logic_error.
+ShellLine fill_holes(Code text, std::initializer_list<Hole> holes);
 
 // The one quoting function: `value` bare when every byte is in [A-Za-z0-9@%+=:,./_-] (and it is
 // not empty), otherwise in single quotes with each ' written as '\''.

@@ -1,0 +1,3 @@
+tpu_left_running() {
+  echo @message@ >&2
+}

@@ -1,0 +1,1 @@
+trap '(($? == 0)) || tpu_left_running' EXIT

@@ -1,0 +1,36 @@
+node_state() { @describe@; }
+preempted=""
+preemption_checked=0
+# check_preempted: ask gcloud for the TPU's state, once; PREEMPTED or TERMINATED is noted.
+check_preempted() {
+  local state
+  if ((preemption_checked)); then
+    return 0
+  fi
+  preemption_checked=1
+  state=$(node_state) || return 0
+  case $state in
+    PREEMPTED | TERMINATED) preempted=$state ;;
+  esac
+}
+# stop_if_preempted: when it was, say so (it is not a failure of the program) and exit @preempted@; with
+# --teardown, delete it first, as it still holds quota.
+stop_if_preempted() {
+  if [[ -z $preempted ]]; then
+    return 0
+  fi
+  echo "tpulaunch: error: $TPU was $preempted during the pipeline: it was preempted, this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
+  if ((TEARDOWN)); then
+    echo "tpulaunch: deleting it (--teardown), as it still holds quota" >&2
+    release_capacity || true
+  else
+    echo "tpulaunch: it still holds quota until it is deleted: $RELEASE" >&2
+  fi
+  exit @preempted@
+}
+# failed_step STATUS: a step failed; report a preemption if that is what it was, else stop.
+failed_step() {
+  check_preempted
+  stop_if_preempted
+  exit "$1"
+}

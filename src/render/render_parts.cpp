@@ -1,0 +1,71 @@
+#include "render/render_parts.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace tpulaunch::render_parts {
+
+std::string condition_text(const Plan& plan, const Step& step) {
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  switch (step.when) {
+  case StepWhen::always: return "";
+  case StepWhen::capacity_unusable: {
+    std::string text;
+    if (plan.options.lifecycle.capacity != Capacity::existing) {
+      text = fmt::format("only if {} never becomes {} (a state it never leaves, or --ready-timeout)",
+                         queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu,
+                         queued ? "ACTIVE" : "READY");
+    }
+    if (plan.preemptible() && plan.options.teardown) {
+      text += text.empty() ? "only after a preemption (--teardown)" : ", or after a preemption (--teardown)";
+    }
+    return text.empty() ? "only when you choose to delete it" : text;
+  }
+  case StepWhen::step_failed:
+    return fmt::format("only if a step fails on this {} TPU", to_string(plan.options.lifecycle.provisioning));
+  case StepWhen::verify_succeeded: return "only after verify succeeded";
+  }
+  return "";
+}
+
+const Step* find_step(const Plan& plan, StepKind kind) {
+  const auto it = std::find_if(plan.steps.begin(), plan.steps.end(), [kind](const Step& s) { return s.kind == kind; });
+  return it == plan.steps.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> plan_notes(const Plan& plan) {
+  std::vector<std::string> notes;
+  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
+    notes.emplace_back("the run step calls tpulaunch's run guard, which the write step puts in the run folder and "
+                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's "
+                       "source); it checks its own digest, the staged files' digests and the TPU's holders before "
+                       "the program runs");
+  }
+  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
+    const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
+    notes.push_back(fmt::format("every worker needs the interpreter {} with jax[tpu]; a fresh TPU VM has only python3, so "
+                                "without it the run stops at once with status {} (add --bootstrap to create "
+                                "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
+                                python, k_remote_no_python));
+  }
+  if (plan.options.lifecycle.capacity != Capacity::existing && plan.options.bootstrap) {
+    notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
+                       "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
+  }
+  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
+    notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
+                                "billing); once you have looked at the results, delete it with: {}",
+                                plan.options.tpu, to_shell(teardown->line)));
+  }
+  if (plan.route != RouteKind::cpu && std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) {
+        return step.when != StepWhen::always;
+      })) {
+    notes.emplace_back("the commented steps run only on their condition: --format sh runs them when it holds; pasted, "
+                       "these lines run one after another whatever the one before did, so nothing here deletes the "
+                       "TPU");
+  }
+  return notes;
+}
+
+} // namespace tpulaunch::render_parts

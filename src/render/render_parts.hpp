@@ -1,0 +1,24 @@
+#pragma once
+// What the three renderers (text.cpp, sh.cpp, json.cpp) share: the words for a step's condition,
+// the notes a plan carries, and finding a step by kind. Internal to src/render/.
+#include <string>
+#include <vector>
+
+#include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/shell/shell.hpp"
+
+namespace tpulaunch::render_parts {
+
+// What a conditional step waits for, in words: the text form's label, the sh form's comment and
+// the JSON form's "condition". Empty for a step that always runs.
+std::string condition_text(const Plan& plan, const Step& step);
+// What a person must know that the commands do not say (text and JSON forms).
+std::vector<std::string> plan_notes(const Plan& plan);
+// The plan's first step of that kind, or nullptr.
+const Step* find_step(const Plan& plan, StepKind kind);
+
+// A state read into $state, or words that say it could not be read (the name check, the text
+// form's wait).
+inline constexpr Code k_state_or_unread{"\"${state:-not readable}\""};
+
+} // namespace tpulaunch::render_parts

@@ -1,0 +1,497 @@
+// The sh form of a plan: a complete bash script, run as it is.
+#include "tpulaunch/render/render.hpp"
+
+#include <span>
+
+#include <fmt/format.h>
+
+#include "render/render_parts.hpp"
+#include "tpulaunch/embedded/collect_check_bash.hpp"
+#include "tpulaunch/embedded/fetch_bash.hpp"
+#include "tpulaunch/embedded/left_running_bash.hpp"
+#include "tpulaunch/embedded/left_running_trap_bash.hpp"
+#include "tpulaunch/embedded/preemption_bash.hpp"
+#include "tpulaunch/embedded/release_capacity_bash.hpp"
+#include "tpulaunch/embedded/tpulaunch_program_bash.hpp"
+#include "tpulaunch/embedded/wait_for_capacity_bash.hpp"
+#include "tpulaunch/embedded/worker_report_bash.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
+#include "tpulaunch/util/exit_code.hpp"
+
+namespace tpulaunch {
+namespace {
+
+using render_parts::condition_text;
+using render_parts::find_step;
+using render_parts::k_state_or_unread;
+
+// --- the sh script ------------------------------------------------------------------------------
+// Every line below is a ShellLine, a Comment or a Code constant, rendered by to_shell: a value of
+// the plan reaches the script only as a literal word (quoted by shell_quote) or inside a Comment.
+
+constexpr Code k_shebang{"#!/usr/bin/env bash"};
+constexpr Code k_regenerate{"# Regenerate it with tpulaunch plan rather than editing it: the commands below were checked\n"
+                            "# against the execution matrix, the catalog and the script's reviewed digest."};
+constexpr Code k_strict{"set -euo pipefail"};
+constexpr Code k_step_function{"step() { echo \"tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*\" >&2; }"};
+constexpr Code k_cpu_banner{"echo \"tpulaunch: run $SCRIPT on the CPU\" >&2"};
+constexpr Code k_done{"step \"done: results in $RUN_DIR\""};
+constexpr Code k_to_stderr{" >&2"};
+constexpr Code k_if_not{"if ! "};
+constexpr Code k_then_block{"; then\n  "};
+constexpr Code k_exit_1_fi{"\n  exit 1\nfi"};
+constexpr Code k_quiet{" >/dev/null 2>&1"};
+// The tpulaunch that made the plan (@program@), unless $TPULAUNCH names another; checked before
+// any TPU time is spent, and named on stderr (src/remote/tpulaunch_program.bash).
+constexpr Code k_tpulaunch_program_check = Code{embedded::tpulaunch_program_bash}.without_final_newline();
+constexpr Code k_tpulaunch_program{"\"$TPULAUNCH_PROGRAM\" "};
+// tpu_left_running: prints @message@ (src/remote/left_running.bash). From the first call that
+// uses the TPU on, the trap (src/remote/left_running_trap.bash) calls it on any failure (a step, a
+// fetch, verify, set -e): a TPU that is still billing is never left silently.
+constexpr Code k_left_running_function = Code{embedded::left_running_bash}.without_final_newline();
+constexpr Code k_left_running_trap = Code{embedded::left_running_trap_bash}.without_final_newline();
+constexpr Code k_run_status_0{"run_status=0"};
+constexpr Code k_or_run_status{" || run_status=$?"};
+constexpr Code k_remote_code_note{
+    "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one"};
+constexpr Code k_quoted_text_note{"# shellcheck disable=SC2016 # a value here holds $ or a backquote: quoted, it is text"};
+constexpr Code k_nested_quote_note{
+    "# shellcheck disable=SC1003 # a value here holds a quote, quoted again for the remote shell"};
+// The fetch library (src/remote/fetch.bash), for bounded parallel downloads: each fetch runs in
+// the background, and once PARALLEL are in flight the script waits for one to end. With bash
+// 4.3+ that is whichever ends first (`wait -n`), so one slow worker (gcloud retries a failed scp
+// up to 10 times, 5 s apart) holds one slot rather than the whole queue; older bash waits for the
+// oldest. A download that has ended is found with `kill -0` and its status read with `wait PID`,
+// which bash keeps for every ended child; `wait -n -p VAR ID...` would need bash 5.1 and (5.2)
+// names the wrong job once any ID given has been reaped. Every worker's status is kept, and
+// `set -e` never stops the other workers' retrieval.
+constexpr Code k_fetch_library = Code{embedded::fetch_bash}.without_final_newline();
+constexpr Code k_fetch_wait_all{"fetch_wait_all"};
+constexpr Code k_fetch_failed{"if ((${#fetch_failed[@]} > 0)); then\n"
+                              "  echo \"tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS\" >&2\n"
+                              "fi"};
+constexpr Code k_run_failed{"if ((run_status != 0)); then\n"
+                            "  echo \"tpulaunch: error: the run failed with status $run_status; every worker's results "
+                            "that could be fetched are in $RUN_DIR\" >&2\n"
+                            "  exit \"$run_status\"\n"
+                            "fi"};
+// The per-worker report (src/remote/worker_report.bash): never started, still running when
+// killed, failed with status S, succeeded; from each worker's run record.
+constexpr Code k_worker_report_library = Code{embedded::worker_report_bash}.without_final_newline();
+constexpr Code k_report_workers{"report_workers"};
+
+// --- capacity: create or queue, wait, release ------------------------------------------------------
+// release_capacity: runs @release@, the command that deletes what holds quota
+// (src/remote/release_capacity.bash); RELEASE is the same command as text, for messages.
+constexpr Code k_release_function = Code{embedded::release_capacity_bash}.without_final_newline();
+// capacity_state runs @describe@; wait_for_capacity WANT 'DEAD ENDS' POLL DEADLINE WHAT polls it
+// (src/remote/wait_for_capacity.bash), and stops with @capacity_failed@ or @capacity_deadline@.
+constexpr Code k_wait_functions = Code{embedded::wait_for_capacity_bash}.without_final_newline();
+
+// name-check: the describe call succeeds only when something of that name exists, which this plan
+// did not create: it stops, naming the state, before it creates or touches anything.
+constexpr Code k_name_check_open{"if state=$("};
+constexpr Code k_name_check_then{" 2>/dev/null); then\n  "};
+constexpr Code k_exit_open{"\n  exit "};
+constexpr Code k_fi{"\nfi"};
+// prepare: a run folder that exists already is a run that happened before.
+constexpr Code k_if_not_block{"if ! { "};
+constexpr Code k_block_then{"; }; then\n  "};
+
+// --- preemption: one state query after a failed step on a spot or preemptible TPU -------------
+// node_state runs @describe@; check_preempted, stop_if_preempted (which stops with @preempted@)
+// and failed_step use it (src/remote/preemption.bash).
+constexpr Code k_preemption_functions = Code{embedded::preemption_bash}.without_final_newline();
+constexpr Code k_or_failed_step{" || failed_step $?"};
+constexpr Code k_check_preempted_if_run_failed{"if ((run_status != 0)); then\n  check_preempted\nfi"};
+constexpr Code k_check_preempted_if_failed{
+    "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
+
+// --results: after the one download, every worker whose run folder did not arrive is named (its
+// upload failed, and the worker said why in the run step's output); then, as after the fetches,
+// the per-worker report and the run's own failure, and nothing after this (verify, teardown) runs
+// unless all is well.
+constexpr Code k_collect_status_0{"collect_status=0"};
+constexpr Code k_or_collect_status{" || collect_status=$?"};
+// Names the workers whose run folder did not arrive (src/remote/collect_check.bash).
+constexpr Code k_collect_check = Code{embedded::collect_check_bash}.without_final_newline();
+constexpr Code k_check_preempted_if_collect_failed{
+    "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+constexpr Code k_collect_exit{"if ((collect_status != 0 || ${#missing[@]} > 0)); then\n  exit 1\nfi"};
+static_assert(k_worker_folder_prefix == "worker-", "the collect check spells the worker folders as run_folder.hpp does");
+
+// `NAME=` prefixes of the sh script's readonly values: named constants rather than Code{...}
+// temporaries in the calls, which crash clang 14 while it generates code for render_sh.
+constexpr Code k_set_slice{"SLICE="};
+constexpr Code k_set_tpu{"TPU="};
+constexpr Code k_set_zone{"ZONE="};
+constexpr Code k_set_run_id{"RUN_ID="};
+constexpr Code k_set_run_dir{"RUN_DIR="};
+constexpr Code k_set_workers{"WORKERS="};
+constexpr Code k_set_parallel{"PARALLEL="};
+constexpr Code k_set_results{"RESULTS="};
+constexpr Code k_set_script{"SCRIPT="};
+constexpr Code k_set_teardown{"TEARDOWN="};
+constexpr Code k_set_release{"RELEASE="};
+
+// A status of the script's own stops, as the one word that fills its hole.
+ShellLine status_word(PipelineStatus status) { return ShellLine{Word(std::to_string(to_int(status)))}; }
+
+// readonly NAME=value
+ShellLine readonly_value(Code name_equals, std::string value) {
+  return ShellLine{"readonly", Word(name_equals).append(std::move(value))};
+}
+
+// echo MESSAGE >&2, the message one quoted word.
+ShellLine echo_error(std::string message) { return ShellLine{"echo", Word(std::move(message))}.code(k_to_stderr); }
+
+// if ! CONDITION; then echo MESSAGE >&2; exit 1; fi (on four lines).
+ShellLine stop_unless(const ShellLine& condition, std::string message) {
+  return ShellLine()
+      .code(k_if_not)
+      .line(condition)
+      .code(k_then_block)
+      .line(echo_error(std::move(message)))
+      .code(k_exit_1_fi);
+}
+
+// step 'NAME: SUMMARY': the progress line on stderr.
+ShellLine step_banner(const Step& step) {
+  return ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))};
+}
+
+// Appends `line`, after the notes shellcheck (and a reader) need about the text it quotes: a
+// --command= text that holds `$` for the remote shell; any other value that holds `$` or a
+// backquote, which is text here; and a value that holds a backslash before a quote, which the
+// one quoting function writes as '\'' again and again, correctly, at two levels.
+struct QuotedText {
+  bool remote_code = false;     // a --command= text holds $ or a backquote
+  bool expansion = false;       // some other value does
+  bool backslash_quote = false; // a value holds \' (a quote quoted at two levels does)
+
+  QuotedText& operator|=(const QuotedText& other) {
+    remote_code = remote_code || other.remote_code;
+    expansion = expansion || other.expansion;
+    backslash_quote = backslash_quote || other.backslash_quote;
+    return *this;
+  }
+};
+
+QuotedText quoted_text(const ShellLine& line) {
+  QuotedText found;
+  for (const auto& element : line.elements()) {
+    const auto* word = std::get_if<Word>(&element);
+    if (word == nullptr) {
+      continue;
+    }
+    const bool command = !word->parts().empty() && word->parts().front().text == "--command=";
+    for (const auto& part : word->parts()) {
+      if (part.is_code) {
+        continue;
+      }
+      const bool expansion = part.text.find_first_of("$`") != std::string::npos;
+      found.remote_code = found.remote_code || (command && expansion);
+      found.expansion = found.expansion || (!command && expansion);
+      found.backslash_quote = found.backslash_quote || part.text.find("\\'") != std::string::npos;
+    }
+  }
+  return found;
+}
+
+void add_notes(ShellScript& sh, const QuotedText& found) {
+  if (found.remote_code) {
+    sh.code(k_remote_code_note);
+  }
+  if (found.expansion) {
+    sh.code(k_quoted_text_note);
+  }
+  if (found.backslash_quote) {
+    sh.code(k_nested_quote_note);
+  }
+}
+
+// Appends `line` (one command), after the notes shellcheck (and a reader) need about the text it
+// quotes: a --command= text that holds `$` for the remote shell; another value that holds `$` or a
+// backquote, which is text here; a value that holds a backslash before a quote, which is what the
+// one quoting function writes when a quote is quoted at two levels.
+void add_line(ShellScript& sh, ShellLine line) {
+  add_notes(sh, quoted_text(line));
+  sh.line(std::move(line));
+}
+
+// One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
+// concurrent group (the fetches) at once.
+using ShEmitter = void (*)(ShellScript& sh, const Plan& plan, std::span<const Step> steps);
+
+void emit_preflight(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  sh.line(stop_unless(ShellLine().line(step.line).code(k_quiet),
+                      "tpulaunch: error: no ssh key is loaded in the agent, and gcloud needs one to reach several "
+                      "workers; run: ssh-add ~/.ssh/google_compute_engine"));
+}
+
+// A step that runs once, in order, and stops the script (set -e) when it fails; on a spot or
+// preemptible TPU a failed remote step first asks whether the TPU was preempted.
+void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  if (plan.route == RouteKind::cpu) {
+    sh.line(step.line); // its notes are at the top of the script (render_sh)
+    return;
+  }
+  sh.line(step_banner(step));
+  const bool on_the_tpu = step.kind == StepKind::bootstrap || step.kind == StepKind::stage;
+  add_line(sh, plan.preemptible() && on_the_tpu ? ShellLine(step.line).code(k_or_failed_step) : step.line);
+}
+
+void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  sh.line(step_banner(step));
+  const std::string name = queued ? plan.queued_resource : plan.options.tpu;
+  add_line(sh, ShellLine()
+                   .code(k_name_check_open)
+                   .line(step.line)
+                   .code(k_name_check_then)
+                   .line(ShellLine{"echo", Word(fmt::format("tpulaunch: error: a {} named {} exists already (state ",
+                                                            queued ? "queued resource" : "TPU", name))
+                                               .append(k_state_or_unread)
+                                               .append(fmt::format("), and this plan creates it: nothing was created "
+                                                                   "or touched; choose another {}, or use that one "
+                                                                   "without {}",
+                                                                   queued ? "--queued-resource" : "--tpu",
+                                                                   queued ? "--queued" : "--create"))}
+                             .code(k_to_stderr))
+                   .code(k_exit_open)
+                   .line(status_word(PipelineStatus::name_taken))
+                   .code(k_fi));
+}
+
+// prepare on a TPU route: a run folder that exists already stops the script before anything else.
+void emit_prepare(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  if (plan.route == RouteKind::cpu) {
+    sh.line(step.line);
+    return;
+  }
+  sh.line(step_banner(step));
+  add_line(sh, ShellLine()
+                   .code(k_if_not_block)
+                   .line(step.line)
+                   .code(k_block_then)
+                   .line(echo_error(fmt::format(
+                       "tpulaunch: error: could not start the run folder {}: it exists already (run id {} ran before, "
+                       "and a second run never overwrites the first: make a new plan), or it cannot be made here",
+                       plan.local_run_dir, plan.options.run_id)))
+                   .code(k_exit_open)
+                   .line(status_word(PipelineStatus::run_exists))
+                   .code(k_fi));
+}
+
+void emit_release(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+  sh.line(readonly_value(k_set_release, to_shell(step.line)));
+  add_line(sh, fill_holes(k_release_function, {{"release", step.line}}));
+}
+
+void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  const Poll& poll = *step.poll;
+  sh.line(step_banner(step));
+  add_line(sh, fill_holes(k_wait_functions, {{"describe", step.line},
+                                             {"capacity_failed", status_word(PipelineStatus::capacity_failed)},
+                                             {"capacity_deadline", status_word(PipelineStatus::capacity_deadline)}}));
+  std::string dead_ends;
+  for (const auto& state : poll.stop_on) {
+    dead_ends += (dead_ends.empty() ? "" : " ") + state;
+  }
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  add_line(sh, ShellLine{"wait_for_capacity", Word(poll.until), Word(dead_ends), Word(std::to_string(poll.every_seconds)),
+                    Word(std::to_string(poll.deadline_seconds)),
+                    Word(queued ? "queued resource " + plan.queued_resource : "TPU VM " + plan.options.tpu)});
+}
+
+void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+  add_line(sh, fill_holes(k_preemption_functions,
+                          {{"describe", step.line}, {"preempted", status_word(PipelineStatus::preempted)}}));
+}
+
+void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  if (plan.route == RouteKind::cpu) {
+    sh.code(k_cpu_banner).line(step.line); // its notes are at the top of the script (render_sh)
+    return;
+  }
+  sh.line(step_banner(step));
+  // A failed run must not stop retrieval: every worker's log is what explains the failure.
+  sh.code(k_run_status_0);
+  add_line(sh, ShellLine(step.line).code(k_or_run_status));
+  if (plan.preemptible()) {
+    sh.code(k_check_preempted_if_run_failed);
+  }
+}
+
+void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  sh.line(ShellLine{"step", Word(fmt::format("fetch: one download per worker (gcloud refuses several), {} at a time",
+                                             plan.options.parallel))});
+  sh.code(k_fetch_library);
+  for (const Step& step : steps) {
+    add_line(sh, ShellLine{"fetch_start", Word(step.workers->text())}.line(step.line));
+  }
+  sh.code(k_fetch_wait_all);
+  sh.code(k_fetch_failed);
+  if (plan.options.form == PlanForm::full) {
+    sh.code(k_worker_report_library).code(k_report_workers);
+  }
+  if (plan.preemptible()) {
+    sh.code(k_check_preempted_if_failed);
+  }
+  sh.code(k_run_failed);
+  sh.code(k_fetch_exit);
+}
+
+// The write and verify steps run the tpulaunch the prelude chose: the plan's (the binary that
+// made it), or $TPULAUNCH.
+void emit_tpulaunch(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  ShellLine line = ShellLine().code(k_tpulaunch_program);
+  const auto& elements = step.line.elements();
+  for (auto it = std::next(elements.begin()); it != elements.end(); ++it) {
+    line.element(*it);
+  }
+  add_line(sh, std::move(line));
+}
+
+void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  const Step& step = steps.front();
+  sh.line(step_banner(step));
+  sh.code(k_collect_status_0);
+  add_line(sh, ShellLine(step.line).code(k_or_collect_status));
+  sh.code(k_collect_check);
+  if (plan.options.form == PlanForm::full) {
+    sh.code(k_worker_report_library).code(k_report_workers);
+  }
+  if (plan.preemptible()) {
+    sh.code(k_check_preempted_if_collect_failed);
+  }
+  sh.code(k_run_failed).code(k_collect_exit);
+}
+
+ShEmitter sh_emitter(StepKind kind) {
+  switch (kind) {
+  case StepKind::preflight: return emit_preflight;
+  case StepKind::run: return emit_run;
+  case StepKind::fetch: return emit_fetch;
+  case StepKind::write:
+  case StepKind::verify: return emit_tpulaunch;
+  case StepKind::collect: return emit_collect;
+  case StepKind::release: return emit_release;
+  case StepKind::wait: return emit_wait;
+  case StepKind::preemption_check: return emit_preemption_check;
+  case StepKind::name_check: return emit_name_check;
+  case StepKind::prepare: return emit_prepare;
+  case StepKind::create:
+  case StepKind::queue:
+  case StepKind::bootstrap:
+  case StepKind::stage:
+  case StepKind::teardown: return emit_plain;
+  }
+  return emit_plain;
+}
+
+// What a person must know when a step fails after the TPU is in use and --teardown was asked:
+// the TPU is still billing, and the exact command that deletes it.
+std::string left_running_message(const Plan& plan, const Step& teardown) {
+  return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
+                     "Once you have looked at the results, delete it with: {}",
+                     plan.options.tpu, to_shell(teardown.line));
+}
+
+// The values a reader (and the step function) needs, the verify program's presence, and the
+// local folders the downloads land in.
+void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
+  sh.line(readonly_value(k_set_slice, plan.slice->name));
+  sh.line(readonly_value(k_set_tpu, plan.options.tpu));
+  sh.line(readonly_value(k_set_zone, plan.options.zone));
+  sh.line(readonly_value(k_set_run_id, plan.options.run_id));
+  sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
+  sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
+  if (plan.results_run_url) {
+    sh.line(readonly_value(k_set_results, *plan.results_run_url));
+  } else {
+    sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
+  }
+  if (plan.preemptible()) {
+    sh.line(readonly_value(k_set_teardown, plan.options.teardown ? "1" : "0"));
+  }
+  sh.blank().code(k_step_function).blank();
+  const Step* own = find_step(plan, StepKind::write);
+  if (own == nullptr) {
+    own = find_step(plan, StepKind::verify);
+  }
+  if (own != nullptr) {
+    add_line(sh, fill_holes(k_tpulaunch_program_check, {{"program", ShellLine{own->line.argv().front()}}}));
+    sh.blank();
+  }
+  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
+    add_line(sh, fill_holes(k_left_running_function, {{"message", ShellLine{left_running_message(plan, *teardown)}}}));
+  }
+}
+
+} // namespace
+
+std::string render_sh(const Plan& plan) {
+  ShellScript sh;
+  sh.code(k_shebang);
+  if (plan.route == RouteKind::cpu) {
+    // `set -o pipefail; python … | tee …` is two commands, and a note covers one: the CPU
+    // script's few lines get theirs for the whole file, which a note before the first command does.
+    QuotedText found;
+    for (const Step& step : plan.steps) {
+      found |= quoted_text(step.line);
+    }
+    add_notes(sh, found);
+  }
+  sh.comment(fmt::format("Generated by tpulaunch {}: {} ({}) on the {} route.", TPULAUNCH_VERSION, plan.script,
+                         class_name(plan), to_string(plan.route)));
+  sh.code(k_regenerate).code(k_strict).blank();
+  sh.line(readonly_value(k_set_script, plan.script));
+  if (plan.route == RouteKind::cpu) {
+    sh.blank();
+    for (const Step& step : plan.steps) {
+      sh_emitter(step.kind)(sh, plan, std::span<const Step>(&step, 1));
+    }
+    return to_shell(sh);
+  }
+  emit_tpu_prelude(sh, plan);
+  // Steps in order; consecutive steps of one concurrent group go to their emitter together.
+  bool trap_set = false;
+  for (std::size_t i = 0; i < plan.steps.size();) {
+    std::size_t end = i + 1;
+    if (!concurrent_group(plan.steps[i].kind).empty()) {
+      while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
+        ++end;
+      }
+    }
+    sh.blank();
+    // The TPU is the plan's to report as left running from the first call that uses it, or from
+    // the moment its create (or queue) call succeeded: never for a name the plan did not create.
+    const bool after_capacity =
+        i > 0 && (plan.steps[i - 1].kind == StepKind::create || plan.steps[i - 1].kind == StepKind::queue);
+    if (!trap_set && plan.options.teardown && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
+      sh.code(k_left_running_trap);
+      trap_set = true;
+    }
+    sh_emitter(plan.steps[i].kind)(sh, plan, std::span<const Step>(plan.steps).subspan(i, end - i));
+    i = end;
+  }
+  sh.blank().code(k_done);
+  return to_shell(sh);
+}
+
+} // namespace tpulaunch

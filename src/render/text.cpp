@@ -1,0 +1,141 @@
+// The text form of a plan (for a person, who may paste its commands) and of a refusal.
+#include "tpulaunch/render/render.hpp"
+
+#include <fmt/format.h>
+
+#include "render/render_parts.hpp"
+#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
+
+namespace tpulaunch {
+namespace {
+
+using render_parts::condition_text;
+using render_parts::k_state_or_unread;
+using render_parts::plan_notes;
+
+std::string route_sentence(const Plan& plan) {
+  if (plan.route == RouteKind::cpu) {
+    return "cpu: runs on this machine's CPU; no TPU is used";
+  }
+  const Slice& s = *plan.slice;
+  if (plan.route == RouteKind::multi_host) {
+    return fmt::format("multi-host: {} has {} hosts x {} chips = {} chips; every worker runs the script (--worker=all), "
+                       "{} local and {} global JAX devices each",
+                       s.name, s.hosts, s.chips_per_host, s.global_chips(), s.local_device_count(), s.device_count());
+  }
+  return fmt::format("single-host: {} is 1 host x {} chips; the script runs on worker 0 with {} JAX devices", s.name,
+                     s.chips_per_host, s.local_device_count());
+}
+
+// Indents every line of `text` by `prefix`.
+std::string indent(std::string_view text, std::string_view prefix) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    const auto line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    out += prefix;
+    out += line;
+    out += '\n';
+    if (end == std::string_view::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+// The text form's wait: a loop a person can paste, which looks again after a failed look and stops
+// at a state that never leads to the one it waits for (the sh form then deletes it; here the
+// release line, commented, says how).
+constexpr Code k_text_wait_open{"until state=$("};
+constexpr Code k_text_wait_test{") && [ \"$state\" = "};
+constexpr Code k_text_wait_case{" ]; do case $state in "};
+constexpr Code k_alternative{" | "};
+constexpr Code k_text_wait_stop{") "};
+constexpr Code k_text_wait_break{" >&2; break ;; esac; "};
+constexpr Code k_text_wait_sleep{" >&2; sleep "};
+constexpr Code k_text_wait_close{"; done"};
+constexpr Code k_state_value{"\"$state\""};
+
+// The wait as one line a person can paste (text form): look until the state is the one waited for,
+// again after a failed look, and stop at a state that never leads there.
+ShellLine text_wait_line(const Plan& plan, const Step& step) {
+  const Poll& poll = *step.poll;
+  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const std::string what = queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu;
+  ShellLine line = ShellLine().code(k_text_wait_open).line(step.line).code(k_text_wait_test).word(poll.until);
+  line.code(k_text_wait_case);
+  for (std::size_t i = 0; i < poll.stop_on.size(); ++i) {
+    if (i > 0) {
+      line.code(k_alternative);
+    }
+    line.word(poll.stop_on[i]);
+  }
+  line.code(k_text_wait_stop).word("echo").word(Word("tpulaunch: " + what + " is ").append(k_state_value).append(
+      fmt::format(", which never becomes {}: delete it (the release line above)", poll.until)));
+  line.code(k_text_wait_break).word("echo");
+  line.word(Word("tpulaunch: " + what + " is ").append(k_state_or_unread).append(
+      fmt::format("; next look in {}s", poll.every_seconds)));
+  line.code(k_text_wait_sleep).word(std::to_string(poll.every_seconds)).code(k_text_wait_close);
+  return line;
+}
+
+} // namespace
+
+std::string render_text(const Plan& plan) {
+  std::string out;
+  out += fmt::format("script: {} ({})\n", plan.script, plan.path.empty() ? "built in" : plan.path);
+  out += fmt::format("class:  {}\n", class_name(plan));
+  out += fmt::format("route:  {}\n", route_sentence(plan));
+  if (plan.route != RouteKind::cpu) {
+    out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
+    out += fmt::format("env:    JAX_PLATFORMS={} ({}){}\n", plan.jax_platforms,
+                       plan.jax_platforms_reviewed ? "the script's reviewed value" : "tpulaunch's default on a TPU route",
+                       plan.options.form == PlanForm::full
+                           ? fmt::format(", TPU_RUN_DIR=~/{}/artifacts (where the program keeps its receipts)",
+                                         plan.remote_run_dir)
+                           : "");
+    if (plan.results_run_url) {
+      out += fmt::format("results: each worker uploads to {}/{}/, one download brings them all back\n",
+                         *plan.results_run_url, worker_folder_pattern());
+    }
+  } else {
+    out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
+  }
+  out += "\ncommands:\n";
+  // Pasted, each line runs whatever the one before did: a step that runs only on a condition is
+  // shown commented, labelled with it, and the wait is a loop.
+  ShellScript commands;
+  for (const Step& step : plan.steps) {
+    if (step.when != StepWhen::always) {
+      commands.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+      commands.comment("  " + to_shell(step.line));
+      continue;
+    }
+    commands.comment(fmt::format("{}: {}", step.name(), step.summary));
+    commands.line(step.poll ? text_wait_line(plan, step) : step.line);
+  }
+  out += indent(to_shell(commands), "  ");
+  const auto notes = plan_notes(plan);
+  if (!notes.empty()) {
+    out += "\nnotes:\n";
+    for (const auto& note : notes) {
+      out += fmt::format("  - {}\n", note);
+    }
+  }
+  return out;
+}
+
+std::string render_refusal_text(const RefusalContext& context, const Refusal& refusal) {
+  std::string out = fmt::format("tpulaunch: refused: {}: {}\n", refusal.rule, refusal.reason);
+  for (const Evidence& e : refusal.evidence) {
+    // A row found in a course file the script imports is at that file's line, not the script's.
+    out += fmt::format("  {}:{}:{}: {} [{}]: {}\n", evidence_path(context.path, e), e.line, e.column,
+                       to_string(e.category), to_string(e.rule), e.text);
+  }
+  return out;
+}
+
+} // namespace tpulaunch
