@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
 #include "tpulaunch/plan/results_url.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
@@ -28,17 +29,9 @@ constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in eac
 
 constexpr std::string_view k_discovery_file = "discover.py"; // its name in the run folder, where the guard puts it
 
-// A local path as an argument: gcloud reads a word starting with '-' as an option, and one with a
-// ':' before any '/' as a file on a remote host ([[USER@]INSTANCE:]SRC), so such paths get "./".
-// The usual "public/exercises/x.py" stays as the course writes it.
-std::string local_path(const std::string& path) {
-  const auto colon = path.find(':');
-  const bool reads_as_remote = colon != std::string::npos && path.substr(0, colon).find('/') == std::string::npos;
-  if (!path.starts_with('/') && !path.starts_with("./") && (path.starts_with('-') || reads_as_remote)) {
-    return "./" + path;
-  }
-  return path;
-}
+// A local path as an argument: gcloud::local_path's "./" keeps a leading '-' from reading as an
+// option to python on the CPU route too.
+using gcloud::local_path;
 
 Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
 
@@ -73,36 +66,18 @@ void add_args(ShellLine& line, const Plan& plan) {
   }
 }
 
-// gcloud compute tpus tpu-vm <verb> ...
-ShellLine gcloud(std::string_view verb) {
-  return ShellLine{"gcloud", "compute", "tpus", "tpu-vm", std::string(verb)};
-}
-
-// gcloud compute tpus queued-resources <verb> ...
-ShellLine gcloud_queued(std::string_view verb) {
-  return ShellLine{"gcloud", "compute", "tpus", "queued-resources", std::string(verb)};
-}
-
+// tpulaunch's own flags (verify's --slice=, --kind=...).
 Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
 
-// --project=P, emitted only when a project was given (gcloud otherwise uses its configured one).
-void add_project(ShellLine& line, const Plan& plan) {
-  if (!plan.options.project.empty()) {
-    line.word(flag("--project", plan.options.project));
-  }
+// Where every gcloud call of the plan goes.
+gcloud::Location location(const Plan& plan) { return {plan.options.zone, plan.options.project}; }
+
+// The --worker= value a call names, when it names one.
+std::optional<std::string> worker_flag(const std::optional<Workers>& workers) {
+  return workers ? std::optional<std::string>(workers->text()) : std::nullopt;
 }
 
-// --zone=Z, then --worker=W when `workers` asks for one (gcloud's default is worker 0), then
-// --project=P.
-void add_common_flags(ShellLine& line, const Plan& plan, const std::optional<Workers>& workers) {
-  line.word(flag("--zone", plan.options.zone));
-  if (workers) {
-    line.word(flag("--worker", workers->text()));
-  }
-  add_project(line, plan);
-}
-
-Word remote(const Plan& plan, const Word& path) { return Word(plan.options.tpu + ":").append(path); }
+Word remote(const Plan& plan, const Word& path) { return gcloud::on_node(plan.options.tpu, path); }
 
 // The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
 // host (gcloud's default worker 0 is the only one).
@@ -119,12 +94,8 @@ Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellL
   step.where = StepWhere::remote;
   step.workers = every_worker(plan);
   step.summary = std::move(summary);
-  step.line = gcloud("ssh");
-  step.line.word(plan.options.tpu);
-  add_common_flags(step.line, plan, every_worker_flag(plan));
-  // The remote command is rendered to text here; that text is then one literal argument for the
-  // local shell, quoted again by the same function (docs/security.md, "two shell levels").
-  step.line.word(flag("--command", to_shell(remote_command)));
+  step.line = gcloud::tpu_vm_ssh(
+      {plan.options.tpu, location(plan), worker_flag(every_worker_flag(plan)), remote_command, gcloud::Connection::external});
   return step;
 }
 
@@ -250,19 +221,25 @@ Step stage_step(const Plan& plan) {
                                 : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
                                                                          : "the run guard and the script";
   step.summary = fmt::format("copy {} to {}", what, plan.multi_host() ? "every worker" : "the TPU VM");
-  step.line = gcloud("scp");
+  gcloud::TpuVmScp copy{.sources = {},
+                        .destination = {},
+                        .recurse = false,
+                        .at = location(plan),
+                        .worker = worker_flag(every_worker_flag(plan)),
+                        .connection = gcloud::Connection::external};
   // The course form copies into ~/jax-tpu-lab/, which a fresh TPU VM does not have. The full form
   // copies into the home folder, which always exists (`NAME:`), and the run call moves the files
   // into place: no failed copy, no retries, and no extra gcloud call.
   if (plan.options.form == PlanForm::course) {
-    step.line.word(local_path(plan.path)).word(remote(plan, home_path(std::string(k_lab))));
+    copy.sources.emplace_back(local_path(plan.path));
+    copy.destination = remote(plan, home_path(std::string(k_lab)));
   } else {
     for (const StagedFile& file : plan.staged) {
-      step.line.word(local_path(file.local));
+      copy.sources.emplace_back(local_path(file.local));
     }
-    step.line.word(remote(plan, Word()));
+    copy.destination = remote(plan, Word());
   }
-  add_common_flags(step.line, plan, every_worker_flag(plan));
+  step.line = gcloud::tpu_vm_scp(copy);
   return step;
 }
 
@@ -332,15 +309,13 @@ Step fetch_step(const Plan& plan, int worker, bool full) {
   step.where = StepWhere::remote;
   step.workers = Workers::one(worker);
   step.summary = fmt::format("bring back worker {}'s {}", worker, full ? "log and artifacts" : "log");
-  step.line = gcloud("scp");
-  if (full) {
-    step.line.word("--recurse");
-    step.line.word(remote(plan, home_path(plan.remote_run_dir)));
-  } else {
-    step.line.word(remote(plan, lab_path(plan.script + "-tpu.txt")));
-  }
-  step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
-  add_common_flags(step.line, plan, step.workers);
+  step.line = gcloud::tpu_vm_scp(
+      {.sources = {full ? remote(plan, home_path(plan.remote_run_dir)) : remote(plan, lab_path(plan.script + "-tpu.txt"))},
+       .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)))),
+       .recurse = full,
+       .at = location(plan),
+       .worker = worker_flag(step.workers),
+       .connection = gcloud::Connection::external});
   return step;
 }
 
@@ -353,8 +328,7 @@ Step collect_step(const Plan& plan) {
   step.where = StepWhere::remote;
   step.workers = every_worker(plan);
   step.summary = "bring every worker's folder back from the results bucket, in one call";
-  step.line = ShellLine{"gcloud", "storage", "cp", "--recursive", Word(*plan.results_run_url),
-                        Word(run_folder_parent(plan))};
+  step.line = gcloud::storage_cp({*plan.results_run_url, run_folder_parent(plan), true});
   return step;
 }
 
@@ -377,16 +351,10 @@ Step verify_step(const Plan& plan) {
 // The command that deletes what holds quota: the queued resource with its node (--force), or
 // the node.
 ShellLine delete_line(const Plan& plan) {
-  ShellLine line;
   if (plan.options.lifecycle.capacity == Capacity::queued) {
-    line = gcloud_queued("delete");
-    line.word(plan.queued_resource).word(flag("--zone", plan.options.zone)).word("--force").word("--quiet");
-  } else {
-    line = gcloud("delete");
-    line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word("--quiet");
+    return gcloud::queued_delete({plan.queued_resource, location(plan)});
   }
-  add_project(line, plan);
-  return line;
+  return gcloud::tpu_vm_delete({plan.options.tpu, location(plan)});
 }
 
 std::string_view deleted_what(const Plan& plan) {
@@ -403,17 +371,6 @@ Step teardown_step(const Plan& plan) {
   return step;
 }
 
-// --provisioning flags, as each command spells them.
-void add_provisioning(ShellLine& line, Provisioning provisioning) {
-  switch (provisioning) {
-  case Provisioning::standard: break;
-  case Provisioning::spot: line.word("--spot"); break;
-  case Provisioning::preemptible: line.word("--preemptible"); break;
-  case Provisioning::reserved: line.word("--reserved"); break;
-  case Provisioning::guaranteed: line.word("--guaranteed"); break;
-  }
-}
-
 // tpu-vm create ... --async: gcloud's own wait has no deadline, so the wait step polls instead.
 Step create_step(const Plan& plan) {
   Step step;
@@ -424,12 +381,8 @@ Step create_step(const Plan& plan) {
                              plan.options.lifecycle.provisioning == Provisioning::standard
                                  ? ""
                                  : ", " + std::string(to_string(plan.options.lifecycle.provisioning)));
-  step.line = gcloud("create");
-  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone))
-      .word(flag("--accelerator-type", plan.slice->name)).word(flag("--version", plan.runtime_version));
-  add_provisioning(step.line, plan.options.lifecycle.provisioning);
-  step.line.word("--async");
-  add_project(step.line, plan);
+  step.line = gcloud::tpu_vm_create({plan.options.tpu, location(plan), plan.slice->name, plan.runtime_version,
+                                     plan.options.lifecycle.provisioning, true});
   return step;
 }
 
@@ -441,26 +394,23 @@ Step queue_step(const Plan& plan) {
   step.summary = fmt::format("ask for {} as queued resource {}, node {}{}", plan.slice->name, plan.queued_resource,
                              plan.options.tpu,
                              life.valid_until.empty() ? "" : ", waiting at most " + life.valid_until + " for capacity");
-  step.line = gcloud_queued("create");
-  step.line.word(plan.queued_resource).word(flag("--node-id", plan.options.tpu)).word(flag("--zone", plan.options.zone))
-      .word(flag("--accelerator-type", plan.slice->name)).word(flag("--runtime-version", plan.runtime_version));
-  add_provisioning(step.line, life.provisioning);
-  if (!life.valid_until.empty()) {
-    step.line.word(flag("--valid-until-duration", life.valid_until));
-  }
-  add_project(step.line, plan);
+  step.line = gcloud::queued_create({plan.queued_resource, plan.options.tpu, location(plan), plan.slice->name,
+                                     plan.runtime_version, life.provisioning, life.valid_until});
   return step;
+}
+
+// The TPU's state.
+ShellLine node_state_line(const Plan& plan) {
+  return gcloud::tpu_vm_describe({plan.options.tpu, location(plan), "value(state)"});
 }
 
 // The one state query of what the plan asks for: the queued resource's state (--queued), or the
 // TPU's. The name check and the wait both ask it.
 ShellLine capacity_state_line(const Plan& plan) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  ShellLine line = queued ? gcloud_queued("describe") : gcloud("describe");
-  line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
-      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
-  add_project(line, plan);
-  return line;
+  if (plan.options.lifecycle.capacity == Capacity::queued) {
+    return gcloud::queued_describe({plan.queued_resource, location(plan), "value(state.state)"});
+  }
+  return node_state_line(plan);
 }
 
 // Before creating: what the plan is about to create must not exist yet. A TPU (or queued resource)
@@ -518,9 +468,7 @@ Step preemption_check_step(const Plan& plan) {
   step.when = StepWhen::step_failed;
   step.summary = fmt::format("ask for the {} TPU's state once: PREEMPTED or TERMINATED is reported as such (exit {})",
                              to_string(plan.options.lifecycle.provisioning), to_int(PipelineStatus::preempted));
-  step.line = gcloud("describe");
-  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word(flag("--format", "value(state)"));
-  add_project(step.line, plan);
+  step.line = node_state_line(plan);
   return step;
 }
 
@@ -710,17 +658,6 @@ std::string_view to_string(Capacity capacity) {
   case Capacity::queued: return "queued";
   }
   return "existing";
-}
-
-std::string_view to_string(Provisioning provisioning) {
-  switch (provisioning) {
-  case Provisioning::standard: return "standard";
-  case Provisioning::spot: return "spot";
-  case Provisioning::preemptible: return "preemptible";
-  case Provisioning::reserved: return "reserved";
-  case Provisioning::guaranteed: return "guaranteed";
-  }
-  return "standard";
 }
 
 std::string_view to_string(StepWhen when) {

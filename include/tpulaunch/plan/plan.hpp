@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/util/error.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/route/router.hpp"
@@ -32,10 +33,10 @@ struct EnvVar {
 enum class Capacity { existing, create, queued };
 std::string_view to_string(Capacity capacity);
 
-// How the TPU is provisioned. spot and preemptible TPUs may be preempted; for an existing TPU
-// --spot/--preemptible says that it is one, so a failed step asks for its state.
-enum class Provisioning { standard, spot, preemptible, reserved, guaranteed };
-std::string_view to_string(Provisioning provisioning);
+// How the TPU is provisioned (gcloud's create flags name it). spot and preemptible TPUs may be
+// preempted; for an existing TPU --spot/--preemptible says that it is one, so a failed step asks
+// for its state.
+using Provisioning = gcloud::Provisioning;
 
 // The options of the TPU's life around the run; all off by default (the three round trips).
 // Durations are strings as the user wrote them, validated by build_plan (validate.hpp).
