@@ -102,7 +102,7 @@ FetchedWorker read_worker(const fs::path& run, int worker) {
 
 } // namespace
 
-Result<VerifyReport> verify_run(const std::string& folder, const Slice& slice, const VerifyOptions& options) {
+Result<VerifyReport> verify_run(const std::string& folder, const Target& target, const VerifyOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) {
     return config_error(fmt::format("run folder '{}' does not exist or is not a folder", printable(folder)));
@@ -112,11 +112,11 @@ Result<VerifyReport> verify_run(const std::string& folder, const Slice& slice, c
     path = path.parent_path(); // "run/" -> "run", so the run id is its last component
   }
   std::vector<FetchedWorker> workers;
-  workers.reserve(static_cast<std::size_t>(slice.hosts));
-  for (int worker = 0; worker < slice.hosts; ++worker) {
+  workers.reserve(static_cast<std::size_t>(target.processes()));
+  for (int worker = 0; worker < target.processes(); ++worker) {
     workers.push_back(read_worker(path, worker));
   }
-  VerifyReport report = verify_fetched(workers, slice, options);
+  VerifyReport report = verify_fetched(workers, target, options);
   report.folder = folder;
   return report;
 }

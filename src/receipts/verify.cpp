@@ -27,12 +27,12 @@ struct TrainingFacts {
 
 class Checker {
 public:
-  Checker(VerifyReport& report, const Slice& slice, const VerifyOptions& options)
-      : m_report(report), m_slice(slice), m_options(options) {}
+  Checker(VerifyReport& report, const Target& target, const VerifyOptions& options)
+      : m_report(report), m_target(target), m_slice(*target.slice), m_options(options) {}
 
   void run(const std::vector<FetchedWorker>& workers) {
-    std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_slice.hosts));
-    for (int worker = 0; worker < m_slice.hosts; ++worker) {
+    std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_target.processes()));
+    for (int worker = 0; worker < m_target.processes(); ++worker) {
       if (static_cast<std::size_t>(worker) >= workers.size() || !workers[static_cast<std::size_t>(worker)].present) {
         const std::string folder = static_cast<std::size_t>(worker) < workers.size()
                                        ? workers[static_cast<std::size_t>(worker)].folder
@@ -184,9 +184,9 @@ private:
       r.add("process_index", fmt::format("is {}, but this is worker {}'s folder (gcloud worker i runs JAX process i)",
                                          *index, r.worker()));
     }
-    r.expect_int("process_count", m_slice.hosts, m_slice.name);
+    r.expect_int("process_count", m_target.processes(), m_slice.name);
     r.expect_int(local_key, m_slice.local_device_count(), m_slice.name);
-    r.expect_int(global_key, m_slice.device_count(), m_slice.name);
+    r.expect_int(global_key, m_target.devices(), m_slice.name);
     check_backend(r);
   }
 
@@ -237,11 +237,12 @@ private:
   // The lesson's program: process p owns input p + 1; theta starts at 0 and takes one step of
   // 0.1 * the global mean gradient, 2 * (0 - mean(p + 1)) = -(P + 1) over P processes.
   void check_course_receipt(const Receipt& r) {
-    const double hosts = m_slice.hosts;
+    const int processes = m_target.processes();
+    const double hosts = processes;
     check_topology(r, "local_devices", "global_devices");
     r.expect_number("owned_input", r.worker() + 1.0, "the lesson's input is process_index + 1");
-    r.expect_number("global_mean_gradient", -(hosts + 1), fmt::format("-(P + 1) for P = {} processes", m_slice.hosts));
-    r.expect_number("updated_theta", 0.1 * (hosts + 1), fmt::format("0.1 * (P + 1) for P = {} processes", m_slice.hosts));
+    r.expect_number("global_mean_gradient", -(hosts + 1), fmt::format("-(P + 1) for P = {} processes", processes));
+    r.expect_number("updated_theta", 0.1 * (hosts + 1), fmt::format("0.1 * (P + 1) for P = {} processes", processes));
   }
 
   void check_detailed_receipt(const Receipt& r) {
@@ -354,7 +355,7 @@ private:
     }
     const Receipt c(m_report, 0, *value, "checkpoint.json");
     if (*m_report.form == ReceiptForm::course) {
-      c.expect_int("global_devices", m_slice.device_count(), m_slice.name);
+      c.expect_int("global_devices", m_target.devices(), m_slice.name);
       const auto theta = c.number("theta");
       for (int worker = 0; theta && worker < static_cast<int>(training.size()); ++worker) {
         const auto& facts = training[static_cast<std::size_t>(worker)];
@@ -374,7 +375,7 @@ private:
     if (auto by = c.integer("written_by"); by && *by != 0) {
       c.add("written_by", fmt::format("is {}, but only process 0 publishes the checkpoint", *by));
     }
-    c.expect_int("process_count", m_slice.hosts, m_slice.name);
+    c.expect_int("process_count", m_target.processes(), m_slice.name);
     if (training.empty() || !training[0]) {
       return;
     }
@@ -391,7 +392,8 @@ private:
   }
 
   VerifyReport& m_report;
-  const Slice& m_slice;
+  const Target& m_target;
+  const Slice& m_slice; // each node's
   const VerifyOptions& m_options;
 };
 
@@ -418,12 +420,12 @@ std::optional<VerifyKind> parse_verify_kind(std::string_view name) {
 
 std::string_view to_string(ReceiptForm form) { return form == ReceiptForm::course ? "course" : "detailed"; }
 
-VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Slice& slice, const VerifyOptions& options) {
+VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Target& target, const VerifyOptions& options) {
   VerifyReport report;
-  report.slice = slice.name;
+  report.slice = target.slice->name;
   report.kind = options.kind;
-  report.workers = slice.hosts;
-  Checker(report, slice, options).run(workers);
+  report.workers = target.processes();
+  Checker(report, target, options).run(workers);
   return report;
 }
 

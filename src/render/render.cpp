@@ -20,7 +20,7 @@ std::string route_sentence(const Plan& plan) {
   if (plan.route == RouteKind::cpu) {
     return "cpu: runs on this machine's CPU; no TPU is used";
   }
-  const Slice& s = *plan.slice;
+  const Slice& s = *plan.target.slice;
   if (plan.route == RouteKind::multi_host) {
     return fmt::format("multi-host: {} has {} hosts x {} chips = {} chips; every worker runs the script (--worker=all), "
                        "{} local and {} global JAX devices each",
@@ -346,14 +346,14 @@ void add_line(ShellScript& sh, ShellLine line) {
 // What a conditional step waits for, in words: the text form's label and the JSON form's
 // "condition". Empty for a step that always runs.
 std::string condition_text(const Plan& plan, const Step& step) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const bool queued = plan.target.queued();
   switch (step.when) {
   case StepWhen::always: return "";
   case StepWhen::capacity_unusable: {
     std::string text;
-    if (plan.options.lifecycle.capacity != Capacity::existing) {
+    if (plan.target.capacity != Capacity::existing) {
       text = fmt::format("only if {} never becomes {} (a state it never leaves, or --ready-timeout)",
-                         queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu,
+                         queued ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu,
                          queued ? "ACTIVE" : "READY");
     }
     if (plan.preemptible() && plan.options.teardown) {
@@ -362,7 +362,7 @@ std::string condition_text(const Plan& plan, const Step& step) {
     return text.empty() ? "only when you choose to delete it" : text;
   }
   case StepWhen::step_failed:
-    return fmt::format("only if a step fails on this {} TPU", to_string(plan.options.lifecycle.provisioning));
+    return fmt::format("only if a step fails on this {} TPU", to_string(plan.target.provisioning));
   case StepWhen::verify_succeeded: return "only after verify succeeded";
   }
   return "";
@@ -372,8 +372,8 @@ std::string condition_text(const Plan& plan, const Step& step) {
 // again after a failed look, and stop at a state that never leads there.
 ShellLine text_wait_line(const Plan& plan, const Step& step) {
   const Poll& poll = *step.poll;
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  const std::string what = queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu;
+  const bool queued = plan.target.queued();
+  const std::string what = queued ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu;
   ShellLine line = ShellLine().code(k_text_wait_open).line(step.line).code(k_text_wait_test).word(poll.until);
   line.code(k_text_wait_case);
   for (std::size_t i = 0; i < poll.stop_on.size(); ++i) {
@@ -418,9 +418,9 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
 
 void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const bool queued = plan.target.queued();
   sh.line(step_banner(step));
-  const std::string name = queued ? plan.queued_resource : plan.options.tpu;
+  const std::string name = plan.target.capacity_name();
   add_line(sh, ShellLine()
                    .code(k_name_check_open)
                    .line(step.line)
@@ -473,10 +473,10 @@ void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   for (const auto& state : poll.stop_on) {
     dead_ends += (dead_ends.empty() ? "" : " ") + state;
   }
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const bool queued = plan.target.queued();
   add_line(sh, ShellLine{"wait_for_capacity", Word(poll.until), Word(dead_ends), Word(std::to_string(poll.every_seconds)),
                     Word(std::to_string(poll.deadline_seconds)),
-                    Word(queued ? "queued resource " + plan.queued_resource : "TPU VM " + plan.options.tpu)});
+                    Word(queued ? "queued resource " + plan.target.queued_resource : "TPU VM " + plan.target.tpu)});
 }
 
 void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -580,15 +580,15 @@ const Step* find_step(const Plan& plan, StepKind kind) {
 std::string left_running_message(const Plan& plan, const Step& teardown) {
   return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
                      "Once you have looked at the results, delete it with: {}",
-                     plan.options.tpu, to_shell(teardown.line));
+                     plan.target.tpu, to_shell(teardown.line));
 }
 
 // The values a reader (and the step function) needs, the verify program's presence, and the
 // local folders the downloads land in.
 void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
-  sh.line(readonly_value(k_set_slice, plan.slice->name));
-  sh.line(readonly_value(k_set_tpu, plan.options.tpu));
-  sh.line(readonly_value(k_set_zone, plan.options.zone));
+  sh.line(readonly_value(k_set_slice, plan.target.slice->name));
+  sh.line(readonly_value(k_set_tpu, plan.target.tpu));
+  sh.line(readonly_value(k_set_zone, plan.target.zone));
   sh.line(readonly_value(k_set_run_id, plan.options.run_id));
   sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
@@ -635,14 +635,14 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                                 "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
                                 python, k_remote_no_python));
   }
-  if (plan.options.lifecycle.capacity != Capacity::existing && plan.options.bootstrap) {
+  if (plan.target.capacity != Capacity::existing && plan.options.bootstrap) {
     notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
                        "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
     notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
                                 "billing); once you have looked at the results, delete it with: {}",
-                                plan.options.tpu, to_shell(teardown->line)));
+                                plan.target.tpu, to_shell(teardown->line)));
   }
   if (plan.route != RouteKind::cpu && std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) {
         return step.when != StepWhen::always;
@@ -683,27 +683,27 @@ std::string plan_json(const Plan& plan) {
   w.key("sha256").string_or_null(plan.sha256);
   w.key("route").string(to_string(plan.route));
   w.key("slice");
-  if (plan.slice == nullptr) {
+  if (plan.target.slice == nullptr) {
     w.null();
   } else {
-    w.value(slice_json(*plan.slice));
+    w.value(slice_json(*plan.target.slice));
   }
   w.key("multi_host").boolean(plan.multi_host());
   if (plan.route != RouteKind::cpu) {
     w.key("form").string(plan.options.form == PlanForm::course ? "course" : "full");
-    w.key("tpu").string(plan.options.tpu);
-    w.key("zone").string(plan.options.zone);
-    w.key("project").string_or_null(plan.options.project);
+    w.key("tpu").string(plan.target.tpu);
+    w.key("zone").string(plan.target.zone);
+    w.key("project").string_or_null(plan.target.project);
     w.key("run_id").string(plan.options.run_id);
     w.key("local_run_dir").string(plan.local_run_dir);
     w.key("results").string_or_null(plan.results_run_url.value_or(""));
     w.key("verify").string(to_string(plan.verify));
     const LifecycleOptions& life = plan.options.lifecycle;
     w.key("lifecycle").begin_object();
-    w.key("capacity").string(to_string(life.capacity));
-    w.key("provisioning").string(to_string(life.provisioning));
-    w.key("runtime_version").string_or_null(life.capacity == Capacity::existing ? "" : plan.runtime_version);
-    w.key("queued_resource").string_or_null(plan.queued_resource);
+    w.key("capacity").string(to_string(plan.target.capacity));
+    w.key("provisioning").string(to_string(plan.target.provisioning));
+    w.key("runtime_version").string_or_null(plan.target.capacity == Capacity::existing ? "" : plan.target.runtime_version);
+    w.key("queued_resource").string_or_null(plan.target.queued_resource);
     w.key("valid_until").string_or_null(life.valid_until);
     w.key("timeout_seconds");
     if (plan.timeout_seconds > 0) {
@@ -713,7 +713,7 @@ std::string plan_json(const Plan& plan) {
     }
     w.key("grace_seconds").integer(plan.grace_seconds);
     w.key("kill_stale").boolean(life.kill_stale);
-    w.key("tpu_devices").string(to_string(plan.slice->devices));
+    w.key("tpu_devices").string(to_string(plan.target.slice->devices));
     w.key("preemption_check").boolean(plan.preemptible());
     w.end_object();
     w.key("jax_platforms").begin_object();
@@ -827,9 +827,9 @@ std::string plan_json(const Plan& plan) {
     // What a discovery run is, and what each worker's receipt must report.
     w.key("receipt").string("discovery");
     w.key("expected").begin_object();
-    w.key("process_count").integer(plan.slice->hosts);
-    w.key("local_device_count").integer(plan.slice->local_device_count());
-    w.key("device_count").integer(plan.slice->device_count());
+    w.key("process_count").integer(plan.target.processes());
+    w.key("local_device_count").integer(plan.target.slice->local_device_count());
+    w.key("device_count").integer(plan.target.devices());
     w.end_object();
   }
   w.end_object();
