@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < parts.size(); ++i) {
     workers[i < 2 ? 0 : 1].artifacts.push_back(FetchedFile{k_names[i], parts[i], ""});
   }
-  const VerifyReport report = verify_fetched(workers, slice, VerifyOptions{kind, data[0] % 2 == 0});
+  const VerifyReport report = verify_fetched(workers, slice_target(slice), VerifyOptions{kind, data[0] % 2 == 0});
   TPULAUNCH_FUZZ_CHECK(report.ok() == report.findings.empty());
   for (const VerifyFinding& finding : report.findings) {
     TPULAUNCH_FUZZ_CHECK(finding.message.find('\n') == std::string::npos);

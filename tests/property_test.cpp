@@ -656,7 +656,7 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
                 : std::vector<std::string>{"--stage", home + placed.name + ".py", staged, plan.sha256};
   guard.insert(guard.end(), stage.begin(), stage.end());
   guard.push_back("--devices");
-  guard.push_back(std::string(to_string(plan.slice->devices)));
+  guard.push_back(std::string(to_string(plan.target.slice->devices)));
   if (plan.results_run_url) {
     guard.push_back("--upload");
     guard.push_back(*plan.results_run_url);

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/render/render.hpp"
 #include "tpulaunch/shell/shell.hpp"
 
@@ -16,10 +17,14 @@ struct SliceArgs {
   std::string format;
 };
 
-// The create command for the slice, as argv data rendered by the one quoting function.
+// The create command for the slice, with placeholders for the name and zone.
 ShellLine create_line(const Slice& s) {
-  return ShellLine{"gcloud",  "compute", "tpus", "tpu-vm", "create", "TPU_NAME", "--zone=ZONE",
-                   Word("--accelerator-type=").append(s.name), Word("--version=").append(s.runtime_version)};
+  return gcloud::tpu_vm_create({.node = "TPU_NAME",
+                                .at = {.zone = "ZONE", .project = {}},
+                                .accelerator_type = s.name,
+                                .version = s.runtime_version,
+                                .provisioning = gcloud::Provisioning::standard,
+                                .async = false});
 }
 
 Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {

@@ -26,7 +26,7 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
   // Test seam, read only here: the gcloud stand-in's fake JAX reports backend "standin".
   const char* standin = std::getenv("TPULAUNCH_ALLOW_STANDIN");
   options.allow_standin = standin != nullptr && std::string_view(standin) == "1";
-  TPULAUNCH_TRY(const VerifyReport report, verify_run(args.folder, *slice, options));
+  TPULAUNCH_TRY(const VerifyReport report, verify_run(args.folder, slice_target(*slice), options));
 
   Output output;
   output.code = report.ok() ? ExitCode::success : ExitCode::refused;

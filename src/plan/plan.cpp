@@ -1,202 +1,18 @@
 #include "tpulaunch/plan/plan.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <ctime>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "steps.hpp"
 #include "tpulaunch/course/exercises.hpp"
-#include "tpulaunch/remote/remote_program.hpp"
-#include "tpulaunch/plan/results_url.hpp"
-#include "tpulaunch/receipts/run_folder.hpp"
-#include "tpulaunch/plan/validate.hpp"
 
 namespace tpulaunch {
 namespace {
 
-// Shell code used in remote command strings. Compile-time constants only (see shell.hpp).
-constexpr Code k_then{"; "};
-constexpr Code k_and{" && "};
-constexpr Code k_not{"!"};
-constexpr Code k_pipe{" | "};
-constexpr Code k_merge_stderr{" 2>&1"};
-constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
-static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
-constexpr std::string_view k_lab = "jax-tpu-lab/"; // the course's folder in each worker's home
-
-constexpr std::string_view k_discovery_file = "discover.py"; // its name in the run folder, where the guard puts it
-
-// A local path as an argument: gcloud reads a word starting with '-' as an option, and one with a
-// ':' before any '/' as a file on a remote host ([[USER@]INSTANCE:]SRC), so such paths get "./".
-// The usual "public/exercises/x.py" stays as the course writes it.
-std::string local_path(const std::string& path) {
-  const auto colon = path.find(':');
-  const bool reads_as_remote = colon != std::string::npos && path.substr(0, colon).find('/') == std::string::npos;
-  if (!path.starts_with('/') && !path.starts_with("./") && (path.starts_with('-') || reads_as_remote)) {
-    return "./" + path;
-  }
-  return path;
-}
-
-Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
-
-// The interpreter on each worker: --python (a leading ~/ is the worker's home), or the venv's.
-Word remote_python(const Plan& plan) {
-  const std::string& python = plan.options.python;
-  if (python.empty()) {
-    return lab_path(".venv/bin/python");
-  }
-  return python.starts_with("~/") ? home_path(python.substr(2)) : Word(python);
-}
-
-// The interpreter on this machine: --python, python3, or the course's own `python`.
-Word local_python(const Plan& plan) {
-  if (!plan.options.python.empty()) {
-    return Word(plan.options.python);
-  }
-  return plan.options.form == PlanForm::course ? Word("python") : Word("python3");
-}
-
-// KEY=VALUE words for --env (before the interpreter), each value one quoted literal.
-void add_env(ShellLine& line, const Plan& plan) {
-  for (const EnvVar& var : plan.options.env) {
-    line.word(Word(var.name + "=").append(var.value));
-  }
-}
-
-// The script's own arguments (after its path).
-void add_args(ShellLine& line, const Plan& plan) {
-  for (const std::string& arg : plan.options.args) {
-    line.word(Word(arg));
-  }
-}
-
-// gcloud compute tpus tpu-vm <verb> ...
-ShellLine gcloud(std::string_view verb) {
-  return ShellLine{"gcloud", "compute", "tpus", "tpu-vm", std::string(verb)};
-}
-
-// gcloud compute tpus queued-resources <verb> ...
-ShellLine gcloud_queued(std::string_view verb) {
-  return ShellLine{"gcloud", "compute", "tpus", "queued-resources", std::string(verb)};
-}
-
-Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
-
-// --project=P, emitted only when a project was given (gcloud otherwise uses its configured one).
-void add_project(ShellLine& line, const Plan& plan) {
-  if (!plan.options.project.empty()) {
-    line.word(flag("--project", plan.options.project));
-  }
-}
-
-// --zone=Z, then --worker=W when `workers` asks for one (gcloud's default is worker 0), then
-// --project=P.
-void add_common_flags(ShellLine& line, const Plan& plan, const std::optional<Workers>& workers) {
-  line.word(flag("--zone", plan.options.zone));
-  if (workers) {
-    line.word(flag("--worker", workers->text()));
-  }
-  add_project(line, plan);
-}
-
-Word remote(const Plan& plan, const Word& path) { return Word(plan.options.tpu + ":").append(path); }
-
-// The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
-// host (gcloud's default worker 0 is the only one).
-std::optional<Workers> every_worker_flag(const Plan& plan) {
-  return plan.multi_host() ? std::optional<Workers>(Workers::all()) : std::nullopt;
-}
-
-// What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
-Workers every_worker(const Plan& plan) { return plan.multi_host() ? Workers::all() : Workers::one(0); }
-
-Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellLine& remote_command) {
-  Step step;
-  step.kind = kind;
-  step.where = StepWhere::remote;
-  step.workers = every_worker(plan);
-  step.summary = std::move(summary);
-  step.line = gcloud("ssh");
-  step.line.word(plan.options.tpu);
-  add_common_flags(step.line, plan, every_worker_flag(plan));
-  // The remote command is rendered to text here; that text is then one literal argument for the
-  // local shell, quoted again by the same function (docs/security.md, "two shell levels").
-  step.line.word(flag("--command", to_shell(remote_command)));
-  return step;
-}
-
-// The local folders the plan writes into, which must exist before it does: each worker's download
-// folder (gcloud needs it), the run folder alone with --results (the one download fills it), or the
-// folder of a CPU receipt for a script in a subfolder ("advanced/sub_lesson-cpu.txt").
-std::vector<std::string> local_folders(const Plan& plan) {
-  std::vector<std::string> folders;
-  if (plan.route == RouteKind::cpu) {
-    const auto slash = plan.cpu_receipt.rfind('/');
-    if (slash != std::string::npos) {
-      folders.push_back(plan.cpu_receipt.substr(0, slash + 1));
-    }
-  } else if (plan.results_run_url) {
-    folders.push_back(plan.local_run_dir + "/");
-  } else {
-    for (int worker = 0; worker < plan.workers(); ++worker) {
-      folders.push_back(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
-    }
-  }
-  return folders;
-}
-
-// Local: change to the plan's folder (so every relative path resolves as it did for the plan) and
-// create the folders the plan writes into. One line, so that the text form pasted line by line
-// does what the sh form does.
-Step prepare_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::prepare;
-  const std::vector<std::string> folders = local_folders(plan);
-  step.summary = folders.empty()                ? "work in the folder the plan was made in"
-                 : plan.route == RouteKind::cpu ? "work in the folder the plan was made in; create the folder the "
-                                                  "CPU receipt goes in"
-                                                : "work in the folder the plan was made in; check that this run's "
-                                                  "folder is new (a second run never overwrites the first); create "
-                                                  "the folders the downloads land in";
-  if (!plan.options.directory.empty()) {
-    step.line.word("cd").word(plan.options.directory);
-    if (!folders.empty()) {
-      step.line.code(k_and);
-    }
-  }
-  if (plan.route != RouteKind::cpu) {
-    // A run id names one run: a second run of the same plan (a saved script run again, a pasted
-    // plan pasted twice) stops here instead of mixing its results with the first's.
-    step.line.word("test").word(Word(k_not)).word("-e").word(plan.local_run_dir).code(k_and);
-  }
-  if (!folders.empty()) {
-    step.line.word("mkdir").word("-p");
-    for (const std::string& folder : folders) {
-      step.line.word(folder);
-    }
-  }
-  return step;
-}
-
-// Local: tpulaunch writes its own programs (the run guard, the discovery program) into the run
-// folder, where the stage step copies them from; `tpulaunch guard` prints the same bytes, and
-// --sha256 makes a tpulaunch with another guard refuse before any TPU time is spent.
-Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file) {
-  Step step;
-  step.kind = StepKind::write;
-  step.summary = fmt::format("write tpulaunch's {} ({} lines, which tpulaunch guard{} prints) for the stage step to copy",
-                             program.what, std::count(program.text.begin(), program.text.end(), '\n'),
-                             &program == &discovery_program() ? " --discovery" : "");
-  step.line = ShellLine{Word(plan.options.tpulaunch_program), "guard"};
-  if (&program == &discovery_program()) {
-    step.line.word("--discovery");
-  }
-  step.line.word("--write").word(file.local).word("--sha256").word(file.sha256);
-  return step;
-}
+using namespace planning;
 
 // The files the full form stages: the run guard (called where it lands), then the script moved
 // into ~/jax-tpu-lab/ (or the discovery program into the run folder), then the course files the
@@ -220,440 +36,18 @@ std::vector<StagedFile> staged_files(const Plan& plan, const std::vector<LessonF
   return files;
 }
 
-Step preflight_step() {
-  Step step;
-  step.kind = StepKind::preflight;
-  step.summary = "check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)";
-  step.line = ShellLine{"ssh-add", "-l"};
-  return step;
-}
-
-Step bootstrap_step(const Plan& plan) {
-  ShellLine command;
-  command.word("mkdir").word("-p").word(home_path(std::string(k_lab)));
-  command.code(k_and).word("python3").word("-m").word("venv").word(lab_path(".venv"));
-  command.code(k_and).word(lab_path(".venv/bin/python")).word("-m").word("pip").word("install").word("--quiet")
-      .word("--upgrade").word("jax[tpu]");
-  // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
-  command.code(k_map_255);
-  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker",
-                  command);
-}
-
-Step stage_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::stage;
-  step.where = StepWhere::remote;
-  step.workers = every_worker(plan);
-  const std::string_view what = plan.staged.empty()                    ? "the script"
-                                : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
-                                : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
-                                                                         : "the run guard and the script";
-  step.summary = fmt::format("copy {} to {}", what, plan.multi_host() ? "every worker" : "the TPU VM");
-  step.line = gcloud("scp");
-  // The course form copies into ~/jax-tpu-lab/, which a fresh TPU VM does not have. The full form
-  // copies into the home folder, which always exists (`NAME:`), and the run call moves the files
-  // into place: no failed copy, no retries, and no extra gcloud call.
-  if (plan.options.form == PlanForm::course) {
-    step.line.word(local_path(plan.path)).word(remote(plan, home_path(std::string(k_lab))));
-  } else {
-    for (const StagedFile& file : plan.staged) {
-      step.line.word(local_path(file.local));
-    }
-    step.line.word(remote(plan, Word()));
-  }
-  add_common_flags(step.line, plan, every_worker_flag(plan));
-  return step;
-}
-
-Step course_run_step(const Plan& plan) {
-  const std::string py = plan.script + ".py";
-  ShellLine command;
-  command.word("set").word("-o").word("pipefail").code(k_then);
-  command.word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
-  add_env(command, plan);
-  command.word(lab_path(".venv/bin/python")).word(lab_path(py));
-  add_args(command, plan);
-  command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
-  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
-                  command);
-}
-
-// The run step of the full form. One ssh call does everything remote, through the run guard
-// (src/remote/run_guard.bash): create the run folder (so every worker's fetch finds it, whatever
-// happens next), put the staged script in place and check it against the reviewed digest, stop at
-// once when the interpreter is missing, look for processes that hold the TPU, run with
-// TPU_RUN_DIR exported, the --env values, a per-host log and --timeout, record the worker's
-// outcome in its run folder, upload it with --results, and keep a 255 from looking like an ssh
-// failure. The guard is the file the stage step copied (plan.staged's first), called by its name
-// and checking its own digest first; `program` is the interpreter's arguments.
-Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary) {
-  const std::string run = plan.remote_run_dir + "/";
-  const LifecycleOptions& life = plan.options.lifecycle;
-  const StagedFile& guard = plan.staged.front();
-  ShellLine command;
-  command.word("bash").word(home_path(guard.home_name)).word("--guard-sha256").word(guard.sha256);
-  command.word("--run-dir").word(home_path(plan.remote_run_dir));
-  // A script in a subfolder (id "advanced/sub_lesson") is copied to ~/sub_lesson.py and moved to
-  // ~/jax-tpu-lab/advanced/sub_lesson.py; its log is sub_lesson-tpu-<host>.txt in the run folder.
-  const StagedScript staged = staged_script(plan.script);
-  command.word("--log").word(home_path(run + staged.name + "-tpu-").append(k_hostname).append(".txt"));
-  for (auto file = std::next(plan.staged.begin()); file != plan.staged.end(); ++file) {
-    command.word("--stage").word(home_path(file->home_name)).word(home_path(file->place)).word(file->sha256);
-  }
-  command.word("--devices").word(std::string(to_string(plan.slice->devices)));
-  if (plan.timeout_seconds > 0) {
-    command.word("--timeout").word(std::to_string(plan.timeout_seconds));
-  }
-  if (plan.timeout_seconds > 0 || life.kill_stale) {
-    command.word("--grace").word(std::to_string(plan.grace_seconds));
-  }
-  if (life.kill_stale) {
-    command.word("--kill-stale");
-  }
-  if (plan.results_run_url) {
-    command.word("--upload").word(*plan.results_run_url);
-  }
-  command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
-  for (const EnvVar& var : plan.options.env) {
-    command.word("--env").word(Word(var.name + "=").append(var.value));
-  }
-  command.word("--python").word(remote_python(plan)).word("--").words(program);
-  add_args(command, plan);
-  if (plan.timeout_seconds > 0) {
-    summary += fmt::format(", for at most {}", life.timeout);
-  }
-  return ssh_step(plan, StepKind::run, std::move(summary), command);
-}
-
-Step fetch_step(const Plan& plan, int worker, bool full) {
-  Step step;
-  step.kind = StepKind::fetch;
-  step.where = StepWhere::remote;
-  step.workers = Workers::one(worker);
-  step.summary = fmt::format("bring back worker {}'s {}", worker, full ? "log and artifacts" : "log");
-  step.line = gcloud("scp");
-  if (full) {
-    step.line.word("--recurse");
-    step.line.word(remote(plan, home_path(plan.remote_run_dir)));
-  } else {
-    step.line.word(remote(plan, lab_path(plan.script + "-tpu.txt")));
-  }
-  step.line.word(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
-  add_common_flags(step.line, plan, step.workers);
-  return step;
-}
-
-// --results: one local call brings every worker's folder back. The source's last part (the run
-// id) is kept because the destination, the run folder's parent, exists: every worker lands in
-// ./tpu-runs/<tpu>/<id>/<run-id>/worker-<i>/<run-id>/, where verify reads it.
-Step collect_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::collect;
-  step.where = StepWhere::remote;
-  step.workers = every_worker(plan);
-  step.summary = "bring every worker's folder back from the results bucket, in one call";
-  step.line = ShellLine{"gcloud", "storage", "cp", "--recursive", Word(*plan.results_run_url),
-                        Word(run_folder_parent(plan))};
-  return step;
-}
-
-Step verify_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::verify;
-  step.summary = fmt::format("check the fetched {} of every worker", plan.verify == VerifyKind::logs ? "logs" : "receipts");
-  step.line = ShellLine{Word(plan.options.tpulaunch_program), "verify", Word(plan.local_run_dir),
-                        flag("--slice", plan.slice->name), flag("--kind", std::string(to_string(plan.verify)))};
-  // The catalog and matrix the plan used, so the slice and the script mean the same to verify.
-  if (!plan.options.matrix_file.empty()) {
-    step.line.word(flag("--matrix", plan.options.matrix_file));
-  }
-  if (!plan.options.catalog_file.empty()) {
-    step.line.word(flag("--catalog", plan.options.catalog_file));
-  }
-  return step;
-}
-
-// The command that deletes what holds quota: the queued resource with its node (--force), or
-// the node.
-ShellLine delete_line(const Plan& plan) {
-  ShellLine line;
-  if (plan.options.lifecycle.capacity == Capacity::queued) {
-    line = gcloud_queued("delete");
-    line.word(plan.queued_resource).word(flag("--zone", plan.options.zone)).word("--force").word("--quiet");
-  } else {
-    line = gcloud("delete");
-    line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word("--quiet");
-  }
-  add_project(line, plan);
-  return line;
-}
-
-std::string_view deleted_what(const Plan& plan) {
-  return plan.options.lifecycle.capacity == Capacity::queued ? "the queued resource and its TPU VM" : "the TPU VM";
-}
-
-Step teardown_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::teardown;
-  step.where = StepWhere::local;
-  step.when = StepWhen::verify_succeeded;
-  step.summary = fmt::format("delete {}", deleted_what(plan));
-  step.line = delete_line(plan);
-  return step;
-}
-
-// --provisioning flags, as each command spells them.
-void add_provisioning(ShellLine& line, Provisioning provisioning) {
-  switch (provisioning) {
-  case Provisioning::standard: break;
-  case Provisioning::spot: line.word("--spot"); break;
-  case Provisioning::preemptible: line.word("--preemptible"); break;
-  case Provisioning::reserved: line.word("--reserved"); break;
-  case Provisioning::guaranteed: line.word("--guaranteed"); break;
-  }
-}
-
-// tpu-vm create ... --async: gcloud's own wait has no deadline, so the wait step polls instead.
-Step create_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::create;
-  step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
-  step.summary = fmt::format("create the TPU VM ({}{}) and return at once; the wait step polls its state",
-                             plan.slice->name,
-                             plan.options.lifecycle.provisioning == Provisioning::standard
-                                 ? ""
-                                 : ", " + std::string(to_string(plan.options.lifecycle.provisioning)));
-  step.line = gcloud("create");
-  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone))
-      .word(flag("--accelerator-type", plan.slice->name)).word(flag("--version", plan.runtime_version));
-  add_provisioning(step.line, plan.options.lifecycle.provisioning);
-  step.line.word("--async");
-  add_project(step.line, plan);
-  return step;
-}
-
-Step queue_step(const Plan& plan) {
-  const LifecycleOptions& life = plan.options.lifecycle;
-  Step step;
-  step.kind = StepKind::queue;
-  step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
-  step.summary = fmt::format("ask for {} as queued resource {}, node {}{}", plan.slice->name, plan.queued_resource,
-                             plan.options.tpu,
-                             life.valid_until.empty() ? "" : ", waiting at most " + life.valid_until + " for capacity");
-  step.line = gcloud_queued("create");
-  step.line.word(plan.queued_resource).word(flag("--node-id", plan.options.tpu)).word(flag("--zone", plan.options.zone))
-      .word(flag("--accelerator-type", plan.slice->name)).word(flag("--runtime-version", plan.runtime_version));
-  add_provisioning(step.line, life.provisioning);
-  if (!life.valid_until.empty()) {
-    step.line.word(flag("--valid-until-duration", life.valid_until));
-  }
-  add_project(step.line, plan);
-  return step;
-}
-
-// The one state query of what the plan asks for: the queued resource's state (--queued), or the
-// TPU's. The name check and the wait both ask it.
-ShellLine capacity_state_line(const Plan& plan) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  ShellLine line = queued ? gcloud_queued("describe") : gcloud("describe");
-  line.word(queued ? plan.queued_resource : plan.options.tpu).word(flag("--zone", plan.options.zone))
-      .word(flag("--format", queued ? "value(state.state)" : "value(state)"));
-  add_project(line, plan);
-  return line;
-}
-
-// Before creating: what the plan is about to create must not exist yet. A TPU (or queued resource)
-// of that name is not this plan's, so the plan refuses it, naming its state, rather than run on it
-// or, later, delete it. The line is the describe call; the sh script refuses when it succeeds.
-Step name_check_step(const Plan& plan) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  Step step;
-  step.kind = StepKind::name_check;
-  step.where = StepWhere::local;
-  step.summary = fmt::format("check that no {} named {} exists yet (this plan creates it): a state printed here means "
-                             "one does, and the plan stops (exit {})",
-                             queued ? "queued resource" : "TPU", queued ? plan.queued_resource : plan.options.tpu,
-                             to_int(PipelineStatus::name_taken));
-  step.line = capacity_state_line(plan);
-  return step;
-}
-
-Step release_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::release;
-  step.where = StepWhere::local;
-  step.when = StepWhen::capacity_unusable;
-  step.summary = fmt::format("delete {} (it holds quota)", deleted_what(plan));
-  step.line = delete_line(plan);
-  return step;
-}
-
-// Node states a new node never leaves for READY; queued-resource states that never lead to ACTIVE.
-const std::vector<std::string> k_node_dead_ends{"PREEMPTED", "TERMINATED", "STOPPED", "STOPPING", "DELETING", "HIDDEN"};
-const std::vector<std::string> k_queued_dead_ends{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"};
-
-Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  Step step;
-  step.kind = StepKind::wait;
-  step.where = StepWhere::local;
-  step.poll = Poll{queued ? "ACTIVE" : "READY", queued ? k_queued_dead_ends : k_node_dead_ends, poll_seconds,
-                   deadline_seconds};
-  std::string stops;
-  for (const auto& state : step.poll->stop_on) {
-    stops += (stops.empty() ? "" : "/") + state;
-  }
-  step.summary = fmt::format("every {}s until {} is {}, for at most {}s; {}: delete it and stop (exit {})", poll_seconds,
-                             queued ? plan.queued_resource : plan.options.tpu, step.poll->until, deadline_seconds, stops,
-                             to_int(PipelineStatus::capacity_failed));
-  step.line = capacity_state_line(plan);
-  return step;
-}
-
-Step preemption_check_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::preemption_check;
-  step.where = StepWhere::local;
-  step.when = StepWhen::step_failed;
-  step.summary = fmt::format("ask for the {} TPU's state once: PREEMPTED or TERMINATED is reported as such (exit {})",
-                             to_string(plan.options.lifecycle.provisioning), to_int(PipelineStatus::preempted));
-  step.line = gcloud("describe");
-  step.line.word(plan.options.tpu).word(flag("--zone", plan.options.zone)).word(flag("--format", "value(state)"));
-  add_project(step.line, plan);
-  return step;
-}
-
-// A duration the value rules accepted, in seconds.
-Result<int> seconds_of(ValueKind kind, const std::string& value) {
-  TPULAUNCH_CHECK(validate_value(kind, value));
-  return static_cast<int>(*duration_seconds(value));
-}
-
-// Checks the lifecycle options against each other and fills the plan's derived values.
-Status resolve_lifecycle(Plan& plan) {
-  const LifecycleOptions& life = plan.options.lifecycle;
-  const bool creates = life.capacity != Capacity::existing;
-  auto needs = [](bool ok, std::string_view message) -> Status {
-    if (!ok) {
-      return usage_error(std::string(message));
-    }
-    return Ok{};
-  };
-  if (plan.options.form == PlanForm::course) {
-    TPULAUNCH_CHECK(needs(!creates && life.provisioning == Provisioning::standard && life.timeout.empty() &&
-                              !life.kill_stale,
-                          "--course emits the course's own commands only; --create, --queued, --spot, --timeout and "
-                          "--kill-stale need the full form"));
-  }
-  TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::preemptible || life.capacity != Capacity::queued,
-                        "--preemptible is a tpu-vm create flag; a queued resource takes --spot"));
-  TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::guaranteed || life.capacity == Capacity::queued,
-                        "--guaranteed is a queued-resources flag: it needs --queued"));
-  TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::reserved || creates,
-                        "--reserved asks for reserved capacity: it needs --create or --queued"));
-  TPULAUNCH_CHECK(needs(life.capacity == Capacity::queued || (life.queued_resource.empty() && life.valid_until.empty()),
-                        "--queued-resource and --valid-until-duration need --queued"));
-  TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && life.ready_timeout.empty() && life.poll.empty()),
-                        "--runtime-version, --ready-timeout and --poll need --create or --queued"));
-  // A TPU the plan creates is a fresh VM, with python3 only: without an interpreter the run could
-  // only fail (status 96) while the TPU bills. So the plan bootstraps it, unless --python names one.
-  if (creates && plan.options.python.empty()) {
-    plan.options.bootstrap = true;
-  }
-  plan.runtime_version = life.runtime_version.empty() ? plan.slice->runtime_version : life.runtime_version;
-  TPULAUNCH_CHECK(validate_value(ValueKind::runtime_version, plan.runtime_version));
-  if (life.capacity == Capacity::queued) {
-    plan.queued_resource = life.queued_resource.empty() ? plan.options.tpu + "-qr" : life.queued_resource;
-    TPULAUNCH_CHECK(validate_value(ValueKind::queued_resource, plan.queued_resource));
-    if (!life.valid_until.empty()) {
-      TPULAUNCH_CHECK(validate_value(ValueKind::valid_until, life.valid_until));
-    }
-  }
-  if (!life.timeout.empty()) {
-    TPULAUNCH_TRY(plan.timeout_seconds, seconds_of(ValueKind::timeout, life.timeout));
-  }
-  TPULAUNCH_TRY(plan.grace_seconds, seconds_of(ValueKind::grace, life.grace));
-  return Ok{};
-}
-
-// The steps before staging that get the TPU and say how to give it back.
-Status add_capacity_steps(Plan& plan) {
-  const LifecycleOptions& life = plan.options.lifecycle;
-  const bool queued = life.capacity == Capacity::queued;
-  if (life.capacity != Capacity::existing) {
-    TPULAUNCH_TRY(const int poll, seconds_of(ValueKind::poll, life.poll.empty() ? (queued ? "60s" : "15s") : life.poll));
-    TPULAUNCH_TRY(const int deadline, seconds_of(ValueKind::ready_timeout, life.ready_timeout.empty()
-                                                                               ? (queued ? "12h" : "30m")
-                                                                               : life.ready_timeout));
-    plan.steps.push_back(name_check_step(plan));
-    plan.steps.push_back(queued ? queue_step(plan) : create_step(plan));
-    plan.steps.push_back(release_step(plan));
-    plan.steps.push_back(wait_step(plan, poll, deadline));
-  } else if (plan.preemptible()) {
-    plan.steps.push_back(release_step(plan));
-  }
-  if (plan.preemptible()) {
-    plan.steps.push_back(preemption_check_step(plan));
-  }
-  return Ok{};
-}
-
-// The values every route takes: the interpreter and the --env names (a TPU route sets
-// TPU_RUN_DIR and JAX_PLATFORMS itself, and an --env must not quietly move the run off the TPU:
-// --env JAX_PLATFORMS is taken only when it repeats the script's reviewed value, `reviewed`).
-Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script = {},
-                               std::string_view reviewed = {}) {
-  if (!options.python.empty()) {
-    TPULAUNCH_CHECK(validate_value(ValueKind::interpreter, options.python));
-  }
-  for (const EnvVar& var : options.env) {
-    TPULAUNCH_CHECK(validate_value(ValueKind::env_name, var.name));
-    if (route == RouteKind::cpu) {
-      continue;
-    }
-    if (var.name == "JAX_PLATFORMS" && !reviewed.empty() && var.value == reviewed) {
-      continue;
-    }
-    if (var.name == "JAX_PLATFORMS") {
-      return usage_error(fmt::format(
-          "--env JAX_PLATFORMS={}: a TPU route sets JAX_PLATFORMS={} itself; another value needs a review that records "
-          "it: tpulaunch review {} --class CLASS --by NAME --jax-platforms tpu,cpu",
-          printable(var.value), reviewed.empty() ? "tpu" : reviewed, script.empty() ? "SCRIPT" : script));
-    }
-    for (const std::string_view reserved : {"TPU_RUN_DIR", "JAX_PLATFORM_NAME"}) {
-      if (var.name == reserved) {
-        return usage_error(fmt::format("--env {}: a TPU route sets {} itself", var.name, var.name));
+// gcloud scp copies every source into the home folder by its name: two files of one name would
+// land on each other.
+Status check_staged_names(const Plan& plan) {
+  for (std::size_t i = 1; i < plan.staged.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (plan.staged[i].home_name == plan.staged[j].home_name) {
+        return usage_error(fmt::format("'{}' stages {} and {}, which share the name {}: one scp call lands every "
+                                       "file in the worker's home folder by its name; rename one of them",
+                                       plan.script, plan.staged[j].local, plan.staged[i].local, plan.staged[i].home_name));
       }
     }
   }
-  return Ok{};
-}
-
-Status validate_tpu_options(const PlanOptions& options) {
-  if (options.tpu.empty()) {
-    return usage_error("a TPU route needs --tpu NAME (or TPU_NAME in the environment)");
-  }
-  TPULAUNCH_CHECK(validate_value(ValueKind::tpu_name, options.tpu));
-  if (options.zone.empty()) {
-    return usage_error("a TPU route needs --zone ZONE (or CLOUDSDK_COMPUTE_ZONE in the environment)");
-  }
-  TPULAUNCH_CHECK(validate_value(ValueKind::zone, options.zone));
-  if (!options.project.empty()) {
-    TPULAUNCH_CHECK(validate_value(ValueKind::project, options.project));
-  }
-  TPULAUNCH_CHECK(validate_value(ValueKind::run_id, options.run_id));
-  return Ok{};
-}
-
-// --results gs://BUCKET[/PREFIX]: the bucket URL the run folder goes to, mirroring the local one
-// (<tpu>/<id>/<run-id>). Each part is a validated name: no separator, wildcard or '#'.
-Status set_results(Plan& plan, std::string_view id) {
-  if (plan.options.results.empty()) {
-    return Ok{};
-  }
-  TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(plan.options.results));
-  plan.results_run_url = url.join({plan.options.tpu, id, plan.options.run_id});
   return Ok{};
 }
 
@@ -671,6 +65,16 @@ void add_fetch_verify_teardown(Plan& plan, bool full) {
   if (plan.options.teardown) {
     plan.steps.push_back(teardown_step(plan));
   }
+}
+
+// The CPU route: the --env values, the interpreter and the script, keeping a CPU receipt.
+Result<Plan> build_cpu_plan(Plan plan) {
+  plan.cpu_receipt = plan.script + "-cpu.txt";
+  if (!plan.options.directory.empty() || is_nested_script_id(plan.script)) {
+    plan.steps.push_back(prepare_step(plan));
+  }
+  plan.steps.push_back(cpu_run_step(plan));
+  return plan;
 }
 
 } // namespace
@@ -695,26 +99,6 @@ std::string_view to_string(StepKind kind) {
   case StepKind::teardown: return "teardown";
   }
   return "run";
-}
-
-std::string_view to_string(Capacity capacity) {
-  switch (capacity) {
-  case Capacity::existing: return "existing";
-  case Capacity::create: return "create";
-  case Capacity::queued: return "queued";
-  }
-  return "existing";
-}
-
-std::string_view to_string(Provisioning provisioning) {
-  switch (provisioning) {
-  case Provisioning::standard: return "standard";
-  case Provisioning::spot: return "spot";
-  case Provisioning::preemptible: return "preemptible";
-  case Provisioning::reserved: return "reserved";
-  case Provisioning::guaranteed: return "guaranteed";
-  }
-  return "standard";
 }
 
 std::string_view to_string(StepWhen when) {
@@ -754,7 +138,6 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.script_class = script.route_class();
   plan.sha256 = script.actual_sha256;
   plan.route = route;
-  plan.slice = slice;
   plan.options = options;
   if (route != RouteKind::cpu && script.entry != nullptr && !script.entry->jax_platforms.empty()) {
     plan.jax_platforms = script.entry->jax_platforms;
@@ -766,37 +149,20 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
   if (route == RouteKind::cpu) {
-    // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status
-    // is the program's (pipefail), not tee's.
-    plan.cpu_receipt = script.id + "-cpu.txt";
-    if (!options.directory.empty() || is_nested_script_id(script.id)) {
-      plan.steps.push_back(prepare_step(plan));
-    }
-    Step run;
-    run.kind = StepKind::run;
-    run.summary = fmt::format("run on this machine's CPU, keeping the output in {}", plan.cpu_receipt);
-    run.line.word("set").word("-o").word("pipefail").code(k_then);
-    add_env(run.line, plan);
-    run.line.word(local_python(plan)).word(local_path(script.path));
-    add_args(run.line, plan);
-    // The output goes to <receipt>.partial, which becomes the receipt only when the program
-    // succeeded: a failed run again never truncates the receipt of one that worked.
-    const std::string partial = plan.cpu_receipt + ".partial";
-    run.line.code(k_pipe).word("tee").word(partial).code(k_and).word("mv").word("-f").word(partial).word(plan.cpu_receipt);
-    plan.steps.push_back(std::move(run));
-    return plan;
+    plan.target.slice = slice;
+    return build_cpu_plan(std::move(plan));
   }
   if (slice == nullptr) {
     return usage_error("a TPU route needs a slice");
   }
   TPULAUNCH_CHECK(validate_tpu_options(options));
-  TPULAUNCH_CHECK(resolve_lifecycle(plan));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice));
   if (options.form == PlanForm::course && is_nested_script_id(script.id)) {
     return usage_error(fmt::format("'{}' is in a subfolder of the exercises folder; --course emits the course's own "
                                    "commands, which copy into ~/jax-tpu-lab/ only: leave --course out",
                                    script.id));
   }
-  plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", options.tpu, script.id, options.run_id);
+  plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", plan.target.tpu, script.id, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   TPULAUNCH_CHECK(set_results(plan, script.id));
   const bool full = options.form == PlanForm::full;
@@ -808,17 +174,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   }
   if (full) {
     plan.staged = staged_files(plan, script.files);
-    // gcloud scp copies every source into the home folder by its name: two files of one name
-    // would land on each other.
-    for (std::size_t i = 1; i < plan.staged.size(); ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (plan.staged[i].home_name == plan.staged[j].home_name) {
-          return usage_error(fmt::format("'{}' stages {} and {}, which share the name {}: one scp call lands every "
-                                         "file in the worker's home folder by its name; rename one of them",
-                                         script.id, plan.staged[j].local, plan.staged[i].local, plan.staged[i].home_name));
-        }
-      }
-    }
+    TPULAUNCH_CHECK(check_staged_names(plan));
     plan.steps.push_back(write_step(plan, run_guard_program(), plan.staged.front()));
     const bool qualified = script.entry != nullptr && script.entry->script_class == ScriptClass::multi_host_qualified;
     plan.verify = options.verify.value_or(qualified ? VerifyKind::training : VerifyKind::logs);
@@ -851,12 +207,11 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.program = PlanProgram::discovery;
   plan.script = "discovery";
   plan.route = slice.multi_host() ? RouteKind::multi_host : RouteKind::single_host;
-  plan.slice = &slice;
   plan.options = options;
   plan.options.form = PlanForm::full;
   plan.verify = VerifyKind::discovery;
-  TPULAUNCH_CHECK(resolve_lifecycle(plan));
-  plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", options.tpu, options.run_id);
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice));
+  plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);
   plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
   TPULAUNCH_CHECK(set_results(plan, plan.script));
   plan.steps.push_back(prepare_step(plan));

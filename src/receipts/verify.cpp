@@ -1,127 +1,23 @@
 #include "tpulaunch/receipts/verify.hpp"
 
-#include "tpulaunch/receipts/run_folder.hpp"
-
-#include <cmath>
-#include <filesystem>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "receipt.hpp"
 #include "tpulaunch/json/json_reader.hpp"
-#include "tpulaunch/util/text_file.hpp"
 
 namespace tpulaunch {
 namespace {
 
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-// A receipt or checkpoint larger than this is refused unread: the lesson's are under 300 bytes.
-constexpr std::size_t k_max_receipt_bytes = 1024U * 1024U;
-
-// The receipts hold float32 results printed as doubles; compare as numpy.allclose does.
-bool close(double a, double b) { return std::fabs(a - b) <= 1e-8 + 1e-5 * std::fabs(b); }
+using receipts::close;
+using receipts::json;
+using receipts::json_type_name;
+using receipts::Receipt;
+using receipts::Type;
 
 std::string file_name(std::string_view stem, int index) { return fmt::format("{}-{}.json", stem, index); }
-
-// The JSON type names a finding uses.
-enum class Type { integer, number, string, array };
-
-std::string_view type_name(Type type) {
-  switch (type) {
-  case Type::integer: return "an integer";
-  case Type::number: return "a number";
-  case Type::string: return "a string";
-  case Type::array: return "an array";
-  }
-  return "a value";
-}
-
-bool has_type(const json& value, Type type) {
-  switch (type) {
-  case Type::integer: return value.is_number_integer();
-  case Type::number: return value.is_number();
-  case Type::string: return value.is_string();
-  case Type::array: return value.is_array();
-  }
-  return false;
-}
-
-std::string_view json_type_name(const json& value) {
-  if (value.is_number()) {
-    return value.is_number_integer() ? "an integer" : "a number";
-  }
-  return value.type_name();
-}
-
-// One receipt being checked: reads typed fields, and turns every problem into a finding that names
-// the worker and the field (or, for the checkpoint, the file and the field).
-class Receipt {
-public:
-  Receipt(VerifyReport& report, int worker, const json& value, std::string file = "")
-      : m_report(report), m_worker(worker), m_value(value), m_file(std::move(file)) {}
-
-  void add(std::string_view field, std::string message) const {
-    if (m_file.empty()) {
-      m_report.findings.push_back(VerifyFinding{m_worker, std::string(field), std::move(message)});
-    } else {
-      m_report.findings.push_back(VerifyFinding{m_worker, m_file, fmt::format("{}: {}", field, message)});
-    }
-  }
-
-  // The member `key` when it exists and has `type`; otherwise a finding and nullptr.
-  [[nodiscard]] const json* get(std::string_view key, Type type) const {
-    auto it = m_value.find(key);
-    if (it == m_value.end()) {
-      add(key, fmt::format("missing (expected {})", type_name(type)));
-      return nullptr;
-    }
-    if (!has_type(*it, type)) {
-      add(key, fmt::format("is {}, expected {}", json_type_name(*it), type_name(type)));
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  [[nodiscard]] std::optional<long long> integer(std::string_view key) const {
-    const json* v = get(key, Type::integer);
-    return v == nullptr ? std::nullopt : std::optional<long long>(v->get<long long>());
-  }
-  [[nodiscard]] std::optional<double> number(std::string_view key) const {
-    const json* v = get(key, Type::number);
-    return v == nullptr ? std::nullopt : std::optional<double>(v->get<double>());
-  }
-  [[nodiscard]] std::optional<std::string> string(std::string_view key) const {
-    const json* v = get(key, Type::string);
-    return v == nullptr ? std::nullopt : std::optional<std::string>(v->get<std::string>());
-  }
-
-  // An integer field that must equal what the catalog says; `source` names where that comes from.
-  void expect_int(std::string_view key, long long expected, std::string_view source) const {
-    if (auto v = integer(key); v && *v != expected) {
-      add(key, fmt::format("is {}, but {} has {}", *v, source, expected));
-    }
-  }
-  // A number field that must equal an independently derived value.
-  std::optional<double> expect_number(std::string_view key, double expected, std::string_view why) const {
-    auto v = number(key);
-    if (v && !close(*v, expected)) {
-      add(key, fmt::format("is {}, expected {} ({})", *v, expected, why));
-    }
-    return v;
-  }
-
-  [[nodiscard]] int worker() const { return m_worker; }
-  [[nodiscard]] const json& value() const { return m_value; }
-
-private:
-  VerifyReport& m_report;
-  int m_worker;
-  const json& m_value;
-  std::string m_file;
-};
 
 // What the run-wide checks need from one worker's training receipt.
 struct TrainingFacts {
@@ -131,12 +27,12 @@ struct TrainingFacts {
 
 class Checker {
 public:
-  Checker(VerifyReport& report, const Slice& slice, const VerifyOptions& options)
-      : m_report(report), m_slice(slice), m_options(options) {}
+  Checker(VerifyReport& report, const Target& target, const VerifyOptions& options)
+      : m_report(report), m_target(target), m_slice(*target.slice), m_options(options) {}
 
   void run(const std::vector<FetchedWorker>& workers) {
-    std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_slice.hosts));
-    for (int worker = 0; worker < m_slice.hosts; ++worker) {
+    std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_target.processes()));
+    for (int worker = 0; worker < m_target.processes(); ++worker) {
       if (static_cast<std::size_t>(worker) >= workers.size() || !workers[static_cast<std::size_t>(worker)].present) {
         const std::string folder = static_cast<std::size_t>(worker) < workers.size()
                                        ? workers[static_cast<std::size_t>(worker)].folder
@@ -288,9 +184,9 @@ private:
       r.add("process_index", fmt::format("is {}, but this is worker {}'s folder (gcloud worker i runs JAX process i)",
                                          *index, r.worker()));
     }
-    r.expect_int("process_count", m_slice.hosts, m_slice.name);
+    r.expect_int("process_count", m_target.processes(), m_slice.name);
     r.expect_int(local_key, m_slice.local_device_count(), m_slice.name);
-    r.expect_int(global_key, m_slice.device_count(), m_slice.name);
+    r.expect_int(global_key, m_target.devices(), m_slice.name);
     check_backend(r);
   }
 
@@ -341,11 +237,12 @@ private:
   // The lesson's program: process p owns input p + 1; theta starts at 0 and takes one step of
   // 0.1 * the global mean gradient, 2 * (0 - mean(p + 1)) = -(P + 1) over P processes.
   void check_course_receipt(const Receipt& r) {
-    const double hosts = m_slice.hosts;
+    const int processes = m_target.processes();
+    const double hosts = processes;
     check_topology(r, "local_devices", "global_devices");
     r.expect_number("owned_input", r.worker() + 1.0, "the lesson's input is process_index + 1");
-    r.expect_number("global_mean_gradient", -(hosts + 1), fmt::format("-(P + 1) for P = {} processes", m_slice.hosts));
-    r.expect_number("updated_theta", 0.1 * (hosts + 1), fmt::format("0.1 * (P + 1) for P = {} processes", m_slice.hosts));
+    r.expect_number("global_mean_gradient", -(hosts + 1), fmt::format("-(P + 1) for P = {} processes", processes));
+    r.expect_number("updated_theta", 0.1 * (hosts + 1), fmt::format("0.1 * (P + 1) for P = {} processes", processes));
   }
 
   void check_detailed_receipt(const Receipt& r) {
@@ -458,7 +355,7 @@ private:
     }
     const Receipt c(m_report, 0, *value, "checkpoint.json");
     if (*m_report.form == ReceiptForm::course) {
-      c.expect_int("global_devices", m_slice.device_count(), m_slice.name);
+      c.expect_int("global_devices", m_target.devices(), m_slice.name);
       const auto theta = c.number("theta");
       for (int worker = 0; theta && worker < static_cast<int>(training.size()); ++worker) {
         const auto& facts = training[static_cast<std::size_t>(worker)];
@@ -478,7 +375,7 @@ private:
     if (auto by = c.integer("written_by"); by && *by != 0) {
       c.add("written_by", fmt::format("is {}, but only process 0 publishes the checkpoint", *by));
     }
-    c.expect_int("process_count", m_slice.hosts, m_slice.name);
+    c.expect_int("process_count", m_target.processes(), m_slice.name);
     if (training.empty() || !training[0]) {
       return;
     }
@@ -495,92 +392,10 @@ private:
   }
 
   VerifyReport& m_report;
-  const Slice& m_slice;
+  const Target& m_target;
+  const Slice& m_slice; // each node's
   const VerifyOptions& m_options;
 };
-
-// The folder holding worker i's files: worker-<i>/<run-id>/ (how `scp --recurse` of the remote
-// run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what
-// it holds, not by the run folder's name, so a run folder copied under another name still
-// verifies: the one subfolder of worker-<i>/ with a run record, else the one named like the run
-// folder. Several with a record is a finding (`ambiguous`), never a guess.
-struct ContentDir {
-  fs::path dir;
-  std::string ambiguous; // non-empty: why no single folder could be chosen
-};
-
-ContentDir content_dir(const fs::path& run, int worker) {
-  const fs::path dir = run / worker_folder(worker);
-  std::error_code ec;
-  std::vector<fs::path> recorded;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && fs::exists(entry.path() / "run-status.rec", ec)) {
-      recorded.push_back(entry.path());
-    }
-  }
-  if (recorded.size() == 1) {
-    return {recorded.front(), ""};
-  }
-  if (recorded.size() > 1) {
-    std::sort(recorded.begin(), recorded.end());
-    return {dir, fmt::format("{} holds {} run folders with a run record ({} and {}): one run per folder",
-                             dir.string(), recorded.size(), recorded[0].filename().string(),
-                             recorded[1].filename().string())};
-  }
-  const fs::path nested = dir / run.filename();
-  return {fs::is_directory(nested, ec) ? nested : dir, ""};
-}
-
-bool is_artifact(const std::string& name) {
-  return name == "checkpoint.json" ||
-         (name.ends_with(".json") && (name.starts_with("worker-") || name.starts_with("discovery-")));
-}
-
-FetchedWorker read_worker(const fs::path& run, int worker) {
-  FetchedWorker fetched;
-  const ContentDir content = content_dir(run, worker);
-  const fs::path& dir = content.dir;
-  fetched.folder = dir.string();
-  std::error_code ec;
-  fetched.present = fs::is_directory(dir, ec);
-  if (!fetched.present) {
-    return fetched;
-  }
-  if (!content.ambiguous.empty()) {
-    fetched.status_record = FetchedFile{"run-status.rec", {}, content.ambiguous};
-    return fetched;
-  }
-  if (fs::exists(dir / "run-status.rec", ec)) {
-    FetchedFile record{"run-status.rec", {}, {}};
-    auto text = read_text_file((dir / "run-status.rec").string(), "run record", k_max_receipt_bytes);
-    if (text) {
-      record.text = std::move(text).value();
-    } else {
-      record.error = text.error().message;
-    }
-    fetched.status_record = std::move(record);
-  }
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && entry.path().extension() == ".txt") {
-      ++fetched.logs;
-    }
-  }
-  for (const auto& entry : fs::directory_iterator(dir / "artifacts", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!is_artifact(name)) {
-      continue;
-    }
-    FetchedFile file{name, {}, {}};
-    auto text = read_text_file(entry.path().string(), "receipt", k_max_receipt_bytes);
-    if (text) {
-      file.text = std::move(text).value();
-    } else {
-      file.error = text.error().message;
-    }
-    fetched.artifacts.push_back(std::move(file));
-  }
-  return fetched;
-}
 
 } // namespace
 
@@ -605,31 +420,12 @@ std::optional<VerifyKind> parse_verify_kind(std::string_view name) {
 
 std::string_view to_string(ReceiptForm form) { return form == ReceiptForm::course ? "course" : "detailed"; }
 
-VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Slice& slice, const VerifyOptions& options) {
+VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Target& target, const VerifyOptions& options) {
   VerifyReport report;
-  report.slice = slice.name;
+  report.slice = target.slice->name;
   report.kind = options.kind;
-  report.workers = slice.hosts;
-  Checker(report, slice, options).run(workers);
-  return report;
-}
-
-Result<VerifyReport> verify_run(const std::string& folder, const Slice& slice, const VerifyOptions& options) {
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) {
-    return config_error(fmt::format("run folder '{}' does not exist or is not a folder", printable(folder)));
-  }
-  fs::path path(folder);
-  if (!path.has_filename()) {
-    path = path.parent_path(); // "run/" -> "run", so the run id is its last component
-  }
-  std::vector<FetchedWorker> workers;
-  workers.reserve(static_cast<std::size_t>(slice.hosts));
-  for (int worker = 0; worker < slice.hosts; ++worker) {
-    workers.push_back(read_worker(path, worker));
-  }
-  VerifyReport report = verify_fetched(workers, slice, options);
-  report.folder = folder;
+  report.workers = target.processes();
+  Checker(report, target, options).run(workers);
   return report;
 }
 

@@ -19,19 +19,19 @@ std::string_view where_name(StepWhere where) { return where == StepWhere::local 
 // and what the stage step copies.
 void write_tpu_values(JsonWriter& w, const Plan& plan) {
   w.key("form").string(plan.options.form == PlanForm::course ? "course" : "full");
-  w.key("tpu").string(plan.options.tpu);
-  w.key("zone").string(plan.options.zone);
-  w.key("project").string_or_null(plan.options.project);
+  w.key("tpu").string(plan.target.tpu);
+  w.key("zone").string(plan.target.zone);
+  w.key("project").string_or_null(plan.target.project);
   w.key("run_id").string(plan.options.run_id);
   w.key("local_run_dir").string(plan.local_run_dir);
   w.key("results").string_or_null(plan.results_run_url.value_or(""));
   w.key("verify").string(to_string(plan.verify));
   const LifecycleOptions& life = plan.options.lifecycle;
   w.key("lifecycle").begin_object();
-  w.key("capacity").string(to_string(life.capacity));
-  w.key("provisioning").string(to_string(life.provisioning));
-  w.key("runtime_version").string_or_null(life.capacity == Capacity::existing ? "" : plan.runtime_version);
-  w.key("queued_resource").string_or_null(plan.queued_resource);
+  w.key("capacity").string(to_string(plan.target.capacity));
+  w.key("provisioning").string(to_string(plan.target.provisioning));
+  w.key("runtime_version").string_or_null(plan.target.capacity == Capacity::existing ? "" : plan.target.runtime_version);
+  w.key("queued_resource").string_or_null(plan.target.queued_resource);
   w.key("valid_until").string_or_null(life.valid_until);
   w.key("timeout_seconds");
   if (plan.timeout_seconds > 0) {
@@ -41,7 +41,7 @@ void write_tpu_values(JsonWriter& w, const Plan& plan) {
   }
   w.key("grace_seconds").integer(plan.grace_seconds);
   w.key("kill_stale").boolean(life.kill_stale);
-  w.key("tpu_devices").string(to_string(plan.slice->devices));
+  w.key("tpu_devices").string(to_string(plan.target.slice->devices));
   w.key("preemption_check").boolean(plan.preemptible());
   w.end_object();
   w.key("jax_platforms").begin_object();
@@ -144,10 +144,10 @@ std::string plan_json(const Plan& plan) {
   w.key("sha256").string_or_null(plan.sha256);
   w.key("route").string(to_string(plan.route));
   w.key("slice");
-  if (plan.slice == nullptr) {
+  if (plan.target.slice == nullptr) {
     w.null();
   } else {
-    w.value(slice_json(*plan.slice));
+    w.value(slice_json(*plan.target.slice));
   }
   w.key("multi_host").boolean(plan.multi_host());
   if (plan.route != RouteKind::cpu) {
@@ -200,9 +200,9 @@ std::string plan_json(const Plan& plan) {
     // What a discovery run is, and what each worker's receipt must report.
     w.key("receipt").string("discovery");
     w.key("expected").begin_object();
-    w.key("process_count").integer(plan.slice->hosts);
-    w.key("local_device_count").integer(plan.slice->local_device_count());
-    w.key("device_count").integer(plan.slice->device_count());
+    w.key("process_count").integer(plan.target.processes());
+    w.key("local_device_count").integer(plan.target.slice->local_device_count());
+    w.key("device_count").integer(plan.target.devices());
     w.end_object();
   }
   w.end_object();

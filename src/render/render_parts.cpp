@@ -7,14 +7,14 @@
 namespace tpulaunch::render_parts {
 
 std::string condition_text(const Plan& plan, const Step& step) {
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const bool queued = plan.target.queued();
   switch (step.when) {
   case StepWhen::always: return "";
   case StepWhen::capacity_unusable: {
     std::string text;
-    if (plan.options.lifecycle.capacity != Capacity::existing) {
+    if (plan.target.capacity != Capacity::existing) {
       text = fmt::format("only if {} never becomes {} (a state it never leaves, or --ready-timeout)",
-                         queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu,
+                         queued ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu,
                          queued ? "ACTIVE" : "READY");
     }
     if (plan.preemptible() && plan.options.teardown) {
@@ -23,7 +23,7 @@ std::string condition_text(const Plan& plan, const Step& step) {
     return text.empty() ? "only when you choose to delete it" : text;
   }
   case StepWhen::step_failed:
-    return fmt::format("only if a step fails on this {} TPU", to_string(plan.options.lifecycle.provisioning));
+    return fmt::format("only if a step fails on this {} TPU", to_string(plan.target.provisioning));
   case StepWhen::verify_succeeded: return "only after verify succeeded";
   }
   return "";
@@ -49,14 +49,14 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                                 "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
                                 python, k_remote_no_python));
   }
-  if (plan.options.lifecycle.capacity != Capacity::existing && plan.options.bootstrap) {
+  if (plan.target.capacity != Capacity::existing && plan.options.bootstrap) {
     notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
                        "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
     notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
                                 "billing); once you have looked at the results, delete it with: {}",
-                                plan.options.tpu, to_shell(teardown->line)));
+                                plan.target.tpu, to_shell(teardown->line)));
   }
   if (plan.route != RouteKind::cpu && std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) {
         return step.when != StepWhen::always;

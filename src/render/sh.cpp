@@ -247,9 +247,9 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
 
 void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const bool queued = plan.target.queued();
   sh.line(step_banner(step));
-  const std::string name = queued ? plan.queued_resource : plan.options.tpu;
+  const std::string name = queued ? plan.target.queued_resource : plan.target.tpu;
   add_line(sh, ShellLine()
                    .code(k_name_check_open)
                    .line(step.line)
@@ -307,10 +307,10 @@ void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   for (const auto& state : poll.stop_on) {
     dead_ends += (dead_ends.empty() ? "" : " ") + state;
   }
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
+  const bool queued = plan.target.queued();
   add_line(sh, ShellLine{"wait_for_capacity", Word(poll.until), Word(dead_ends), Word(std::to_string(poll.every_seconds)),
                     Word(std::to_string(poll.deadline_seconds)),
-                    Word(queued ? "queued resource " + plan.queued_resource : "TPU VM " + plan.options.tpu)});
+                    Word(queued ? "queued resource " + plan.target.queued_resource : "TPU VM " + plan.target.tpu)});
 }
 
 void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -409,15 +409,15 @@ ShEmitter sh_emitter(StepKind kind) {
 std::string left_running_message(const Plan& plan, const Step& teardown) {
   return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
                      "Once you have looked at the results, delete it with: {}",
-                     plan.options.tpu, to_shell(teardown.line));
+                     plan.target.tpu, to_shell(teardown.line));
 }
 
 // The values a reader (and the step function) needs, the verify program's presence, and the
 // local folders the downloads land in.
 void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
-  sh.line(readonly_value(k_set_slice, plan.slice->name));
-  sh.line(readonly_value(k_set_tpu, plan.options.tpu));
-  sh.line(readonly_value(k_set_zone, plan.options.zone));
+  sh.line(readonly_value(k_set_slice, plan.target.slice->name));
+  sh.line(readonly_value(k_set_tpu, plan.target.tpu));
+  sh.line(readonly_value(k_set_zone, plan.target.zone));
   sh.line(readonly_value(k_set_run_id, plan.options.run_id));
   sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));

@@ -18,7 +18,7 @@ std::string route_sentence(const Plan& plan) {
   if (plan.route == RouteKind::cpu) {
     return "cpu: runs on this machine's CPU; no TPU is used";
   }
-  const Slice& s = *plan.slice;
+  const Slice& s = *plan.target.slice;
   if (plan.route == RouteKind::multi_host) {
     return fmt::format("multi-host: {} has {} hosts x {} chips = {} chips; every worker runs the script (--worker=all), "
                        "{} local and {} global JAX devices each",
@@ -63,8 +63,8 @@ constexpr Code k_state_value{"\"$state\""};
 // again after a failed look, and stop at a state that never leads there.
 ShellLine text_wait_line(const Plan& plan, const Step& step) {
   const Poll& poll = *step.poll;
-  const bool queued = plan.options.lifecycle.capacity == Capacity::queued;
-  const std::string what = queued ? "queued resource " + plan.queued_resource : "TPU " + plan.options.tpu;
+  const bool queued = plan.target.queued();
+  const std::string what = queued ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu;
   ShellLine line = ShellLine().code(k_text_wait_open).line(step.line).code(k_text_wait_test).word(poll.until);
   line.code(k_text_wait_case);
   for (std::size_t i = 0; i < poll.stop_on.size(); ++i) {

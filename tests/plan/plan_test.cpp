@@ -316,7 +316,7 @@ TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
   EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "name-check", "queue", "release", "wait",
                                                 "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
                                                 "fetch", "verify", "teardown"}));
-  EXPECT_EQ(p.queued_resource, "pod-qr");
+  EXPECT_EQ(p.target.queued_resource, "pod-qr");
   EXPECT_EQ(p.steps[3].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "describe", "pod-qr",
                                       "--zone=us-central1-a", "--format=value(state.state)"}));

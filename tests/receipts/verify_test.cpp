@@ -49,7 +49,7 @@ protected:
     std::ofstream(content(i) / ("lesson-tpu-host-" + std::to_string(i) + ".txt")) << "log\n";
   }
   VerifyReport verify(VerifyKind kind = VerifyKind::training) {
-    auto result = verify_run(m_run.string(), *m_slice, VerifyOptions{kind, false});
+    auto result = verify_run(m_run.string(), slice_target(*m_slice), VerifyOptions{kind, false});
     EXPECT_TRUE(result.ok());
     return result.ok() ? std::move(result).value() : VerifyReport{};
   }
@@ -106,7 +106,7 @@ TEST_F(DetailedReceiptsTest, ACopiedRunFolderVerifies) {
   }
   const fs::path copy = m_run.parent_path() / "copy-of-r1";
   fs::copy(m_run, copy, fs::copy_options::recursive);
-  auto result = verify_run(copy.string(), *m_slice, VerifyOptions{VerifyKind::training, false});
+  auto result = verify_run(copy.string(), slice_target(*m_slice), VerifyOptions{VerifyKind::training, false});
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->ok()) << (result->findings.empty() ? "" : result->findings[0].message);
   // Two runs' folders in one worker folder: which one is meant is never guessed.
@@ -127,7 +127,7 @@ TEST_F(DetailedReceiptsTest, NonTpuBackendIsNotATpuResult) {
   r["backend"] = "standin";
   write_worker(1, r);
   EXPECT_TRUE(has(verify(), 1, "backend", "not a TPU result"));
-  auto allowed = verify_run(m_run.string(), *m_slice, VerifyOptions{VerifyKind::training, true});
+  auto allowed = verify_run(m_run.string(), slice_target(*m_slice), VerifyOptions{VerifyKind::training, true});
   ASSERT_TRUE(allowed.ok());
   EXPECT_TRUE(allowed->ok());
   EXPECT_TRUE(allowed->standin);
@@ -198,7 +198,7 @@ TEST_F(DetailedReceiptsTest, MalformedReceiptIsAFindingWithItsPosition) {
 }
 
 TEST_F(DetailedReceiptsTest, AMissingFolderIsAConfigError) {
-  auto result = verify_run((m_run / "nope").string(), *m_slice, VerifyOptions{});
+  auto result = verify_run((m_run / "nope").string(), slice_target(*m_slice), VerifyOptions{});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ExitCode::config);
 }
@@ -272,7 +272,7 @@ protected:
       }
       workers.push_back(std::move(w));
     }
-    return verify_fetched(workers, *m_slice, VerifyOptions{VerifyKind::training, false});
+    return verify_fetched(workers, slice_target(*m_slice), VerifyOptions{VerifyKind::training, false});
   }
 
   static std::string describe(const VerifyReport& r) {
@@ -343,7 +343,7 @@ TEST_F(CourseReceiptsTest, AMissingWorkerAndAMissingCheckpointAreNamed) {
   workers[0].present = true;
   workers[0].logs = 1;
   workers[0].artifacts.push_back({"worker-0.json", m_receipts[0].dump(), ""});
-  const auto report = verify_fetched(workers, *m_slice, VerifyOptions{});
+  const auto report = verify_fetched(workers, slice_target(*m_slice), VerifyOptions{});
   EXPECT_EQ(report.findings.size(), 4U) << describe(report); // three folders, one checkpoint
 }
 
@@ -352,7 +352,7 @@ TEST_F(CourseReceiptsTest, AnUnreadableReceiptIsAFinding) {
   workers[0].present = true;
   workers[0].logs = 1;
   workers[0].artifacts.push_back({"worker-0.json", "", "cannot read receipt 'x': is a directory"});
-  const auto report = verify_fetched(workers, *m_slice, VerifyOptions{});
+  const auto report = verify_fetched(workers, slice_target(*m_slice), VerifyOptions{});
   EXPECT_FALSE(report.ok());
   EXPECT_EQ(report.findings[0].message, "cannot read receipt 'x': is a directory");
 }

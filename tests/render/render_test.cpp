@@ -360,8 +360,8 @@ TEST_F(RenderTest, HostileValuesStayTextInTheWholeScript) {
   m_options.teardown = true;
   Plan p = plan("v5litepod-16", RouteKind::multi_host);
   p.script = hostile;
-  p.options.tpu = hostile;
-  p.options.zone = hostile;
+  p.target.tpu = hostile;
+  p.target.zone = hostile;
   p.options.run_id = hostile;
   p.local_run_dir = "runs/" + hostile;
   const std::string sh = render_sh(p);

@@ -11,6 +11,7 @@
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/route/router.hpp"
 #include "tpulaunch/matrix/script_class.hpp"
+#include "tpulaunch/plan/target.hpp"
 #include "tpulaunch/shell/shell.hpp"
 #include "tpulaunch/receipts/verify.hpp"
 
@@ -27,18 +28,9 @@ struct EnvVar {
   std::string value;
 };
 
-// Where the TPU comes from: one that exists already (the default), `tpu-vm create` (--create), or
-// a queued resource (--queued).
-enum class Capacity { existing, create, queued };
-std::string_view to_string(Capacity capacity);
-
-// How the TPU is provisioned. spot and preemptible TPUs may be preempted; for an existing TPU
-// --spot/--preemptible says that it is one, so a failed step asks for its state.
-enum class Provisioning { standard, spot, preemptible, reserved, guaranteed };
-std::string_view to_string(Provisioning provisioning);
-
 // The options of the TPU's life around the run; all off by default (the three round trips).
-// Durations are strings as the user wrote them, validated by build_plan (validate.hpp).
+// The planner resolves capacity, provisioning, runtime_version and queued_resource into the plan's
+// Target; durations are strings as the user wrote them, validated by build_plan (validate.hpp).
 struct LifecycleOptions {
   Capacity capacity = Capacity::existing;
   Provisioning provisioning = Provisioning::standard;
@@ -53,6 +45,7 @@ struct LifecycleOptions {
 };
 
 struct PlanOptions {
+  // The TPU as asked for; the planner checks them and resolves them into Plan::target.
   std::string tpu;     // validated TPU name (required for TPU routes)
   std::string zone;    // validated zone (required for TPU routes)
   std::string project; // empty: --project is not emitted
@@ -181,8 +174,8 @@ struct Plan {
   std::optional<ScriptClass> script_class; // the reviewed class; nullopt: review-required
   std::string sha256;
   RouteKind route = RouteKind::cpu;
-  const Slice* slice = nullptr;
-  PlanOptions options;
+  Target target;       // where it runs (its slice is nullptr on the CPU route): read this, not options
+  PlanOptions options; // as asked for
   VerifyKind verify = VerifyKind::none;
   std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
   std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
@@ -190,8 +183,6 @@ struct Plan {
   // With --results: where each worker uploads (gs://BUCKET/PREFIX/<tpu>/<id>/<run-id>, then
   // worker-<i>/ below it), mirroring local_run_dir; nullopt: every worker is fetched with scp.
   std::optional<std::string> results_run_url;
-  std::string runtime_version;  // for create/queue: --runtime-version or the catalog's
-  std::string queued_resource;  // the queued resource's ID (--queued only)
   int timeout_seconds = 0;      // 0: no --timeout
   int grace_seconds = 30;
   std::vector<StagedFile> staged; // full TPU form: the run guard first, then what it moves into place
@@ -202,12 +193,9 @@ struct Plan {
   std::vector<Step> steps;
 
   [[nodiscard]] bool multi_host() const { return route == RouteKind::multi_host; }
-  // A TPU Google may preempt: a failed step then asks for its state once.
-  [[nodiscard]] bool preemptible() const {
-    return options.lifecycle.provisioning == Provisioning::spot ||
-           options.lifecycle.provisioning == Provisioning::preemptible;
-  }
-  [[nodiscard]] int workers() const { return slice == nullptr ? 0 : slice->hosts; }
+  [[nodiscard]] bool preemptible() const { return target.preemptible(); }
+  // The workers the plan reaches, one per host of the target (0 on the CPU route).
+  [[nodiscard]] int workers() const { return target.processes(); }
 };
 
 // The folder that holds the plan's run folder, with a final '/': "./tpu-runs/<tpu>/<id>/". The

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/plan/target.hpp"
 #include "tpulaunch/util/error.hpp"
 
 namespace tpulaunch {
@@ -77,13 +78,14 @@ struct FetchedWorker {
 };
 
 // The checks themselves, on files already read (the seam the unit tests and the fuzz target use).
-// `workers[i]` is worker i; there should be one per host of `slice`.
-VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Slice& slice, const VerifyOptions& options);
+// `workers[i]` is worker i; there should be one per process of `target` (target.processes(): one
+// per host of every node), and `target.slice` must be set.
+VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Target& target, const VerifyOptions& options);
 
-// Reads `folder` (./tpu-runs/<tpu>/<id>/<run-id>) and checks it for `slice`: worker-<i>/ for every
-// host, each holding what the kind requires, directly or in the one folder the fetch brought back
+// Reads `folder` (./tpu-runs/<tpu>/<id>/<run-id>) and checks it for `target`: worker-<i>/ for every
+// process, each holding what the kind requires, directly or in the one folder the fetch brought back
 // (worker-<i>/<run-id>/, whatever the run folder is called now: a copied run folder verifies).
 // Problems in the receipts are findings; only a missing or unreadable folder is an Error (config).
-Result<VerifyReport> verify_run(const std::string& folder, const Slice& slice, const VerifyOptions& options);
+Result<VerifyReport> verify_run(const std::string& folder, const Target& target, const VerifyOptions& options);
 
 } // namespace tpulaunch

@@ -1,0 +1,159 @@
+// The steps that get the TPU and give it back: name-check, create or queue, wait, release,
+// preemption-check and teardown, each a gcloud call on the plan's Target.
+#include <fmt/format.h>
+
+#include "steps.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
+
+namespace tpulaunch::planning {
+namespace {
+
+// The command that deletes what holds quota: the queued resource with its node (--force), or
+// the node.
+ShellLine delete_line(const Plan& plan) {
+  if (plan.target.queued()) {
+    return gcloud::queued_delete({plan.target.queued_resource, plan.target.location()});
+  }
+  return gcloud::tpu_vm_delete({plan.target.tpu, plan.target.location()});
+}
+
+std::string_view deleted_what(const Plan& plan) {
+  return plan.target.queued() ? "the queued resource and its TPU VM" : "the TPU VM";
+}
+
+// tpu-vm create ... --async: gcloud's own wait has no deadline, so the wait step polls instead.
+Step create_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::create;
+  step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
+  step.summary = fmt::format("create the TPU VM ({}{}) and return at once; the wait step polls its state",
+                             plan.target.slice->name,
+                             plan.target.provisioning == Provisioning::standard
+                                 ? ""
+                                 : ", " + std::string(to_string(plan.target.provisioning)));
+  step.line = gcloud::tpu_vm_create({plan.target.tpu, plan.target.location(), plan.target.slice->name,
+                                     plan.target.runtime_version, plan.target.provisioning, true});
+  return step;
+}
+
+Step queue_step(const Plan& plan) {
+  const Target& target = plan.target;
+  const std::string& valid_until = plan.options.lifecycle.valid_until;
+  Step step;
+  step.kind = StepKind::queue;
+  step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
+  step.summary = fmt::format("ask for {} as queued resource {}, node {}{}", target.slice->name, target.queued_resource,
+                             target.tpu, valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
+  step.line = gcloud::queued_create({target.queued_resource, target.tpu, target.location(), target.slice->name,
+                                     target.runtime_version, target.provisioning, valid_until});
+  return step;
+}
+
+// The TPU's state.
+ShellLine node_state_line(const Plan& plan) {
+  return gcloud::tpu_vm_describe({plan.target.tpu, plan.target.location(), "value(state)"});
+}
+
+// The one state query of what the plan asks for: the queued resource's state (--queued), or the
+// TPU's. The name check and the wait both ask it.
+ShellLine capacity_state_line(const Plan& plan) {
+  if (plan.target.queued()) {
+    return gcloud::queued_describe({plan.target.queued_resource, plan.target.location(), "value(state.state)"});
+  }
+  return node_state_line(plan);
+}
+
+// Before creating: what the plan is about to create must not exist yet. A TPU (or queued resource)
+// of that name is not this plan's, so the plan refuses it, naming its state, rather than run on it
+// or, later, delete it. The line is the describe call; the sh script refuses when it succeeds.
+Step name_check_step(const Plan& plan) {
+  const bool queued = plan.target.queued();
+  Step step;
+  step.kind = StepKind::name_check;
+  step.where = StepWhere::local;
+  step.summary = fmt::format("check that no {} named {} exists yet (this plan creates it): a state printed here means "
+                             "one does, and the plan stops (exit {})",
+                             queued ? "queued resource" : "TPU", plan.target.capacity_name(),
+                             to_int(PipelineStatus::name_taken));
+  step.line = capacity_state_line(plan);
+  return step;
+}
+
+Step release_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::release;
+  step.where = StepWhere::local;
+  step.when = StepWhen::capacity_unusable;
+  step.summary = fmt::format("delete {} (it holds quota)", deleted_what(plan));
+  step.line = delete_line(plan);
+  return step;
+}
+
+// Node states a new node never leaves for READY; queued-resource states that never lead to ACTIVE.
+const std::vector<std::string> k_node_dead_ends{"PREEMPTED", "TERMINATED", "STOPPED", "STOPPING", "DELETING", "HIDDEN"};
+const std::vector<std::string> k_queued_dead_ends{"FAILED", "SUSPENDED", "SUSPENDING", "DELETING"};
+
+Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
+  const bool queued = plan.target.queued();
+  Step step;
+  step.kind = StepKind::wait;
+  step.where = StepWhere::local;
+  step.poll = Poll{queued ? "ACTIVE" : "READY", queued ? k_queued_dead_ends : k_node_dead_ends, poll_seconds,
+                   deadline_seconds};
+  std::string stops;
+  for (const auto& state : step.poll->stop_on) {
+    stops += (stops.empty() ? "" : "/") + state;
+  }
+  step.summary = fmt::format("every {}s until {} is {}, for at most {}s; {}: delete it and stop (exit {})", poll_seconds,
+                             plan.target.capacity_name(), step.poll->until, deadline_seconds, stops,
+                             to_int(PipelineStatus::capacity_failed));
+  step.line = capacity_state_line(plan);
+  return step;
+}
+
+Step preemption_check_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::preemption_check;
+  step.where = StepWhere::local;
+  step.when = StepWhen::step_failed;
+  step.summary = fmt::format("ask for the {} TPU's state once: PREEMPTED or TERMINATED is reported as such (exit {})",
+                             to_string(plan.target.provisioning), to_int(PipelineStatus::preempted));
+  step.line = node_state_line(plan);
+  return step;
+}
+
+} // namespace
+
+Step teardown_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::teardown;
+  step.where = StepWhere::local;
+  step.when = StepWhen::verify_succeeded;
+  step.summary = fmt::format("delete {}", deleted_what(plan));
+  step.line = delete_line(plan);
+  return step;
+}
+
+// The steps before staging that get the TPU and say how to give it back.
+Status add_capacity_steps(Plan& plan) {
+  const LifecycleOptions& life = plan.options.lifecycle;
+  const bool queued = plan.target.queued();
+  if (plan.target.capacity != Capacity::existing) {
+    TPULAUNCH_TRY(const int poll, seconds_of(ValueKind::poll, life.poll.empty() ? (queued ? "60s" : "15s") : life.poll));
+    TPULAUNCH_TRY(const int deadline, seconds_of(ValueKind::ready_timeout, life.ready_timeout.empty()
+                                                                               ? (queued ? "12h" : "30m")
+                                                                               : life.ready_timeout));
+    plan.steps.push_back(name_check_step(plan));
+    plan.steps.push_back(queued ? queue_step(plan) : create_step(plan));
+    plan.steps.push_back(release_step(plan));
+    plan.steps.push_back(wait_step(plan, poll, deadline));
+  } else if (plan.preemptible()) {
+    plan.steps.push_back(release_step(plan));
+  }
+  if (plan.preemptible()) {
+    plan.steps.push_back(preemption_check_step(plan));
+  }
+  return Ok{};
+}
+
+} // namespace tpulaunch::planning

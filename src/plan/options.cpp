@@ -1,0 +1,96 @@
+// The planner's option checks: the values every route takes, the names a TPU route needs, the
+// lifecycle flags against each other (the Target's part in target.cpp), and --results.
+#include <fmt/format.h>
+
+#include "steps.hpp"
+#include "tpulaunch/plan/results_url.hpp"
+
+namespace tpulaunch::planning {
+
+// A duration the value rules accepted, in seconds.
+Result<int> seconds_of(ValueKind kind, const std::string& value) {
+  TPULAUNCH_CHECK(validate_value(kind, value));
+  return static_cast<int>(*duration_seconds(value));
+}
+
+// Checks the lifecycle options against each other and fills the plan's target and derived values.
+Status resolve_lifecycle(Plan& plan, const Slice& slice) {
+  const LifecycleOptions& life = plan.options.lifecycle;
+  const bool creates = life.capacity != Capacity::existing;
+  if (plan.options.form == PlanForm::course &&
+      (creates || life.provisioning != Provisioning::standard || !life.timeout.empty() || life.kill_stale)) {
+    return usage_error("--course emits the course's own commands only; --create, --queued, --spot, --timeout and "
+                       "--kill-stale need the full form");
+  }
+  TPULAUNCH_TRY(plan.target, resolve_target(plan.options, slice));
+  // A TPU the plan creates is a fresh VM, with python3 only: without an interpreter the run could
+  // only fail (status 96) while the TPU bills. So the plan bootstraps it, unless --python names one.
+  if (creates && plan.options.python.empty()) {
+    plan.options.bootstrap = true;
+  }
+  if (!life.timeout.empty()) {
+    TPULAUNCH_TRY(plan.timeout_seconds, seconds_of(ValueKind::timeout, life.timeout));
+  }
+  TPULAUNCH_TRY(plan.grace_seconds, seconds_of(ValueKind::grace, life.grace));
+  return Ok{};
+}
+
+// The values every route takes: the interpreter and the --env names (a TPU route sets
+// TPU_RUN_DIR and JAX_PLATFORMS itself, and an --env must not quietly move the run off the TPU:
+// --env JAX_PLATFORMS is taken only when it repeats the script's reviewed value, `reviewed`).
+Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script,
+                               std::string_view reviewed) {
+  if (!options.python.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::interpreter, options.python));
+  }
+  for (const EnvVar& var : options.env) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::env_name, var.name));
+    if (route == RouteKind::cpu) {
+      continue;
+    }
+    if (var.name == "JAX_PLATFORMS" && !reviewed.empty() && var.value == reviewed) {
+      continue;
+    }
+    if (var.name == "JAX_PLATFORMS") {
+      return usage_error(fmt::format(
+          "--env JAX_PLATFORMS={}: a TPU route sets JAX_PLATFORMS={} itself; another value needs a review that records "
+          "it: tpulaunch review {} --class CLASS --by NAME --jax-platforms tpu,cpu",
+          printable(var.value), reviewed.empty() ? "tpu" : reviewed, script.empty() ? "SCRIPT" : script));
+    }
+    for (const std::string_view reserved : {"TPU_RUN_DIR", "JAX_PLATFORM_NAME"}) {
+      if (var.name == reserved) {
+        return usage_error(fmt::format("--env {}: a TPU route sets {} itself", var.name, var.name));
+      }
+    }
+  }
+  return Ok{};
+}
+
+Status validate_tpu_options(const PlanOptions& options) {
+  if (options.tpu.empty()) {
+    return usage_error("a TPU route needs --tpu NAME (or TPU_NAME in the environment)");
+  }
+  TPULAUNCH_CHECK(validate_value(ValueKind::tpu_name, options.tpu));
+  if (options.zone.empty()) {
+    return usage_error("a TPU route needs --zone ZONE (or CLOUDSDK_COMPUTE_ZONE in the environment)");
+  }
+  TPULAUNCH_CHECK(validate_value(ValueKind::zone, options.zone));
+  if (!options.project.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::project, options.project));
+  }
+  TPULAUNCH_CHECK(validate_value(ValueKind::run_id, options.run_id));
+  return Ok{};
+}
+
+// --results gs://BUCKET[/PREFIX]: the bucket URL the run folder goes to, mirroring the local one
+// (<tpu>/<id>/<run-id>). Each part is a validated name: no separator, wildcard or '#'.
+Status set_results(Plan& plan, std::string_view id) {
+  if (plan.options.results.empty()) {
+    return Ok{};
+  }
+  TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(plan.options.results));
+  plan.results_run_url = url.join({plan.target.tpu, id, plan.options.run_id});
+  return Ok{};
+}
+
+} // namespace tpulaunch::planning

@@ -1,0 +1,337 @@
+// The steps of the run itself: prepare, write, preflight, bootstrap, stage, run, fetch or collect,
+// verify. Each is argv data (ShellLine); every gcloud call comes from src/gcloud/, aimed at the
+// plan's Target.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "steps.hpp"
+#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
+
+namespace tpulaunch::planning {
+namespace {
+
+// Shell code used in remote command strings. Compile-time constants only (see shell.hpp).
+constexpr Code k_then{"; "};
+constexpr Code k_and{" && "};
+constexpr Code k_not{"!"};
+constexpr Code k_pipe{" | "};
+constexpr Code k_merge_stderr{" 2>&1"};
+constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
+static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
+// A local path as an argument: gcloud::local_path's "./" keeps a leading '-' from reading as an
+// option to python on the CPU route too.
+using gcloud::local_path;
+
+// The interpreter on each worker: --python (a leading ~/ is the worker's home), or the venv's.
+Word remote_python(const Plan& plan) {
+  const std::string& python = plan.options.python;
+  if (python.empty()) {
+    return lab_path(".venv/bin/python");
+  }
+  return python.starts_with("~/") ? home_path(python.substr(2)) : Word(python);
+}
+
+// The interpreter on this machine: --python, python3, or the course's own `python`.
+Word local_python(const Plan& plan) {
+  if (!plan.options.python.empty()) {
+    return Word(plan.options.python);
+  }
+  return plan.options.form == PlanForm::course ? Word("python") : Word("python3");
+}
+
+// KEY=VALUE words for --env (before the interpreter), each value one quoted literal.
+void add_env(ShellLine& line, const Plan& plan) {
+  for (const EnvVar& var : plan.options.env) {
+    line.word(Word(var.name + "=").append(var.value));
+  }
+}
+
+// The script's own arguments (after its path).
+void add_args(ShellLine& line, const Plan& plan) {
+  for (const std::string& arg : plan.options.args) {
+    line.word(Word(arg));
+  }
+}
+
+// tpulaunch's own flags (verify's --slice=, --kind=...).
+Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
+
+// The --worker= value a call names, when it names one.
+std::optional<std::string> worker_flag(const std::optional<Workers>& workers) {
+  return workers ? std::optional<std::string>(workers->text()) : std::nullopt;
+}
+
+Word remote(const Plan& plan, const Word& path) { return gcloud::on_node(plan.target.tpu, path); }
+
+// The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
+// host (gcloud's default worker 0 is the only one).
+std::optional<Workers> every_worker_flag(const Plan& plan) {
+  return plan.multi_host() ? std::optional<Workers>(Workers::all()) : std::nullopt;
+}
+
+// What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
+Workers every_worker(const Plan& plan) { return plan.multi_host() ? Workers::all() : Workers::one(0); }
+
+Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellLine& remote_command) {
+  Step step;
+  step.kind = kind;
+  step.where = StepWhere::remote;
+  step.workers = every_worker(plan);
+  step.summary = std::move(summary);
+  step.line = gcloud::tpu_vm_ssh(
+      {plan.target.tpu, plan.target.location(), worker_flag(every_worker_flag(plan)), remote_command, plan.target.connection});
+  return step;
+}
+
+// The local folders the plan writes into, which must exist before it does: each worker's download
+// folder (gcloud needs it), the run folder alone with --results (the one download fills it), or the
+// folder of a CPU receipt for a script in a subfolder ("advanced/sub_lesson-cpu.txt").
+std::vector<std::string> local_folders(const Plan& plan) {
+  std::vector<std::string> folders;
+  if (plan.route == RouteKind::cpu) {
+    const auto slash = plan.cpu_receipt.rfind('/');
+    if (slash != std::string::npos) {
+      folders.push_back(plan.cpu_receipt.substr(0, slash + 1));
+    }
+  } else if (plan.results_run_url) {
+    folders.push_back(plan.local_run_dir + "/");
+  } else {
+    for (int worker = 0; worker < plan.workers(); ++worker) {
+      folders.push_back(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+    }
+  }
+  return folders;
+}
+
+} // namespace
+
+Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
+
+// Local: change to the plan's folder (so every relative path resolves as it did for the plan) and
+// create the folders the plan writes into. One line, so that the text form pasted line by line
+// does what the sh form does.
+Step prepare_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::prepare;
+  const std::vector<std::string> folders = local_folders(plan);
+  step.summary = folders.empty()                ? "work in the folder the plan was made in"
+                 : plan.route == RouteKind::cpu ? "work in the folder the plan was made in; create the folder the "
+                                                  "CPU receipt goes in"
+                                                : "work in the folder the plan was made in; check that this run's "
+                                                  "folder is new (a second run never overwrites the first); create "
+                                                  "the folders the downloads land in";
+  if (!plan.options.directory.empty()) {
+    step.line.word("cd").word(plan.options.directory);
+    if (!folders.empty()) {
+      step.line.code(k_and);
+    }
+  }
+  if (plan.route != RouteKind::cpu) {
+    // A run id names one run: a second run of the same plan (a saved script run again, a pasted
+    // plan pasted twice) stops here instead of mixing its results with the first's.
+    step.line.word("test").word(Word(k_not)).word("-e").word(plan.local_run_dir).code(k_and);
+  }
+  if (!folders.empty()) {
+    step.line.word("mkdir").word("-p");
+    for (const std::string& folder : folders) {
+      step.line.word(folder);
+    }
+  }
+  return step;
+}
+
+// Local: tpulaunch writes its own programs (the run guard, the discovery program) into the run
+// folder, where the stage step copies them from; `tpulaunch guard` prints the same bytes, and
+// --sha256 makes a tpulaunch with another guard refuse before any TPU time is spent.
+Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file) {
+  Step step;
+  step.kind = StepKind::write;
+  step.summary = fmt::format("write tpulaunch's {} ({} lines, which tpulaunch guard{} prints) for the stage step to copy",
+                             program.what, std::count(program.text.begin(), program.text.end(), '\n'),
+                             &program == &discovery_program() ? " --discovery" : "");
+  step.line = ShellLine{Word(plan.options.tpulaunch_program), "guard"};
+  if (&program == &discovery_program()) {
+    step.line.word("--discovery");
+  }
+  step.line.word("--write").word(file.local).word("--sha256").word(file.sha256);
+  return step;
+}
+
+Step preflight_step() {
+  Step step;
+  step.kind = StepKind::preflight;
+  step.summary = "check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)";
+  step.line = ShellLine{"ssh-add", "-l"};
+  return step;
+}
+
+Step bootstrap_step(const Plan& plan) {
+  ShellLine command;
+  command.word("mkdir").word("-p").word(home_path(std::string(k_lab)));
+  command.code(k_and).word("python3").word("-m").word("venv").word(lab_path(".venv"));
+  command.code(k_and).word(lab_path(".venv/bin/python")).word("-m").word("pip").word("install").word("--quiet")
+      .word("--upgrade").word("jax[tpu]");
+  // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
+  command.code(k_map_255);
+  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker",
+                  command);
+}
+
+Step stage_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::stage;
+  step.where = StepWhere::remote;
+  step.workers = every_worker(plan);
+  const std::string_view what = plan.staged.empty()                    ? "the script"
+                                : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
+                                : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
+                                                                         : "the run guard and the script";
+  step.summary = fmt::format("copy {} to {}", what, plan.multi_host() ? "every worker" : "the TPU VM");
+  gcloud::TpuVmScp copy{.sources = {},
+                        .destination = {},
+                        .recurse = false,
+                        .at = plan.target.location(),
+                        .worker = worker_flag(every_worker_flag(plan)),
+                        .connection = plan.target.connection};
+  // The course form copies into ~/jax-tpu-lab/, which a fresh TPU VM does not have. The full form
+  // copies into the home folder, which always exists (`NAME:`), and the run call moves the files
+  // into place: no failed copy, no retries, and no extra gcloud call.
+  if (plan.options.form == PlanForm::course) {
+    copy.sources.emplace_back(local_path(plan.path));
+    copy.destination = remote(plan, home_path(std::string(k_lab)));
+  } else {
+    for (const StagedFile& file : plan.staged) {
+      copy.sources.emplace_back(local_path(file.local));
+    }
+    copy.destination = remote(plan, Word());
+  }
+  step.line = gcloud::tpu_vm_scp(copy);
+  return step;
+}
+
+// As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status is
+// the program's (pipefail), not tee's.
+Step cpu_run_step(const Plan& plan) {
+  Step run;
+  run.kind = StepKind::run;
+  run.summary = fmt::format("run on this machine's CPU, keeping the output in {}", plan.cpu_receipt);
+  run.line.word("set").word("-o").word("pipefail").code(k_then);
+  add_env(run.line, plan);
+  run.line.word(local_python(plan)).word(local_path(plan.path));
+  add_args(run.line, plan);
+  // The output goes to <receipt>.partial, which becomes the receipt only when the program
+  // succeeded: a failed run again never truncates the receipt of one that worked.
+  const std::string partial = plan.cpu_receipt + ".partial";
+  run.line.code(k_pipe).word("tee").word(partial).code(k_and).word("mv").word("-f").word(partial).word(plan.cpu_receipt);
+  return run;
+}
+
+Step course_run_step(const Plan& plan) {
+  const std::string py = plan.script + ".py";
+  ShellLine command;
+  command.word("set").word("-o").word("pipefail").code(k_then);
+  command.word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
+  add_env(command, plan);
+  command.word(lab_path(".venv/bin/python")).word(lab_path(py));
+  add_args(command, plan);
+  command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
+  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
+                  command);
+}
+
+// The run step of the full form. One ssh call does everything remote, through the run guard
+// (src/remote/run_guard.bash): create the run folder (so every worker's fetch finds it, whatever
+// happens next), put the staged script in place and check it against the reviewed digest, stop at
+// once when the interpreter is missing, look for processes that hold the TPU, run with
+// TPU_RUN_DIR exported, the --env values, a per-host log and --timeout, record the worker's
+// outcome in its run folder, upload it with --results, and keep a 255 from looking like an ssh
+// failure. The guard is the file the stage step copied (plan.staged's first), called by its name
+// and checking its own digest first; `program` is the interpreter's arguments.
+Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary) {
+  const std::string run = plan.remote_run_dir + "/";
+  const LifecycleOptions& life = plan.options.lifecycle;
+  const StagedFile& guard = plan.staged.front();
+  ShellLine command;
+  command.word("bash").word(home_path(guard.home_name)).word("--guard-sha256").word(guard.sha256);
+  command.word("--run-dir").word(home_path(plan.remote_run_dir));
+  // A script in a subfolder (id "advanced/sub_lesson") is copied to ~/sub_lesson.py and moved to
+  // ~/jax-tpu-lab/advanced/sub_lesson.py; its log is sub_lesson-tpu-<host>.txt in the run folder.
+  const StagedScript staged = staged_script(plan.script);
+  command.word("--log").word(home_path(run + staged.name + "-tpu-").append(k_hostname).append(".txt"));
+  for (auto file = std::next(plan.staged.begin()); file != plan.staged.end(); ++file) {
+    command.word("--stage").word(home_path(file->home_name)).word(home_path(file->place)).word(file->sha256);
+  }
+  command.word("--devices").word(std::string(to_string(plan.target.slice->devices)));
+  if (plan.timeout_seconds > 0) {
+    command.word("--timeout").word(std::to_string(plan.timeout_seconds));
+  }
+  if (plan.timeout_seconds > 0 || life.kill_stale) {
+    command.word("--grace").word(std::to_string(plan.grace_seconds));
+  }
+  if (life.kill_stale) {
+    command.word("--kill-stale");
+  }
+  if (plan.results_run_url) {
+    command.word("--upload").word(*plan.results_run_url);
+  }
+  command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
+  for (const EnvVar& var : plan.options.env) {
+    command.word("--env").word(Word(var.name + "=").append(var.value));
+  }
+  command.word("--python").word(remote_python(plan)).word("--").words(program);
+  add_args(command, plan);
+  if (plan.timeout_seconds > 0) {
+    summary += fmt::format(", for at most {}", life.timeout);
+  }
+  return ssh_step(plan, StepKind::run, std::move(summary), command);
+}
+
+Step fetch_step(const Plan& plan, int worker, bool full) {
+  Step step;
+  step.kind = StepKind::fetch;
+  step.where = StepWhere::remote;
+  step.workers = Workers::one(worker);
+  step.summary = fmt::format("bring back worker {}'s {}", worker, full ? "log and artifacts" : "log");
+  step.line = gcloud::tpu_vm_scp(
+      {.sources = {full ? remote(plan, home_path(plan.remote_run_dir)) : remote(plan, lab_path(plan.script + "-tpu.txt"))},
+       .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)))),
+       .recurse = full,
+       .at = plan.target.location(),
+       .worker = worker_flag(step.workers),
+       .connection = plan.target.connection});
+  return step;
+}
+
+// --results: one local call brings every worker's folder back. The source's last part (the run
+// id) is kept because the destination, the run folder's parent, exists: every worker lands in
+// ./tpu-runs/<tpu>/<id>/<run-id>/worker-<i>/<run-id>/, where verify reads it.
+Step collect_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::collect;
+  step.where = StepWhere::remote;
+  step.workers = every_worker(plan);
+  step.summary = "bring every worker's folder back from the results bucket, in one call";
+  step.line = gcloud::storage_cp({*plan.results_run_url, run_folder_parent(plan), true});
+  return step;
+}
+
+Step verify_step(const Plan& plan) {
+  Step step;
+  step.kind = StepKind::verify;
+  step.summary = fmt::format("check the fetched {} of every worker", plan.verify == VerifyKind::logs ? "logs" : "receipts");
+  step.line = ShellLine{Word(plan.options.tpulaunch_program), "verify", Word(plan.local_run_dir),
+                        flag("--slice", plan.target.slice->name), flag("--kind", std::string(to_string(plan.verify)))};
+  // The catalog and matrix the plan used, so the slice and the script mean the same to verify.
+  if (!plan.options.matrix_file.empty()) {
+    step.line.word(flag("--matrix", plan.options.matrix_file));
+  }
+  if (!plan.options.catalog_file.empty()) {
+    step.line.word(flag("--catalog", plan.options.catalog_file));
+  }
+  return step;
+}
+
+} // namespace tpulaunch::planning

@@ -1,0 +1,58 @@
+#pragma once
+// The planner's parts, inside src/plan/: one function per step kind (steps.cpp for the run's own
+// steps, capacity_steps.cpp for getting and giving back the TPU) and the option checks
+// (options.cpp). plan.cpp puts them in order.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/remote/remote_program.hpp"
+
+namespace tpulaunch::planning {
+
+// The course's folder in each worker's home.
+inline constexpr std::string_view k_lab = "jax-tpu-lab/";
+// The discovery program's name in the run folder, where the guard puts it.
+inline constexpr std::string_view k_discovery_file = "discover.py";
+
+// ~/jax-tpu-lab/<rest> on a worker.
+Word lab_path(std::string_view rest);
+
+// The steps of the run itself (steps.cpp), in the order a plan has them.
+Step prepare_step(const Plan& plan);
+Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file);
+Step preflight_step();
+Step bootstrap_step(const Plan& plan);
+Step stage_step(const Plan& plan);
+Step cpu_run_step(const Plan& plan);
+Step course_run_step(const Plan& plan);
+Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary);
+Step fetch_step(const Plan& plan, int worker, bool full);
+Step collect_step(const Plan& plan);
+Step verify_step(const Plan& plan);
+Step teardown_step(const Plan& plan);
+
+// The steps before staging that get the TPU and say how to give it back (capacity_steps.cpp).
+Status add_capacity_steps(Plan& plan);
+
+// The option checks (options.cpp), each a usage Error naming the value.
+// The values every route takes: the interpreter and the --env names; `reviewed` is the script's
+// reviewed JAX_PLATFORMS, the one value --env JAX_PLATFORMS may repeat.
+Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script = {},
+                               std::string_view reviewed = {});
+// The names a TPU route needs (TPU, zone, project, run id) and --parallel.
+Status validate_tpu_options(const PlanOptions& options);
+// The Target of `options` on `slice` (target.cpp): checks that the capacity and provisioning flags
+// go together (gcloud takes --preemptible on tpu-vm create only, --guaranteed on queued resources
+// only, …) and fills the defaults (the catalog's runtime version, queued resource <tpu>-qr).
+Result<Target> resolve_target(const PlanOptions& options, const Slice& slice);
+// Resolves plan.target on `slice` and the lifecycle's derived values (timeout, grace, bootstrap).
+Status resolve_lifecycle(Plan& plan, const Slice& slice);
+// --results: the bucket URL of the run folder.
+Status set_results(Plan& plan, std::string_view id);
+// A duration the value rules accepted, in seconds.
+Result<int> seconds_of(ValueKind kind, const std::string& value);
+
+} // namespace tpulaunch::planning

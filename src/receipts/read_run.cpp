@@ -1,0 +1,124 @@
+// verify's reading of a run folder: which folder holds each worker's files, and those files
+// read (size-limited, every failure kept as the file's error for the checks to report).
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/receipts/run_folder.hpp"
+#include "tpulaunch/receipts/verify.hpp"
+#include "tpulaunch/util/text_file.hpp"
+
+namespace tpulaunch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A receipt or checkpoint larger than this is refused unread: the lesson's are under 300 bytes.
+constexpr std::size_t k_max_receipt_bytes = 1024U * 1024U;
+
+// The folder holding worker i's files: worker-<i>/<run-id>/ (how `scp --recurse` of the remote
+// run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what
+// it holds, not by the run folder's name, so a run folder copied under another name still
+// verifies: the one subfolder of worker-<i>/ with a run record, else the one named like the run
+// folder. Several with a record is a finding (`ambiguous`), never a guess.
+struct ContentDir {
+  fs::path dir;
+  std::string ambiguous; // non-empty: why no single folder could be chosen
+};
+
+ContentDir content_dir(const fs::path& run, int worker) {
+  const fs::path dir = run / worker_folder(worker);
+  std::error_code ec;
+  std::vector<fs::path> recorded;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && fs::exists(entry.path() / "run-status.rec", ec)) {
+      recorded.push_back(entry.path());
+    }
+  }
+  if (recorded.size() == 1) {
+    return {recorded.front(), ""};
+  }
+  if (recorded.size() > 1) {
+    std::sort(recorded.begin(), recorded.end());
+    return {dir, fmt::format("{} holds {} run folders with a run record ({} and {}): one run per folder",
+                             dir.string(), recorded.size(), recorded[0].filename().string(),
+                             recorded[1].filename().string())};
+  }
+  const fs::path nested = dir / run.filename();
+  return {fs::is_directory(nested, ec) ? nested : dir, ""};
+}
+
+bool is_artifact(const std::string& name) {
+  return name == "checkpoint.json" ||
+         (name.ends_with(".json") && (name.starts_with("worker-") || name.starts_with("discovery-")));
+}
+
+FetchedWorker read_worker(const fs::path& run, int worker) {
+  FetchedWorker fetched;
+  const ContentDir content = content_dir(run, worker);
+  const fs::path& dir = content.dir;
+  fetched.folder = dir.string();
+  std::error_code ec;
+  fetched.present = fs::is_directory(dir, ec);
+  if (!fetched.present) {
+    return fetched;
+  }
+  if (!content.ambiguous.empty()) {
+    fetched.status_record = FetchedFile{"run-status.rec", {}, content.ambiguous};
+    return fetched;
+  }
+  if (fs::exists(dir / "run-status.rec", ec)) {
+    FetchedFile record{"run-status.rec", {}, {}};
+    auto text = read_text_file((dir / "run-status.rec").string(), "run record", k_max_receipt_bytes);
+    if (text) {
+      record.text = std::move(text).value();
+    } else {
+      record.error = text.error().message;
+    }
+    fetched.status_record = std::move(record);
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".txt") {
+      ++fetched.logs;
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(dir / "artifacts", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!is_artifact(name)) {
+      continue;
+    }
+    FetchedFile file{name, {}, {}};
+    auto text = read_text_file(entry.path().string(), "receipt", k_max_receipt_bytes);
+    if (text) {
+      file.text = std::move(text).value();
+    } else {
+      file.error = text.error().message;
+    }
+    fetched.artifacts.push_back(std::move(file));
+  }
+  return fetched;
+}
+
+} // namespace
+
+Result<VerifyReport> verify_run(const std::string& folder, const Target& target, const VerifyOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    return config_error(fmt::format("run folder '{}' does not exist or is not a folder", printable(folder)));
+  }
+  fs::path path(folder);
+  if (!path.has_filename()) {
+    path = path.parent_path(); // "run/" -> "run", so the run id is its last component
+  }
+  std::vector<FetchedWorker> workers;
+  workers.reserve(static_cast<std::size_t>(target.processes()));
+  for (int worker = 0; worker < target.processes(); ++worker) {
+    workers.push_back(read_worker(path, worker));
+  }
+  VerifyReport report = verify_fetched(workers, target, options);
+  report.folder = folder;
+  return report;
+}
+
+} // namespace tpulaunch
