@@ -13,7 +13,7 @@ namespace {
 struct CheckArgs {
   bool strict = false;
   std::vector<std::string> routes;
-  std::string format;
+  Format format = Format::text;
   unsigned jobs = available_cores();
 };
 
@@ -50,7 +50,7 @@ Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
   Output output;
   output.code = report.exit_code();
   std::string& out = output.out;
-  if (args.format == "json") {
+  if (args.format == Format::json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& f : report.findings) {
       list.push_back({{"severity", severity_name(f.severity)},
@@ -73,11 +73,11 @@ Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
   }
   // GitHub attaches an annotation to a file by its path from the repository root, whatever -C
   // and --matrix say.
-  const std::string root = args.format == "github"
+  const std::string root = args.format == Format::github
                                ? repository_root(matrix.base_dir.empty() ? "." : matrix.base_dir, globals.start_directory)
                                : std::string();
   for (const auto& f : report.findings) {
-    if (args.format == "github") {
+    if (args.format == Format::github) {
       out += fmt::format("::{} file={}{}{},title={}::{}\n", severity_name(f.severity),
                          annotation_escape(path_from_root(f.path, root), true),
                          f.line > 0 ? fmt::format(",line={}", f.line) : "",
@@ -88,7 +88,7 @@ Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
                          severity_name(f.severity), to_string(f.kind), f.message);
     }
   }
-  out += fmt::format("{}check: {}, {}: {}, {}{}\n", args.format == "github" ? "::notice::" : "",
+  out += fmt::format("{}check: {}, {}: {}, {}{}\n", args.format == Format::github ? "::notice::" : "",
                      counted(report.scripts, "script"), counted(report.entries, "entry", "entries"), counted(errors, "error"),
                      counted(warnings, "warning"),
                      errors == 0 ? "" : fmt::format(" (exit {})", to_int(output.code)));
@@ -119,7 +119,7 @@ Output error_annotation(const Error& error, const Globals& globals) {
 
 Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
   auto result = check_report(args, globals);
-  if (!result && args.format == "github") {
+  if (!result && args.format == Format::github) {
     return error_annotation(result.error(), globals);
   }
   return result;
@@ -135,7 +135,7 @@ Command setup_check(CLI::App& parent, const Globals& globals) {
   app->preparse_callback([app, args](std::size_t /*remaining*/) {
     app->add_flag("--strict", args->strict, "scripts with no entry are errors, not warnings");
     app->add_option("--route", args->routes, "a route that must be allowed, ID@SLICE (SLICE may be 'cpu'); repeatable");
-    add_format_option(*app, args->format, {"text", "json", "github"});
+    add_format_option(*app, args->format, {Format::text, Format::json, Format::github});
     app->add_option("--jobs", args->jobs, "threads that read, hash and classify scripts (default: the cores)")
         ->check(CLI::Range(1U, 256U))->default_str("the cores");
     app->footer("Examples:\n  tpulaunch check --strict\n"

@@ -20,7 +20,7 @@ namespace {
 
 struct ClassifyArgs {
   std::vector<std::string> scripts;
-  std::string format;
+  Format format = Format::text;
 };
 
 struct Classified {
@@ -191,7 +191,7 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
     files.push_back(std::move(classified).value());
   }
   output.code = failed.value_or(ExitCode::success);
-  output.out = args.format == "json" ? json_text(files) : plain_text(files);
+  output.out = args.format == Format::json ? json_text(files) : plain_text(files);
   return output;
 }
 
@@ -218,7 +218,7 @@ Command setup_classify(CLI::App& parent, const Globals& globals) {
     app->add_option("scripts", args->scripts,
                     "script files, ids in the matrix's exercises folder, or folders (every .py file below them)")
         ->required();
-    add_format_option(*app, args->format, {"text", "json"});
+    add_format_option(*app, args->format, {Format::text, Format::json});
     app->footer("Examples:\n  tpulaunch classify public/exercises\n  tpulaunch classify public/exercises/*.py\n"
                 "  tpulaunch classify distributed-02 --format json\n\n" +
                 rules_help());

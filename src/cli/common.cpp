@@ -1,3 +1,4 @@
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -142,11 +143,44 @@ std::string verify_kind_list(VerifyNone none) {
   return out;
 }
 
-void add_format_option(CLI::App& app, std::string& format, const std::vector<std::string>& choices) {
-  format = choices.front();
-  app.add_option("--format", format, "output format")
-      ->check(CLI::IsMember(choices))
-      ->default_str(choices.front());
+namespace {
+constexpr std::array<std::pair<Format, std::string_view>, 6> k_format_names{{{Format::text, "text"},
+                                                                            {Format::table, "table"},
+                                                                            {Format::sh, "sh"},
+                                                                            {Format::json, "json"},
+                                                                            {Format::svg, "svg"},
+                                                                            {Format::github, "github"}}};
+
+std::string format_name(Format format) {
+  for (const auto& [value, name] : k_format_names) {
+    if (value == format) {
+      return std::string(name);
+    }
+  }
+  return "text";
+}
+} // namespace
+
+void add_format_option(CLI::App& app, Format& format, std::initializer_list<Format> choices) {
+  format = *choices.begin();
+  std::vector<std::string> names;
+  for (const Format choice : choices) {
+    names.push_back(format_name(choice));
+  }
+  // The name is checked against the choices before the callback turns it into the enum, so --help
+  // and the error list the names.
+  app.add_option_function<std::string>(
+         "--format",
+         [&format, kept = std::vector<Format>(choices)](const std::string& name) {
+           for (const Format choice : kept) {
+             if (format_name(choice) == name) {
+               format = choice;
+             }
+           }
+         },
+         "output format")
+      ->check(CLI::IsMember(names))
+      ->default_str(names.front());
 }
 
 void add_tpu_options(CLI::App& app, TpuArgs& args) {

@@ -10,7 +10,7 @@ namespace {
 struct DiscoverArgs {
   std::string slice;
   TpuArgs tpu;
-  std::string format;
+  Format format = Format::text;
 };
 
 Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
@@ -20,9 +20,9 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, options));
   Output output;
   output.err = zone_warning_line(catalog, options.zone, *slice);
-  if (args.format == "json") {
+  if (args.format == Format::json) {
     output.out = plan_json(plan) + "\n";
-  } else if (args.format == "sh") {
+  } else if (args.format == Format::sh) {
     output.out = render_sh(plan);
   } else {
     output.out = fmt::format("DISCOVERY RECEIPT ONLY: topology discovery is not training.\n"
@@ -43,7 +43,7 @@ Command setup_discover(CLI::App& parent, const Globals& globals) {
   app->preparse_callback([app, args](std::size_t /*remaining*/) {
     app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16")->required();
     add_tpu_options(*app, args->tpu);
-    add_format_option(*app, args->format, {"text", "sh", "json"});
+    add_format_option(*app, args->format, {Format::text, Format::sh, Format::json});
     app->footer("Example:\n  tpulaunch discover --slice v5litepod-16 --tpu my-pod --zone us-west4-a --format sh > discover.sh\n");
   });
   return Command{app, [args, &globals]() { return run_discover(*args, globals); }};

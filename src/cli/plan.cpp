@@ -15,7 +15,7 @@ struct PlanArgs {
   std::string script;
   std::string slice;
   TpuArgs tpu;
-  std::string format;
+  Format format = Format::text;
   std::string verify;
   bool course = false;
   std::vector<std::string> env;  // KEY=VALUE
@@ -74,7 +74,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
                                  slice != nullptr ? slice->name : ""};
     Output output;
     output.code = ExitCode::refused;
-    if (args.format == "json") {
+    if (args.format == Format::json) {
       output.out = dump_json(refusal_json(context, *decision.refusal)) + "\n";
     } else {
       output.err = render_refusal_text(context, *decision.refusal);
@@ -102,9 +102,9 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   if (slice != nullptr) {
     output.err = zone_warning_line(catalog, options.zone, *slice);
   }
-  if (args.format == "json") {
+  if (args.format == Format::json) {
     output.out = plan_json(plan) + "\n";
-  } else if (args.format == "sh") {
+  } else if (args.format == Format::sh) {
     output.out = render_sh(plan);
   } else {
     output.out = render_text(plan);
@@ -135,7 +135,7 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
         ->allow_extra_args(false);
     app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
     add_tpu_options(*app, args->tpu);
-    add_format_option(*app, args->format, {"text", "sh", "json"});
+    add_format_option(*app, args->format, {Format::text, Format::sh, Format::json});
     app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
     args->verify_option =
         app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))

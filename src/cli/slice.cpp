@@ -14,7 +14,7 @@ struct SliceArgs {
   std::string name;
   long long microbatch = 0;
   double state_gib = -1;
-  std::string format;
+  Format format = Format::text;
 };
 
 // The create command for the slice, with placeholders for the name and zone.
@@ -36,7 +36,7 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
   const bool fits = args.state_gib >= 0 && args.state_gib <= static_cast<double>(s.total_hbm_gib());
 
   Output output;
-  if (args.format == "json") {
+  if (args.format == Format::json) {
     auto j = slice_json(s);
     j["idle_chips_if_only_worker_0"] = s.idle_chips_on_worker_zero();
     j["needs_worker_all"] = s.multi_host();
@@ -111,7 +111,7 @@ Command setup_slice(CLI::App& parent, const Globals& globals) {
         ->check(CLI::Range(1LL, 1LL << 32));
     app->add_option("--state-gib", args->state_gib, "GiB of sharded state, to check against total HBM")
         ->check(CLI::Range(0.0, 1e9));
-    add_format_option(*app, args->format, {"text", "json"});
+    add_format_option(*app, args->format, {Format::text, Format::json});
     app->footer("Examples:\n  tpulaunch slice v5litepod-16 --microbatch 8\n  tpulaunch slice v6e-16 --state-gib 300\n");
   });
   return Command{app, [args, &globals]() { return run_slice(*args, globals); }};

@@ -9,7 +9,7 @@ namespace tpulaunch::cli {
 namespace {
 
 struct SlicesArgs {
-  std::string format;
+  Format format = Format::text;
   bool multi_host = false;
   bool single_host = false;
   std::vector<std::string> only; // --only a,b,c: split by CLI11 (->delimiter)
@@ -76,7 +76,7 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const auto slices, select(catalog, args));
   Output output;
-  if (args.format == "json") {
+  if (args.format == Format::json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const Slice* s : slices) {
       list.push_back(slice_json(*s));
@@ -84,7 +84,7 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
     output.out = dump_json(nlohmann::ordered_json{
                      {"catalog", catalog.origin()}, {"generations", generations_json(catalog)}, {"slices", list}}) +
                  "\n";
-  } else if (args.format == "svg") {
+  } else if (args.format == Format::svg) {
     output.out = render_topology_svg(slices);
   } else {
     output.out = table(slices) + api_lines(catalog);
@@ -100,7 +100,7 @@ Command setup_slices(CLI::App& parent, const Globals& globals) {
   // Its options are registered when the command line names it (CLI11 calls this before parsing
   // the subcommand's words): a run pays for one subcommand's options, not all ten.
   app->preparse_callback([app, args](std::size_t /*remaining*/) {
-    add_format_option(*app, args->format, {"table", "json", "svg"});
+    add_format_option(*app, args->format, {Format::table, Format::json, Format::svg});
     app->add_flag("--multi-host", args->multi_host, "only slices with more than one host (they need --worker=all)");
     app->add_flag("--single-host", args->single_host, "only 1-host slices");
     app->add_option("--only", args->only, "comma-separated slice names, in the order to show them")

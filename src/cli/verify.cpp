@@ -13,7 +13,7 @@ struct VerifyArgs {
   std::string folder;
   std::string slice;
   std::string kind = "training";
-  std::string format;
+  Format format = Format::text;
 };
 
 std::string worker_label(int worker) { return worker < 0 ? std::string("run") : fmt::format("worker {}", worker); }
@@ -30,7 +30,7 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
 
   Output output;
   output.code = report.ok() ? ExitCode::success : ExitCode::refused;
-  if (args.format == "json") {
+  if (args.format == Format::json) {
     nlohmann::ordered_json j;
     j["folder"] = report.folder;
     j["slice"] = report.slice;
@@ -83,7 +83,7 @@ Command setup_verify(CLI::App& parent, const Globals& globals) {
     app->add_option("--slice", args->slice, "the slice the run used")->required();
     app->add_option("--kind", args->kind, verify_kind_list(VerifyNone::excluded) + " (default: training)")
         ->check(CLI::IsMember(verify_kind_names(VerifyNone::excluded)));
-    add_format_option(*app, args->format, {"text", "json"});
+    add_format_option(*app, args->format, {Format::text, Format::json});
     app->footer("Example:\n  tpulaunch verify ./tpu-runs/my-pod/collective-update/20261202T101500Z --slice v5litepod-16\n"
                 "Exit 0 when every check holds, 3 when any fails, 4 when the folder is missing.\n");
   });
