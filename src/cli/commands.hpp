@@ -77,7 +77,8 @@ struct TpuArgs {
   bool preemptible = false;
   bool reserved = false;
   bool guaranteed = false;
-  LifecycleOptions lifecycle;
+  LifecycleOptions lifecycle; // all but the durations, which plan_options parses from the text below
+  std::string valid_until, ready_timeout, poll, timeout, grace;
   std::string results; // --results gs://BUCKET[/PREFIX]
   // The options that mean something only when a TPU is used (--tpu, --bootstrap, --teardown,
   // --parallel, --results and the TPU's life options), to refuse them on the CPU route.

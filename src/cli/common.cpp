@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -239,18 +240,18 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
   args.tpu_only.push_back(life.add_option("--queued-resource", args.lifecycle.queued_resource,
                                           "the queued resource's ID (default: <tpu>-qr)"));
   args.tpu_only.push_back(
-      life.add_option("--valid-until-duration", args.lifecycle.valid_until,
+      life.add_option("--valid-until-duration", args.valid_until,
                       "how long the queued resource may wait for capacity, e.g. 6h (gcloud's own flag)"));
   args.tpu_only.push_back(life.add_option(
-      "--ready-timeout", args.lifecycle.ready_timeout,
+      "--ready-timeout", args.ready_timeout,
       "how long to wait for READY/ACTIVE (default 30m with --create, 12h with --queued; then exit 91)"));
   args.tpu_only.push_back(life.add_option(
-      "--poll", args.lifecycle.poll, "how often to ask for the state (default 15s with --create, 60s with --queued)"));
+      "--poll", args.poll, "how often to ask for the state (default 15s with --create, 60s with --queued)"));
   args.tpu_only.push_back(
-      life.add_option("--timeout", args.lifecycle.timeout,
+      life.add_option("--timeout", args.timeout,
                       "bound the program on every worker, e.g. 2h: SIGTERM, then SIGKILL after --grace; status 124"));
   args.tpu_only.push_back(
-      life.add_option("--grace", args.lifecycle.grace, "from SIGTERM to SIGKILL, for --timeout and --kill-stale")
+      life.add_option("--grace", args.grace, "from SIGTERM to SIGKILL, for --timeout and --kill-stale")
           ->default_str("30s"));
   args.tpu_only.push_back(life.add_flag(
       "--kill-stale", args.lifecycle.kill_stale,
@@ -275,6 +276,17 @@ Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, Wi
   }
   PlanOptions options;
   options.lifecycle = args.lifecycle;
+  // Each duration is checked once, here, where its text becomes a Duration.
+  for (const auto& [text, kind, duration] :
+       {std::tuple{&args.valid_until, ValueKind::valid_until, &options.lifecycle.valid_until},
+        std::tuple{&args.ready_timeout, ValueKind::ready_timeout, &options.lifecycle.ready_timeout},
+        std::tuple{&args.poll, ValueKind::poll, &options.lifecycle.poll},
+        std::tuple{&args.timeout, ValueKind::timeout, &options.lifecycle.timeout},
+        std::tuple{&args.grace, ValueKind::grace, &options.lifecycle.grace}}) {
+    if (!text->empty()) {
+      TPULAUNCH_TRY(*duration, Duration::parse(kind, *text));
+    }
+  }
   options.lifecycle.capacity = args.create ? Capacity::create : args.queued ? Capacity::queued : Capacity::existing;
   options.lifecycle.provisioning = args.spot          ? Provisioning::spot
                                    : args.preemptible ? Provisioning::preemptible

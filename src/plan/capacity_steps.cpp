@@ -38,7 +38,7 @@ Step create_step(const Plan& plan) {
 
 Step queue_step(const Plan& plan) {
   const Target& target = plan.target;
-  const std::string& valid_until = plan.options.lifecycle.valid_until;
+  const std::string valid_until = plan.options.lifecycle.valid_until ? plan.options.lifecycle.valid_until->text() : "";
   Step step;
   step.kind = StepKind::queue;
   step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
@@ -139,10 +139,8 @@ Status add_capacity_steps(Plan& plan) {
   const LifecycleOptions& life = plan.options.lifecycle;
   const bool queued = plan.target.queued();
   if (plan.target.capacity != Capacity::existing) {
-    TPULAUNCH_TRY(const int poll, seconds_of(ValueKind::poll, life.poll.empty() ? (queued ? "60s" : "15s") : life.poll));
-    TPULAUNCH_TRY(const int deadline, seconds_of(ValueKind::ready_timeout, life.ready_timeout.empty()
-                                                                               ? (queued ? "12h" : "30m")
-                                                                               : life.ready_timeout));
+    const int poll = life.poll ? static_cast<int>(life.poll->seconds()) : queued ? 60 : 15;
+    const int deadline = life.ready_timeout ? static_cast<int>(life.ready_timeout->seconds()) : queued ? 12 * 3600 : 30 * 60;
     plan.steps.push_back(name_check_step(plan));
     plan.steps.push_back(queued ? queue_step(plan) : create_step(plan));
     plan.steps.push_back(release_step(plan));

@@ -7,18 +7,12 @@
 
 namespace tpulaunch::planning {
 
-// A duration the value rules accepted, in seconds.
-Result<int> seconds_of(ValueKind kind, const std::string& value) {
-  TPULAUNCH_CHECK(validate_value(kind, value));
-  return static_cast<int>(*duration_seconds(value));
-}
-
 // Checks the lifecycle options against each other and fills the plan's target and derived values.
 Status resolve_lifecycle(Plan& plan, const Slice& slice) {
   const LifecycleOptions& life = plan.options.lifecycle;
   const bool creates = life.capacity != Capacity::existing;
   if (plan.options.form == PlanForm::course &&
-      (creates || life.provisioning != Provisioning::standard || !life.timeout.empty() || life.kill_stale)) {
+      (creates || life.provisioning != Provisioning::standard || life.timeout || life.kill_stale)) {
     return usage_error("--course emits the course's own commands only; --create, --queued, --spot, --timeout and "
                        "--kill-stale need the full form");
   }
@@ -28,10 +22,9 @@ Status resolve_lifecycle(Plan& plan, const Slice& slice) {
   if (creates && plan.options.python.empty()) {
     plan.options.bootstrap = true;
   }
-  if (!life.timeout.empty()) {
-    TPULAUNCH_TRY(plan.timeout_seconds, seconds_of(ValueKind::timeout, life.timeout));
-  }
-  TPULAUNCH_TRY(plan.grace_seconds, seconds_of(ValueKind::grace, life.grace));
+  // Durations are at most 30 days (validate.cpp), so their seconds fit an int.
+  plan.timeout_seconds = life.timeout ? static_cast<int>(life.timeout->seconds()) : 0;
+  plan.grace_seconds = life.grace ? static_cast<int>(life.grace->seconds()) : 30;
   return Ok{};
 }
 

@@ -284,7 +284,7 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
   command.word("--python").word(remote_python(plan)).word("--").words(program);
   add_args(command, plan);
   if (plan.timeout_seconds > 0) {
-    summary += fmt::format(", for at most {}", life.timeout);
+    summary += fmt::format(", for at most {}", life.timeout->text());
   }
   return ssh_step(plan, StepKind::run, std::move(summary), command);
 }

@@ -52,7 +52,5 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice);
 Status resolve_lifecycle(Plan& plan, const Slice& slice);
 // --results: the bucket URL of the run folder.
 Status set_results(Plan& plan, std::string_view id);
-// A duration the value rules accepted, in seconds.
-Result<int> seconds_of(ValueKind kind, const std::string& value);
 
 } // namespace tpulaunch::planning

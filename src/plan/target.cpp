@@ -40,9 +40,9 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
                         "--guaranteed is a queued-resources flag: it needs --queued"));
   TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::reserved || creates,
                         "--reserved asks for reserved capacity: it needs --create or --queued"));
-  TPULAUNCH_CHECK(needs(life.capacity == Capacity::queued || (life.queued_resource.empty() && life.valid_until.empty()),
+  TPULAUNCH_CHECK(needs(life.capacity == Capacity::queued || (life.queued_resource.empty() && !life.valid_until),
                         "--queued-resource and --valid-until-duration need --queued"));
-  TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && life.ready_timeout.empty() && life.poll.empty()),
+  TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && !life.ready_timeout && !life.poll),
                         "--runtime-version, --ready-timeout and --poll need --create or --queued"));
   Target target;
   target.project = options.project;
@@ -56,9 +56,6 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
   if (target.queued()) {
     target.queued_resource = life.queued_resource.empty() ? options.tpu + "-qr" : life.queued_resource;
     TPULAUNCH_CHECK(validate_value(ValueKind::queued_resource, target.queued_resource));
-    if (!life.valid_until.empty()) {
-      TPULAUNCH_CHECK(validate_value(ValueKind::valid_until, life.valid_until));
-    }
   }
   return target;
 }

@@ -269,6 +269,11 @@ std::optional<std::int64_t> duration_seconds(std::string_view value) {
   return total;
 }
 
+Result<Duration> Duration::parse(ValueKind kind, std::string_view text) {
+  TPULAUNCH_CHECK(validate_value(kind, text));
+  return Duration(std::string(text), *duration_seconds(text));
+}
+
 Status validate_value(ValueKind kind, std::string_view value) {
   for (const auto& rule : k_value_rules) {
     if (rule.kind == kind) {

@@ -32,7 +32,7 @@ void write_tpu_values(JsonWriter& w, const Plan& plan) {
   w.key("provisioning").string(to_string(plan.target.provisioning));
   w.key("runtime_version").string_or_null(plan.target.capacity == Capacity::existing ? "" : plan.target.runtime_version);
   w.key("queued_resource").string_or_null(plan.target.queued_resource);
-  w.key("valid_until").string_or_null(life.valid_until);
+  w.key("valid_until").string_or_null(life.valid_until ? life.valid_until->text() : "");
   w.key("timeout_seconds");
   if (plan.timeout_seconds > 0) {
     w.integer(plan.timeout_seconds);

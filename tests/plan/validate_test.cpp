@@ -106,6 +106,18 @@ TEST(Validate, DurationsHaveUnitsLargestFirst) {
   EXPECT_TRUE(ok(ValueKind::valid_until, "6h"));
 }
 
+TEST(Validate, DurationKeepsItsTextAndIsMadeOnlyFromAcceptedText) {
+  const auto parsed = Duration::parse(ValueKind::ready_timeout, "1h30m");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->text(), "1h30m");
+  EXPECT_EQ(parsed->seconds(), 5400);
+  const auto bad = Duration::parse(ValueKind::grace, "0s");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ExitCode::usage);
+  EXPECT_NE(bad.error().message.find("invalid grace period '0s' for --grace"), std::string::npos);
+  EXPECT_NE(Duration::parse(ValueKind::poll, "often").error().message.find("for --poll"), std::string::npos);
+}
+
 TEST(Validate, MessageQuotesTheValueVisibly) {
   auto status = validate_value(ValueKind::tpu_name, "bad\nname");
   ASSERT_FALSE(status.ok());

@@ -70,7 +70,7 @@ TEST_F(RenderTest, NoFormPrintsAnOpaqueWord) {
   plans.emplace_back("create spot", plan("v5litepod-16", RouteKind::multi_host));
   m_options.lifecycle.capacity = Capacity::queued;
   m_options.lifecycle.provisioning = Provisioning::reserved;
-  m_options.lifecycle.timeout = "2h";
+  m_options.lifecycle.timeout = *Duration::parse(ValueKind::timeout, "2h");
   m_options.results = "gs://lab-results/course";
   plans.emplace_back("queued reserved timeout results", plan("v5litepod-16", RouteKind::multi_host));
   auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
@@ -251,7 +251,7 @@ TEST_F(RenderTest, DefaultScriptHasNoCapacityOrPreemptionCode) {
 
 TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
   m_options.lifecycle.capacity = Capacity::create;
-  m_options.lifecycle.timeout = "30m";
+  m_options.lifecycle.timeout = *Duration::parse(ValueKind::timeout, "30m");
   const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
   EXPECT_EQ(j["lifecycle"]["capacity"], "create");
   EXPECT_EQ(j["lifecycle"]["timeout_seconds"], 1800);

@@ -12,6 +12,7 @@
 #include "tpulaunch/route/router.hpp"
 #include "tpulaunch/matrix/script_class.hpp"
 #include "tpulaunch/plan/target.hpp"
+#include "tpulaunch/plan/validate.hpp"
 #include "tpulaunch/shell/shell.hpp"
 #include "tpulaunch/receipts/verify.hpp"
 
@@ -30,17 +31,17 @@ struct EnvVar {
 
 // The options of the TPU's life around the run; all off by default (the three round trips).
 // The planner resolves capacity, provisioning, runtime_version and queued_resource into the plan's
-// Target; durations are strings as the user wrote them, validated by build_plan (validate.hpp).
+// Target; durations are Duration values (validate.hpp), checked where they were parsed.
 struct LifecycleOptions {
   Capacity capacity = Capacity::existing;
   Provisioning provisioning = Provisioning::standard;
   std::string runtime_version; // --runtime-version; empty: the catalog's
   std::string queued_resource; // --queued-resource; empty: <tpu>-qr
-  std::string valid_until;     // --valid-until-duration (queued only); empty: none
-  std::string ready_timeout;   // --ready-timeout; empty: 30m for --create, 12h for --queued
-  std::string poll;            // --poll; empty: 15s for --create, 60s for --queued
-  std::string timeout;         // --timeout; empty: the program may run as long as it likes
-  std::string grace = "30s";   // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale
+  std::optional<Duration> valid_until;   // --valid-until-duration (queued only); none: no limit
+  std::optional<Duration> ready_timeout; // --ready-timeout; none: 30m for --create, 12h for --queued
+  std::optional<Duration> poll;          // --poll; none: 15s for --create, 60s for --queued
+  std::optional<Duration> timeout;       // --timeout; none: the program may run as long as it likes
+  std::optional<Duration> grace;         // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale; none: 30s
   bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
 };
 

@@ -4,7 +4,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "tpulaunch/util/error.hpp"
 
@@ -50,5 +52,20 @@ Status validate_value(ValueKind kind, std::string_view value);
 // The seconds in a duration that the duration rule accepts ("30m", "2h", "1d", "1h30m"), or
 // nullopt when `value` breaks the rule (see value_rules()).
 std::optional<std::int64_t> duration_seconds(std::string_view value);
+
+// A duration as the user wrote it ("1h30m", shown and passed on as written) and its seconds. Only
+// `parse` makes one, after the rule for `kind` accepted the text, so a plan never holds an
+// unchecked duration and nothing checks one twice.
+class Duration {
+public:
+  static Result<Duration> parse(ValueKind kind, std::string_view text);
+  [[nodiscard]] const std::string& text() const { return m_text; }
+  [[nodiscard]] std::int64_t seconds() const { return m_seconds; }
+
+private:
+  Duration(std::string text, std::int64_t seconds) : m_text(std::move(text)), m_seconds(seconds) {}
+  std::string m_text;
+  std::int64_t m_seconds;
+};
 
 } // namespace tpulaunch
