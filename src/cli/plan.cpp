@@ -90,11 +90,6 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   if (!args.verify.empty()) {
     options.verify = parse_verify_kind(args.verify);
   }
-  if (args.course && (args.tpu.bootstrap || args.tpu.teardown || !args.verify.empty() || !args.tpu.python.empty() ||
-                      !args.tpu.results.empty())) {
-    return usage_error("--course emits the course's own commands only; --bootstrap, --teardown, --verify, --python and "
-                       "--results need the full form");
-  }
   TPULAUNCH_TRY(options.env, parse_env(args.env));
   options.args = args.args;
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));

@@ -1,21 +1,57 @@
 // The planner's option checks: the values every route takes, the names a TPU route needs, the
 // lifecycle flags against each other (the Target's part in target.cpp), and --results.
+#include <array>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "steps.hpp"
 #include "tpulaunch/plan/results_url.hpp"
 
 namespace tpulaunch::planning {
 
+// --course emits the course's own stage and run lines, nothing else: every option that only the
+// full form carries out is refused here, in one place, by the names the user gave.
+Status check_course_form(const PlanOptions& options) {
+  if (options.form != PlanForm::course) {
+    return Ok{};
+  }
+  const LifecycleOptions& life = options.lifecycle;
+  const std::array<std::pair<bool, std::string_view>, 13> k_full_only{{
+      {life.capacity == Capacity::create, "--create"},
+      {life.capacity == Capacity::queued, "--queued"},
+      {life.provisioning == Provisioning::spot, "--spot"},
+      {life.provisioning == Provisioning::preemptible, "--preemptible"},
+      {life.provisioning == Provisioning::reserved, "--reserved"},
+      {life.provisioning == Provisioning::guaranteed, "--guaranteed"},
+      {life.timeout.has_value(), "--timeout"},
+      {life.kill_stale, "--kill-stale"},
+      {options.bootstrap, "--bootstrap"},
+      {options.teardown, "--teardown"},
+      {options.verify.has_value(), "--verify"},
+      {!options.python.empty(), "--python"},
+      {!options.results.empty(), "--results"},
+  }};
+  std::vector<std::string_view> given;
+  for (const auto& [set, flag] : k_full_only) {
+    if (set) {
+      given.push_back(flag);
+    }
+  }
+  if (given.empty()) {
+    return Ok{};
+  }
+  return usage_error(fmt::format("--course emits the course's own commands only; {} {} the full form (leave --course out)",
+                                 fmt::join(given, ", "), given.size() == 1 ? "needs" : "need"));
+}
+
 // Checks the lifecycle options against each other and fills the plan's target and derived values.
 Status resolve_lifecycle(Plan& plan, const Slice& slice) {
   const LifecycleOptions& life = plan.options.lifecycle;
   const bool creates = life.capacity != Capacity::existing;
-  if (plan.options.form == PlanForm::course &&
-      (creates || life.provisioning != Provisioning::standard || life.timeout || life.kill_stale)) {
-    return usage_error("--course emits the course's own commands only; --create, --queued, --spot, --timeout and "
-                       "--kill-stale need the full form");
-  }
   TPULAUNCH_TRY(plan.target, resolve_target(plan.options, slice));
   // A TPU the plan creates is a fresh VM, with python3 only: without an interpreter the run could
   // only fail (status 96) while the TPU bills. So the plan bootstraps it, unless --python names one.

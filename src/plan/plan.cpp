@@ -143,6 +143,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     plan.jax_platforms = script.entry->jax_platforms;
     plan.jax_platforms_reviewed = true;
   }
+  TPULAUNCH_CHECK(check_course_form(options));
   TPULAUNCH_CHECK(validate_script_options(options, route, script.id,
                                           plan.jax_platforms_reviewed ? plan.jax_platforms : std::string_view()));
   // The reviewed value given again with --env is the one the route sets already.

@@ -50,6 +50,8 @@ Status validate_tpu_options(const PlanOptions& options);
 Result<Target> resolve_target(const PlanOptions& options, const Slice& slice);
 // Resolves plan.target on `slice` and the lifecycle's derived values (timeout, grace, bootstrap).
 Status resolve_lifecycle(Plan& plan, const Slice& slice);
+// --course with an option only the full form carries out: a usage Error naming each such option.
+Status check_course_form(const PlanOptions& options);
 // --results: the bucket URL of the run folder.
 Status set_results(Plan& plan, std::string_view id);
 

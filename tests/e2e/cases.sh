@@ -659,7 +659,7 @@ case_plan__results_url_is_validated() {
   done
   run -C "$COURSE" plan collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --course --results gs://lab-results
   expect_status 2
-  expect_stderr_contains "--results need the full form"
+  expect_stderr_contains "--course emits the course's own commands only; --results needs the full form"
 }
 
 case_pipeline__staged_digest_mismatch_refuses_to_run() {
