@@ -9,7 +9,7 @@
 # Environment: PYTHON (default /usr/bin/python3: the real interpreter, not a pyenv shim),
 # RUNS (300), WARMUP (20), BENCH_OUT (/tmp/tpulaunch-bench/plan: hyperfine JSON exports).
 # Issue goals: median <= 2 ms and >= 12x faster than the Python function; the JSON plan of the
-# 4-host slice in <= 1.5 M instructions, >= 30x fewer than the Python function. Without valgrind
+# 4-host slice in <= 2.5 M instructions (issue 24: simplicity first; 1.5 M before), >= 30x fewer than the Python function. Without valgrind
 # the instruction counts are skipped.
 set -uo pipefail
 
@@ -110,11 +110,11 @@ for case in cases:
         fewer = ins["python3 -I -S"] / ins["tpulaunch"]
         verdict += "; {} instructions{}, {:.0f}x fewer than the lean python3 -I -S ({} 30x)".format(
             mi(ins["tpulaunch"]),
-            (" (" + ("meets" if ins["tpulaunch"] <= 1.5e6 else "MISSES") + " 1.5 M)") if case == "multi-host-json" else "",
+            (" (" + ("meets" if ins["tpulaunch"] <= 2.5e6 else "MISSES") + " 2.5 M)") if case == "multi-host-json" else "",
             fewer, "meets" if fewer >= 30 else "MISSES")
     verdicts.append(verdict)
 print()
-print("goals (median <= 2 ms and >= 12x python; multi-host-json <= 1.5 M instructions and >= 30x fewer than python):")
+print("goals (median <= 2 ms and >= 12x python; multi-host-json <= 2.5 M instructions and >= 30x fewer than python):")
 for v in verdicts:
     print("  " + v)
 PY
