@@ -846,7 +846,10 @@ TEST_F(PlanPropertyTest, EveryValueIsRefusedOrReachesBothShellsIntact) {
         }
         break;
       case ValueKind::run_id: v.options.run_id = value; break;
-      case ValueKind::interpreter: v.options.python = value; break;
+      case ValueKind::interpreter:
+        v.options.python = value;
+        v.options.form = PlanForm::full; // --course takes no --python
+        break;
       case ValueKind::env_name: break; // names only; tested in validate_test
       case ValueKind::results_url:
         v.options.results = value;
