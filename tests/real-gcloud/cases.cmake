@@ -30,6 +30,6 @@ foreach(file lib.sh cases.sh parse_only.sh)
            COMMAND shellcheck -x tests/real-gcloud/${file}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endforeach()
-add_test(NAME real-gcloud.fakecloud-py.compiles COMMAND python3 -m py_compile ${CMAKE_CURRENT_LIST_DIR}/fakecloud.py)
+add_test(NAME real-gcloud.fakecloud-py.compiles COMMAND python3 -m py_compile ${CMAKE_CURRENT_LIST_DIR}/fakecloud.py ${CMAKE_CURRENT_LIST_DIR}/fakecloud_workers.py)
 set_tests_properties(real-gcloud.fakecloud-py.compiles PROPERTIES
   ENVIRONMENT "PYTHONPYCACHEPREFIX=${CMAKE_CURRENT_BINARY_DIR}/pycache")

@@ -32,7 +32,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -45,14 +44,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.dont_write_bytecode = True      # no __pycache__ in the source tree for the import below
 sys.path.insert(0, str(HERE.parent / "gcloud-standin"))
+sys.path.insert(0, str(HERE))
 from standin import nodes, vm  # noqa: E402  (the gcloud stand-in's package: its nodes and workers)
-from standin.state import Node, append_line, resource_name, write_atomic  # noqa: E402
+from standin.state import append_line, resource_name, write_atomic  # noqa: E402
+from fakecloud_workers import Workers  # noqa: E402  (one sshd per worker)
 
 PROG = "fakecloud"
-SSHD = shutil.which("sshd", path="/usr/sbin:/usr/bin:/sbin:/bin") or "/usr/sbin/sshd"
-# Variables sshd sets itself for the login; the rest of the stand-in's worker environment
-# goes to the worker's sshd as SetEnv.
-SSHD_OWN = {"HOME", "PWD", "USER", "LOGNAME", "SHELL"}
 LOCK = threading.RLock()
 
 
@@ -69,144 +66,6 @@ class ApiError(Exception):
 
 def not_found(resource):
     return ApiError(404, "NOT_FOUND", "Resource '{}' was not found".format(resource))
-
-
-# --------------------------------------------------------------------------
-# Workers: one sshd per worker.
-# --------------------------------------------------------------------------
-
-class Workers:
-    """The sshd processes of one node, by worker index."""
-
-    def __init__(self, cloud, name, node_root, base):
-        self.cloud, self.name, self.root, self.base = cloud, name, node_root, base
-        self.procs = {}             # worker -> its sshd
-        self.markers = {}           # worker -> the environment entries its processes carry
-
-    def address(self, worker):
-        return "127.0.0.{}".format(self.base + worker)
-
-    def start(self, config):
-        node = Node(self.root, self.name, config)
-        for worker in range(node.workers):
-            self.start_one(node, worker)
-        for worker in range(node.workers):
-            self.wait_listening(worker)
-        # Knobs for the life of a run (a busy TPU, a stale lock) apply before any command.
-        vm.prepare_workers(PROG, node, list(range(node.workers)))
-
-    def start_one(self, node, worker):
-        folder = self.cloud.ssh_dir / "{}-w{}".format(self.name, worker)
-        folder.mkdir(parents=True, exist_ok=True)
-        env, bash = vm.remote_env(node, worker, "root")
-        lines = [
-            "ListenAddress {}:22".format(self.address(worker)),
-            "HostKey {}".format(self.cloud.host_key),
-            "PidFile none",
-            "AuthorizedKeysFile {}".format(self.cloud.pubkey),
-            "PermitRootLogin prohibit-password",
-            "PubkeyAuthentication yes",
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "UsePAM no",
-            "StrictModes no",
-            "PrintMotd no",
-            "PrintLastLog no",
-            "MaxStartups 64",
-            "MaxSessions 64",
-            "LogLevel ERROR",
-            "Subsystem sftp internal-sftp",
-        ]
-        setenv = []
-        for key, value in sorted(env.items()):
-            if key in SSHD_OWN:
-                continue
-            if any(c in value for c in '"\\\n'):
-                raise SystemExit("{}: {}={!r} cannot be an sshd SetEnv value".format(PROG, key, value))
-            setenv.append('"{}={}"'.format(key, value))
-        # sshd takes the first SetEnv line only: every variable goes on that one.
-        lines.append("SetEnv " + " ".join(setenv))
-        config_file = folder / "sshd_config"
-        config_file.write_text("\n".join(lines) + "\n")
-        hostname = "t1v-n-standin0-w-{}".format(worker)
-        # Its own mounts (the home over /root, a /run for sshd's privilege separation) and its own
-        # host name. Processes stay in this machine's PID space, as the stand-in's do: the fake
-        # jax and the run guard see every worker's processes and the holders in one /proc.
-        script = ('mount --bind "$1" /root && mount -t tmpfs -o mode=755 fakecloud-run /run && '
-                  'mkdir -m 755 /run/sshd && hostname "$2" && exec "$3" -D -e -f "$4"')
-        log_file = open(str(folder / "sshd.log"), "ab")
-        proc = subprocess.Popen(
-            ["unshare", "--mount", "--uts", "--propagation", "private",
-             "sh", "-c", script, "sh", str(node.home(worker)), hostname, SSHD, str(config_file)],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, start_new_session=True)
-        log_file.close()
-        self.markers[worker] = [("GCLOUD_STANDIN_SHARED=" + env["GCLOUD_STANDIN_SHARED"]).encode(),
-                                ("GCLOUD_STANDIN_WORKER=" + str(worker)).encode()]
-        self.procs[worker] = proc
-
-    def wait_listening(self, worker):
-        """Until the worker's sshd listens (read from /proc/net/tcp, so that no probe
-        connection shows in its log)."""
-        octets = [int(x) for x in self.address(worker).split(".")]
-        wanted = "{:02X}{:02X}{:02X}{:02X}:0016".format(*reversed(octets))
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.procs[worker].poll() is not None:
-                raise SystemExit("{}: sshd of worker {} ended at start ({}/{}-w{}/sshd.log)".format(
-                    PROG, worker, self.cloud.ssh_dir, self.name, worker))
-            with open("/proc/net/tcp") as table:
-                if any(f[1] == wanted and f[3] == "0A" for f in (line.split() for line in table)):
-                    return
-            time.sleep(0.02)
-        raise SystemExit("{}: sshd of worker {} does not listen".format(PROG, worker))
-
-    def processes(self):
-        """The pids of every process of these workers: sshd and its descendants, and any
-        process whose environment carries a worker's marker (the variables its sshd sets, which
-        every process started over ssh inherits, also one that left its parent)."""
-        parents, marked = {}, set()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == os.getpid():
-                continue
-            try:
-                with open("/proc/{}/stat".format(entry)) as stat:
-                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
-                with open("/proc/{}/environ".format(entry), "rb") as environ:
-                    words = set(environ.read().split(b"\0"))
-            except (OSError, ValueError, IndexError):
-                continue
-            if any(all(m in words for m in markers) for markers in self.markers.values()):
-                marked.add(int(entry))
-        found = {p.pid for p in self.procs.values() if p.poll() is None} | marked
-        grew = True
-        while grew:
-            more = {pid for pid, ppid in parents.items() if ppid in found} - found
-            found |= more
-            grew = bool(more)
-        return found
-
-    def stop(self):
-        """Every worker is gone at once, as VMs that are gone: each sshd and every process
-        that came through it is killed (SIGKILL), until none is left."""
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            pids = self.processes()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            for proc in self.procs.values():
-                proc.poll()
-            time.sleep(0.05)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-        self.procs = {}
 
 
 # --------------------------------------------------------------------------
@@ -377,24 +236,45 @@ class Cloud:
             config = self.find_qr(project, zone, name)
             state = nodes.advance(config) if look else config["state"]
             if state == "ACTIVE" and not config.get("nodeCreated"):
-                nodes.create_node(config["nodeId"], {
-                    "zone": zone, "project": project, "workers": config["workers"],
-                    "acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"],
-                    "state": "READY", "spot": config.get("spot", False),
-                    "queuedResource": resource_name(project, zone, "queuedResources", name)})
-                self.start_workers(config["nodeId"])
+                self.create_qr_nodes(project, zone, name, config)
                 config["nodeCreated"] = True
             write_atomic(self.qr_folder(name) / "config.json", json.dumps(config, indent=2) + "\n")
         return nodes.qr_record(name, config)
+
+    def create_qr_nodes(self, project, zone, name, config):
+        """The nodes of an ACTIVE queued resource, all at once (gang-scheduled).  Those of a node
+        count are the slices of one Multislice job, with the stand-in's tpu-env values
+        (nodes.create_qr_nodes), the coordinator being slice 0's worker 0 on this loopback."""
+        names = nodes.qr_node_ids(config)
+        multi = bool(config.get("nodeCount"))
+        subnets = nodes.allocate_subnets(len(names)) if multi else [0]
+        shared = self.qr_folder(name) / "shared"
+        shared.mkdir(exist_ok=True)
+        coordinator = "127.0.0.{}:{}".format(self.next_base, nodes.MEGASCALE_COORDINATOR_PORT)
+        for slice_id, (node_id, subnet) in enumerate(zip(names, subnets)):
+            node = {"zone": zone, "project": project, "workers": config["workers"],
+                    "acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"],
+                    "state": "READY", "spot": config.get("spot", False),
+                    "queuedResource": resource_name(project, zone, "queuedResources", name)}
+            if multi:
+                node.update(subnet=subnet, multisliceShared=str(shared), tpuEnv={
+                    "MEGASCALE_COORDINATOR_ADDRESS": coordinator, "MEGASCALE_NUM_SLICES": str(len(names)),
+                    "MEGASCALE_SLICE_ID": str(slice_id)})
+            nodes.create_node(node_id, node)
+            self.start_workers(node_id)
 
     def create_qr(self, project, zone, qr_id, body):
         specs = body.get("tpu", {}).get("nodeSpec", [])
         if not qr_id or not nodes.NAME_RE.match(qr_id) or len(specs) != 1:
             raise ApiError(400, "INVALID_ARGUMENT", "[loopback API] one node spec and a queued resource id")
         node = specs[0].get("node", {})
-        node_id = specs[0].get("nodeId", "")
+        # A node id, or (Multislice) a node count and a prefix: the GA API's multisliceParams,
+        # the alpha one's multiNodeParams (docs/multislice.md §2.2).
+        multi = specs[0].get("multisliceParams") or specs[0].get("multiNodeParams") or {}
+        count = int(multi.get("nodeCount") or 0)
+        node_id = specs[0].get("nodeId", "") or ("{}-0".format(multi.get("nodeIdPrefix") or qr_id) if count else "")
         workers = nodes.workers_for(node.get("acceleratorType", ""))
-        if workers is None or not nodes.NAME_RE.match(node_id):
+        if workers is None or not nodes.NAME_RE.match(node_id) or count == 1:
             raise ApiError(400, "INVALID_ARGUMENT", "[loopback API] accelerator type or node id not modelled")
         if self.qr_folder(qr_id).exists():
             raise ApiError(409, "ALREADY_EXISTS", "Resource '{}' already exists".format(
@@ -408,18 +288,20 @@ class Cloud:
                   "guaranteed": "guaranteed" in body,
                   "validUntilDuration": body.get("queueingPolicy", {}).get("validUntilDuration"),
                   "state": "ACCEPTED", "progression": progression}
+        if count:
+            config.update(nodeCount=count, nodePrefix=multi.get("nodeIdPrefix") or qr_id)
         self.qr_folder(qr_id).mkdir(parents=True)
         write_atomic(self.qr_folder(qr_id) / "config.json", json.dumps(config, indent=2) + "\n")
         return self.operation(project, zone, None, lambda: nodes.qr_record(qr_id, config))
 
     def delete_qr(self, project, zone, name, force):
         config = self.find_qr(project, zone, name)
-        has_node = (self.tpus() / config["nodeId"]).exists()
-        if has_node and not force:
+        held = [node_id for node_id in nodes.qr_node_ids(config) if (self.tpus() / node_id).exists()]
+        if held and not force:
             raise ApiError(400, "FAILED_PRECONDITION",
-                           "[loopback API] queued resource {} still has node {}".format(name, config["nodeId"]))
-        if has_node:
-            self.remove_node(config["nodeId"])
+                           "[loopback API] queued resource {} still has node {}".format(name, held[0]))
+        for node_id in held:
+            self.remove_node(node_id)
         graveyard = self.state / "deleted"
         graveyard.mkdir(exist_ok=True)
         os.rename(str(self.qr_folder(name)), str(graveyard / "qr-{}.{}".format(name, time.time_ns())))
