@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "tpulaunch/catalog/catalog.hpp"
-#include "tpulaunch/course/check.hpp"
+#include "tpulaunch/check/check.hpp"
 #include "tpulaunch/classify/classifier.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/util/parallel.hpp"
 #include "tpulaunch/util/sha256.hpp"

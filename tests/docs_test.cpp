@@ -12,7 +12,7 @@
 #include "tpulaunch/util/exit_code.hpp"
 #include "tpulaunch/route/router.hpp"
 #include "tpulaunch/catalog/slice_names.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 #include "support/test_catalog.hpp"
 
 namespace tpulaunch {

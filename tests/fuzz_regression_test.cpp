@@ -14,7 +14,7 @@
 #include "tpulaunch/catalog/catalog.hpp"
 #include "tpulaunch/json/json_reader.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

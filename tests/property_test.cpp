@@ -39,12 +39,12 @@
 #include "support/test_catalog.hpp"
 
 #include "tpulaunch/catalog/catalog.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/plan/plan.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
 #include "tpulaunch/shell/shell.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

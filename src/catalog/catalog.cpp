@@ -13,7 +13,7 @@
 #include "tpulaunch/catalog/slice_names.hpp"
 #include "tpulaunch/util/spelling.hpp"
 #include "tpulaunch/util/text_file.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tpulaunch/course/check.hpp"
+#include "tpulaunch/check/check.hpp"
 #include "tpulaunch/util/parallel.hpp"
 
 namespace tpulaunch::cli {

@@ -7,13 +7,13 @@
 
 #include "commands.hpp"
 #include "tpulaunch/classify/classifier.hpp"
-#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/classify/source_encoding.hpp"
 #include "tpulaunch/util/text_file.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch::cli {
 namespace {

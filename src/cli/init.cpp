@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/matrix_file.hpp"
 #include "tpulaunch/shell/shell.hpp"
 

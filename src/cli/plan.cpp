@@ -3,10 +3,10 @@
 
 #include "commands.hpp"
 #include "tpulaunch/classify/classifier.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/render/render.hpp"
 #include "tpulaunch/route/router.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch::cli {
 namespace {

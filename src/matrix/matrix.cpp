@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/json/json_reader.hpp"
 #include "tpulaunch/json/json_writer.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 #include "tpulaunch/util/text_file.hpp"
 
 namespace tpulaunch {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "tpulaunch/matrix/overrides.hpp"
 #include "tpulaunch/util/sha256.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

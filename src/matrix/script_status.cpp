@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/classify/source_encoding.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 #include "tpulaunch/shell/shell.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"

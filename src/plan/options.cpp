@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "steps.hpp"
-#include "tpulaunch/plan/results_url.hpp"
+#include "tpulaunch/values/results_url.hpp"
 
 namespace tpulaunch::planning {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "steps.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 
 namespace tpulaunch {
 namespace {

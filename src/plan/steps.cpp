@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "steps.hpp"
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 #include "tpulaunch/plan/plan.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "render/render_parts.hpp"
-#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/json/json_writer.hpp"
 
 namespace tpulaunch {

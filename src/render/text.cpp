@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "render/render_parts.hpp"
-#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
 
 namespace tpulaunch {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
 
 namespace tpulaunch {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tpulaunch/classify/python_lexer.hpp"
-#include "tpulaunch/matrix/script_class.hpp"
+#include "tpulaunch/classify/script_class.hpp"
 
 namespace tpulaunch {
 

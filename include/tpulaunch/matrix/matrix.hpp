@@ -11,8 +11,8 @@
 
 #include "tpulaunch/classify/classifier.hpp"
 #include "tpulaunch/util/error.hpp"
-#include "tpulaunch/course/lesson.hpp"
-#include "tpulaunch/matrix/script_class.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
+#include "tpulaunch/classify/script_class.hpp"
 
 namespace tpulaunch {
 
@@ -97,7 +97,7 @@ struct Matrix {
   [[nodiscard]] bool is_helper(std::string_view file) const;
 
   // Where the exercises folder really is, found once when the matrix is loaded (load_matrix_file,
-  // init_matrix_file: locate_exercises in course/exercises.hpp) and only read after that, so that
+  // init_matrix_file: locate_exercises in matrix/exercises.hpp) and only read after that, so that
   // threads may share a const Matrix. nullopt for a matrix only parsed: each use then looks again.
   std::optional<ExercisesLocation> exercises_location;
 };

@@ -10,9 +10,9 @@
 #include "tpulaunch/util/error.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/route/router.hpp"
-#include "tpulaunch/matrix/script_class.hpp"
-#include "tpulaunch/plan/target.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/classify/script_class.hpp"
+#include "tpulaunch/target/target.hpp"
+#include "tpulaunch/values/validate.hpp"
 #include "tpulaunch/shell/shell.hpp"
 #include "tpulaunch/receipts/verify.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tpulaunch/catalog/catalog.hpp"
-#include "tpulaunch/plan/target.hpp"
+#include "tpulaunch/target/target.hpp"
 #include "tpulaunch/util/error.hpp"
 
 namespace tpulaunch {

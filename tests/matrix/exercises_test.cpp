@@ -1,6 +1,6 @@
-// The exercises folder (src/course/exercises.cpp): what list_exercises finds in it, through every real
+// The exercises folder (src/matrix/exercises.cpp): what list_exercises finds in it, through every real
 // subfolder, and what it reports instead of skipping silently.
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 
 #include <sys/stat.h>
 

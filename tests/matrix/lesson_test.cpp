@@ -1,4 +1,4 @@
-#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tpulaunch/plan/target.hpp"
+#include "tpulaunch/target/target.hpp"
 
 #include <gtest/gtest.h>
 

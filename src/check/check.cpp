@@ -1,4 +1,4 @@
-#include "tpulaunch/course/check.hpp"
+#include "tpulaunch/check/check.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "tpulaunch/classify/classifier.hpp"
-#include "tpulaunch/course/exercises.hpp"
-#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/matrix/overrides.hpp"
 #include "tpulaunch/util/parallel.hpp"
 #include "tpulaunch/route/router.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

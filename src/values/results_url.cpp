@@ -1,10 +1,10 @@
-#include "tpulaunch/plan/results_url.hpp"
+#include "tpulaunch/values/results_url.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

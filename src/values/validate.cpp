@@ -1,11 +1,11 @@
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "tpulaunch/plan/results_url.hpp"
+#include "tpulaunch/values/results_url.hpp"
 
 namespace tpulaunch {
 namespace {

@@ -1,8 +1,8 @@
-#include "tpulaunch/plan/results_url.hpp"
+#include "tpulaunch/values/results_url.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {

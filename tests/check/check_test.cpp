@@ -1,4 +1,4 @@
-#include "tpulaunch/course/check.hpp"
+#include "tpulaunch/check/check.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // The lesson reader: a script's imports followed to the course's own files, breadth first.
-#include "tpulaunch/course/lesson.hpp"
+#include "tpulaunch/matrix/lesson.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/util/utf8.hpp"

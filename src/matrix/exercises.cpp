@@ -1,4 +1,4 @@
-#include "tpulaunch/course/exercises.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include "tpulaunch/util/spelling.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/util/utf8.hpp"
-#include "tpulaunch/plan/validate.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {
