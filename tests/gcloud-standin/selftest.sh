@@ -713,11 +713,20 @@ g "${TPU[@]}" ssh pod "${ZP[@]}" --command=true
 expect "... and the TPU is still there" 0
 g "${TPU[@]}" delete pod --project="$PROJ"
 expect "delete needs a zone" 1 "Failed to find attribute [zone]."
+# A holder.pid whose pid is now another process's (pids wrap, and tests run at once): delete
+# must leave that process alone and end only the real holder.
+sleep 30 &
+bystander=$!
+printf '%s\n' "$bystander" >"$STATE/tpus/pod/worker-2/root/holder.pid"
 g "${TPU[@]}" delete pod "${ZP[@]}" --quiet
 if [ "$rc" -eq 0 ] && grep -qxF "Delete request issued for: [pod]" "$WORK/err" &&
   grep -qxF "Deleted tpu [pod]." "$WORK/err" && gone "$holder"; then
   ok "delete --quiet (and the node's stale holder ends with it)"
 else bad "delete --quiet (and the node's stale holder ends with it)"; fi
+if ! gone "$bystander"; then ok "delete spares a process that took a stale holder.pid's pid"
+else bad "delete spares a process that took a stale holder.pid's pid"; fi
+kill "$bystander" 2>/dev/null
+wait "$bystander" 2>/dev/null
 g "${TPU[@]}" ssh pod "${ZP[@]}" --command=true
 expect "a deleted TPU is NOT_FOUND" 1 "NOT_FOUND"
 g "${TPU[@]}" delete pod "${ZP[@]}" --quiet

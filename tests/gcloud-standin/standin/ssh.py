@@ -183,6 +183,10 @@ class Preemption:
                 self.kill(proc)
 
     def kill(self, proc):
+        # A worker whose ssh call was already waited for is gone, and its pid (the session's
+        # id) may be another test's process by now; kill_worker_processes ends what it left.
+        if proc.returncode is not None:
+            return
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
