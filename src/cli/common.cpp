@@ -204,9 +204,9 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
                                        "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
   args.tpu_only.push_back(
       tpu.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
-  args.tpu_only.push_back(tpu.add_flag(
-      "--internal-ip", args.internal_ip,
-      "every ssh and scp reaches the workers' internal addresses (from inside the TPU's VPC network)"));
+  args.tpu_only.push_back(
+      tpu.add_flag("--internal-ip", args.internal_ip,
+                   "every ssh and scp reaches the workers' internal addresses (from inside the TPU's VPC network)"));
   args.tpu_only.push_back(tpu.add_flag("--tunnel-through-iap", args.tunnel_through_iap,
                                        "every ssh and scp goes through Identity-Aware Proxy (the plan's notes "
                                        "say what it needs; docs/private-network.md)"));

@@ -64,7 +64,8 @@ std::string_view to_string(Provisioning provisioning) {
 
 std::string_view connection_note(Connection connection) {
   switch (connection) {
-  case Connection::external: return "";
+  case Connection::external:
+    return "";
   case Connection::internal_ip:
     return "--internal-ip: every ssh and scp goes to the workers' internal addresses, so the machine running "
            "this plan needs a route into the TPU's VPC network (the same or a peered network, or a VPN or "
