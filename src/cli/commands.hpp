@@ -80,6 +80,8 @@ struct TpuArgs {
   LifecycleOptions lifecycle; // all but the durations, which plan_options parses from the text below
   std::string valid_until, ready_timeout, poll, timeout, grace;
   std::string results; // --results gs://BUCKET[/PREFIX]
+  bool internal_ip = false;        // --internal-ip
+  bool tunnel_through_iap = false; // --tunnel-through-iap
   // The options that mean something only when a TPU is used (--tpu, --bootstrap, --teardown,
   // --parallel, --results and the TPU's life options), to refuse them on the CPU route.
   std::vector<const CLI::Option*> tpu_only;

@@ -204,6 +204,12 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
                                        "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
   args.tpu_only.push_back(
       tpu.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
+  args.tpu_only.push_back(
+      tpu.add_flag("--internal-ip", args.internal_ip,
+                   "every ssh and scp reaches the workers' internal addresses (from inside the TPU's VPC network)"));
+  args.tpu_only.push_back(tpu.add_flag("--tunnel-through-iap", args.tunnel_through_iap,
+                                       "every ssh and scp goes through Identity-Aware Proxy (the plan's notes "
+                                       "say what it needs; docs/private-network.md)"));
   args.tpu_only.push_back(tpu.add_option("--parallel", args.parallel, "fetches in flight at once")
                               ->default_val(8)
                               ->check(CLI::Range(1, 1024)));
@@ -274,7 +280,14 @@ Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, Wi
       1) {
     return usage_error("--spot, --preemptible, --reserved and --guaranteed exclude each other");
   }
+  if (args.internal_ip && args.tunnel_through_iap) {
+    // gcloud's own words for the pair (one mutually exclusive group wherever both flags exist).
+    return usage_error("at most one of --internal-ip | --tunnel-through-iap can be specified");
+  }
   PlanOptions options;
+  options.connection = args.internal_ip          ? Connection::internal_ip
+                       : args.tunnel_through_iap ? Connection::iap
+                                                 : Connection::external;
   options.lifecycle = args.lifecycle;
   // Each duration is checked once, here, where its text becomes a Duration.
   for (const auto& [text, kind, duration] :

@@ -62,6 +62,24 @@ std::string_view to_string(Provisioning provisioning) {
   return "standard";
 }
 
+std::string_view connection_note(Connection connection) {
+  switch (connection) {
+  case Connection::external:
+    return "";
+  case Connection::internal_ip:
+    return "--internal-ip: every ssh and scp goes to the workers' internal addresses, so the machine running "
+           "this plan needs a route into the TPU's VPC network (the same or a peered network, or a VPN or "
+           "Interconnect into it) and a firewall rule that lets it reach tcp:22 on the workers";
+  case Connection::iap:
+    return "--tunnel-through-iap: gcloud has it for tpu-vm ssh and scp on its alpha track only, so those calls "
+           "are `gcloud alpha compute tpus tpu-vm ...` (the google-cloud-cli package includes alpha; an SDK from "
+           "the archive needs `gcloud components install alpha`); IAP needs a firewall rule allowing ingress from "
+           "35.235.240.0/20 to tcp:22 on the TPU VMs, and the IAP-Secured Tunnel User role "
+           "(roles/iap.tunnelResourceAccessor) for whoever runs the plan";
+  }
+  return "";
+}
+
 std::string local_path(const std::string& path) {
   const auto colon = path.find(':');
   const bool reads_as_remote = colon != std::string::npos && path.substr(0, colon).find('/') == std::string::npos;

@@ -36,6 +36,7 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
   target.slice = &slice;
   target.capacity = life.capacity;
   target.provisioning = life.provisioning;
+  target.connection = options.connection;
   target.runtime_version = life.runtime_version.empty() ? slice.runtime_version : life.runtime_version;
   TPULAUNCH_CHECK(validate_value(ValueKind::runtime_version, target.runtime_version));
   if (target.queued()) {

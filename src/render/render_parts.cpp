@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "tpulaunch/gcloud/gcloud.hpp"
+
 namespace tpulaunch::render_parts {
 
 std::string condition_text(const Plan& plan, const Step& step) {
@@ -52,6 +54,9 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   if (plan.target.capacity != Capacity::existing && plan.options.bootstrap) {
     notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
                        "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
+  }
+  if (const std::string_view note = gcloud::connection_note(plan.target.connection); !note.empty()) {
+    notes.emplace_back(note);
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
     notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "

@@ -189,14 +189,14 @@ for line in open(sys.argv[1]):
 }
 
 # local_calls DIR: the gcloud calls made on the user's machine (calls.jsonl lines without
-# "worker"), one per line: the tpu-vm verb ("ssh", "create"), "queued-resources VERB", or
+# "worker"), one per line (an alpha track call as its GA one): the tpu-vm verb ("ssh", "create"), "queued-resources VERB", or
 # "storage cp".
 local_calls() {
   python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     c = json.loads(line)
     if "worker" not in c:
-        a = c["argv"]
+        a = c["argv"][1:] if c["argv"][:1] == ["alpha"] else c["argv"]
         print(" ".join(a[:2]) if a[0] == "storage" else (" ".join(a[2:4]) if a[2] == "queued-resources" else a[3]))' \
     "$1/state/calls.jsonl"
 }

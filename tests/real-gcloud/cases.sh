@@ -148,7 +148,7 @@ EOF
 # The gcloud forms of a TPU on a private network (docs/private-network.md): --internal-ip is on
 # the GA tpu-vm ssh/scp; --tunnel-through-iap only on their alpha track (GA refuses it, and there
 # is no beta tpu-vm group), and on the GA queued-resources ssh/scp. Wherever both exist they are
-# one mutually exclusive group.
+# one mutually exclusive group. The last five are the forms tpulaunch plan emits, in its word order.
 case_grammar__private_network() {
   local ok="do not currently have an active account"
   local both="At most one of --internal-ip | --tunnel-through-iap can be specified"
@@ -171,6 +171,11 @@ case_grammar__private_network() {
 1	$ok	compute tpus queued-resources ssh lab-qr --node=all --worker=all --tunnel-through-iap --command=true $at
 1	$ok	compute tpus queued-resources scp ./stage/a.py lab-qr:a.py --node=all --worker=all --internal-ip $at
 2	$both	compute tpus queued-resources ssh lab-qr --node=all --worker=all --internal-ip --tunnel-through-iap --command=true $at
+1	$ok	compute tpus tpu-vm ssh lab-pod --zone=us-west4-a --worker=all --project=lab-project-1 --internal-ip --command=true
+1	$ok	compute tpus tpu-vm scp --recurse lab-pod:out ./fetch/worker-0/ --zone=us-west4-a --worker=0 --project=lab-project-1 --internal-ip
+1	$ok	alpha compute tpus tpu-vm ssh lab-pod --zone=us-west4-a --worker=all --project=lab-project-1 --tunnel-through-iap --command=true
+1	$ok	alpha compute tpus tpu-vm scp ./stage/a.py lab-pod: --zone=us-west4-a --worker=all --project=lab-project-1 --tunnel-through-iap
+1	$ok	alpha compute tpus tpu-vm scp --recurse lab-pod:out ./fetch/worker-0/ --zone=us-west4-a --worker=0 --project=lab-project-1 --tunnel-through-iap
 EOF
 }
 

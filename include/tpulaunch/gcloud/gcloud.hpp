@@ -21,6 +21,9 @@ std::string_view to_string(Provisioning provisioning);
 // ones (--internal-ip, from inside the VPC), or through Identity-Aware Proxy (--tunnel-through-iap,
 // on gcloud's alpha track only). docs/private-network.md has the facts.
 enum class Connection { external, internal_ip, iap };
+// What a plan's reader needs before ssh and scp can reach the workers this way (a preflight note),
+// and which gcloud track the calls use; empty for the external addresses.
+std::string_view connection_note(Connection connection);
 
 // What every call names: the zone, and the project (empty: gcloud's configured one, no flag).
 struct Location {

@@ -68,6 +68,9 @@ struct PlanOptions {
   std::vector<EnvVar> env;       // set for the script on every route, in order
   std::vector<std::string> args; // the script's arguments, after its path
   std::string results; // --results gs://BUCKET[/PREFIX], validated by the planner; "": per-worker fetch
+  // How every ssh and scp reaches the workers: --internal-ip, --tunnel-through-iap (the CLI
+  // refuses both together, as gcloud does), or their external addresses.
+  Connection connection = Connection::external;
   LifecycleOptions lifecycle;
 };
 

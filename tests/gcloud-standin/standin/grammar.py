@@ -182,6 +182,18 @@ SPECS = {
         group="compute tpus queued-resources"),
 }
 
+# The alpha track's tpu-vm ssh and scp: the GA flags, and --tunnel-through-iap and --batch-size
+# (gcloud 528 and 578 have IAP for tpu-vm on alpha only; docs/private-network.md §3). The tunnel
+# itself is not modelled: a call reaches the worker as any other does.
+ALPHA_TPU_VM = ("alpha",) + TPU_VM
+ALPHA_SSH_FLAGS = [Flag("--tunnel-through-iap", value=False), Flag("--batch-size")]
+ALPHA_ONLY = {verb: tuple(f.name for f in ALPHA_SSH_FLAGS) for verb in ("ssh", "scp")}
+for _verb in ("ssh", "scp"):
+    _ga = SPECS[TPU_VM, _verb]
+    SPECS[ALPHA_TPU_VM, _verb] = CommandSpec(
+        _verb, [f for f in _ga.flags if f not in GLOBAL_FLAGS] + ALPHA_SSH_FLAGS, _ga.positionals,
+        remainder=_ga.remainder, usage=_ga.usage, group="alpha compute tpus tpu-vm")
+
 # Every verb of the two groups in gcloud 578.0.0; the stand-in emulates the ones in SPECS.
 GROUP_VERBS = {
     "tpu-vm": ["accelerator-types", "attach-disk", "create", "delete", "describe",
@@ -255,6 +267,7 @@ class Namespace:
             setattr(self, pos.dest, None)
         self.ssh_args = None
         self.specified = []        # flags given on the command line, in order
+        self.spec = spec           # the command as called (GA or alpha: its prog names the track)
 
 
 def usage_text(spec):
@@ -298,6 +311,11 @@ def suggest_unknown(spec, unknown):
             suggestion = match[0] if match else None
         if arg in messages:
             continue
+        if spec.group_path == TPU_VM and flag in ALPHA_ONLY.get(spec.verb, ()):
+            # calliope names the track that has the flag (gcloud 528: --tunnel-through-iap).
+            messages.append("\n {0} flag is available in one or more alternate release tracks. Try:\n"
+                            .format(flag))
+            messages.append("gcloud alpha {0} {1} {2}\n".format(spec.group, spec.verb, flag))
         if suggestion:
             messages.append(arg + " (did you mean '{0}'?)".format(suggestion))
         else:
@@ -429,6 +447,10 @@ def parse_command(spec, tokens):
     for flag in spec.flags:
         if flag.required and flag.name not in ns.specified:
             parse_error(spec, "argument {}: Must be specified.".format(flag.display))
+    # One mutually exclusive group in gcloud wherever both flags exist (docs/private-network.md §4).
+    if "--internal-ip" in ns.specified and "--tunnel-through-iap" in ns.specified:
+        parse_error(spec, "argument --internal-ip: At most one of --internal-ip | --tunnel-through-iap "
+                          "can be specified.")
     if ns.specified.count("--ssh-key-expiration") and ns.specified.count("--ssh-key-expire-after"):
         parse_error(spec, "argument --ssh-key-expiration: At most one of "
                           "--ssh-key-expiration | --ssh-key-expire-after can be specified.")
@@ -473,10 +495,12 @@ def _match_partial(positionals, pattern):
 # the verbs in SPECS are emulated.
 COMMAND_GROUPS = {
     TPU_VM: GROUP_VERBS["tpu-vm"],
+    ALPHA_TPU_VM: GROUP_VERBS["tpu-vm"],
     QUEUED: GROUP_VERBS["queued-resources"],
     STORAGE: STORAGE_VERBS,
 }
 EMULATED_SUMMARY = ("`gcloud compute tpus tpu-vm ssh|scp|create|describe|delete`, "
+                    "`gcloud alpha compute tpus tpu-vm ssh|scp`, "
                     "`gcloud compute tpus queued-resources create|describe|delete`, "
                     "`gcloud storage cp|rsync` and `gcloud standin ...`")
 

@@ -7,7 +7,7 @@ import sys
 import time
 
 from .console import Exit, status
-from .grammar import QUEUED, STORAGE, TPU_VM, parse_command, split_command_path, suggest_unknown
+from .grammar import ALPHA_TPU_VM, QUEUED, STORAGE, TPU_VM, parse_command, split_command_path, suggest_unknown
 from .state import append_line, on_worker, state_dir
 
 
@@ -19,7 +19,8 @@ COMMANDS = {(TPU_VM, "ssh"): ("ssh", "cmd_ssh"), (TPU_VM, "scp"): ("scp", "cmd_s
             (TPU_VM, "describe"): ("nodes", "cmd_describe"),
             (QUEUED, "create"): ("nodes", "cmd_qr_create"), (QUEUED, "describe"): ("nodes", "cmd_qr_describe"),
             (QUEUED, "delete"): ("nodes", "cmd_qr_delete"),
-            (STORAGE, "cp"): ("storage", "cmd_storage_cp"), (STORAGE, "rsync"): ("storage", "cmd_storage_rsync")}
+            (STORAGE, "cp"): ("storage", "cmd_storage_cp"), (STORAGE, "rsync"): ("storage", "cmd_storage_rsync"),
+            (ALPHA_TPU_VM, "ssh"): ("ssh", "cmd_ssh"), (ALPHA_TPU_VM, "scp"): ("scp", "cmd_scp")}
 
 
 def run_command(spec, ns):

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from .console import STANDIN_TAG, fail, not_emulated, status
-from .grammar import SPECS, TPU_VM, reject_not_emulated
+from .grammar import reject_not_emulated
 from .state import get_node, required_property_error, resolve_property, state_dir
 from .workers import (
     SSH_KEY_FOUND, health_warning, parse_worker_flag, run_on_workers, validate_state)
@@ -114,7 +114,7 @@ def scp_copy(sources, dest, dest_label, recurse):
 
 
 def cmd_scp(ns):
-    spec = SPECS[TPU_VM, "scp"]
+    spec = ns.spec             # GA or alpha
     prog = spec.prog
     reject_not_emulated(spec, ns)
 

@@ -10,7 +10,7 @@ import sys
 import threading
 
 from .console import STANDIN_TAG, fail, not_emulated, status
-from .grammar import SPECS, TPU_VM, reject_not_emulated
+from .grammar import reject_not_emulated
 from .state import ConfigLock, get_node, required_property_error, resolve_property, write_atomic
 from .vm import kill_worker_processes, prepare_workers, remote_env, stop_holders, worker_set
 from .workers import (
@@ -54,7 +54,7 @@ def parse_ssh_options(prog, words, where):
 
 
 def cmd_ssh(ns):
-    spec = SPECS[TPU_VM, "ssh"]
+    spec = ns.spec             # GA or alpha
     prog = spec.prog
     reject_not_emulated(spec, ns)
 
@@ -183,6 +183,10 @@ class Preemption:
                 self.kill(proc)
 
     def kill(self, proc):
+        # A worker whose ssh call was already waited for is gone, and its pid (the session's
+        # id) may be another test's process by now; kill_worker_processes ends what it left.
+        if proc.returncode is not None:
+            return
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:

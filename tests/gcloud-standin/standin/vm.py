@@ -4,6 +4,7 @@ the per-TPU bin/ (gcloud, curl and its metadata server, hostname, python3 -m ven
 
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -73,12 +74,10 @@ def start_holder(node, worker, stubborn):
     the ssh call; its pid in <root>/holder.pid.  `stubborn` ignores SIGTERM."""
     root = node.fake_root(worker)
     pid_file = root / "holder.pid"
-    if pid_file.exists():
-        try:
-            os.kill(int(pid_file.read_text()), 0)
-            return                      # still holding
-        except (OSError, ValueError):
-            pass
+    held = open_holder(pid_file)
+    if held is not None:
+        os.close(held)
+        return                          # still holding
     lock = root / "tmp" / "libtpu_lockfile"
     lock.touch()
     code = ("import os, signal, sys, time\n"
@@ -102,20 +101,52 @@ def start_holder(node, worker, stubborn):
         time.sleep(0.01)
 
 
+def open_holder(pid_file):
+    """A pidfd of the holder that `pid_file` names, or None when that process is gone. The
+    pid in the file may by now be another process's (pids wrap at pid_max, and many tests
+    run at once): it is the holder only while its command line is stale-train.py's, naming
+    this worker's lock file. The pidfd pins that one process, so a signal sent through it
+    cannot reach a later process that gets the same pid."""
+    try:
+        pid = int(pid_file.read_text())
+        fd = os.pidfd_open(pid)
+    except (OSError, ValueError):
+        return None
+    try:
+        with open("/proc/{}/cmdline".format(pid), "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        argv = []
+    lock = str(pid_file.parent / "tmp" / "libtpu_lockfile").encode()
+    if argv[:1] == [b"stale-train.py"] and lock in argv:
+        return fd
+    os.close(fd)
+    return None
+
+
 def stop_holders(node_root):
-    """Deleting a node ends its processes: no holder outlives its stand-in TPU."""
-    pids = []
+    """Deleting a node ends its processes: no holder outlives its stand-in TPU. Only a pid
+    that is still the holder is signalled (open_holder)."""
+    fds = []
     for pid_file in node_root.glob("worker-*/root/holder.pid"):
+        fd = open_holder(pid_file)
+        if fd is None:
+            continue
+        fds.append(fd)
         try:
-            pids.append(int(pid_file.read_text()))
-            os.kill(pids[-1], signal.SIGKILL)
-        except (OSError, ValueError):
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
             pass
     deadline = time.time() + 5
-    while pids and time.time() < deadline:
-        pids = [pid for pid in pids if os.path.exists("/proc/{}".format(pid))
-                and not open("/proc/{}/stat".format(pid)).read().rsplit(")", 1)[-1].startswith(" Z")]
+    while fds and time.time() < deadline:
+        # A pidfd reads as ready once its process has ended.
+        done = [fd for fd in fds if select.select([fd], [], [], 0)[0]]
+        for fd in done:
+            os.close(fd)
+        fds = [fd for fd in fds if fd not in done]
         time.sleep(0.01)
+    for fd in fds:
+        os.close(fd)
 
 
 def kill_worker_processes(node):

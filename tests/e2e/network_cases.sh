@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# End-to-end cases of a TPU on a private network (docs/private-network.md): --internal-ip on every
+# ssh and scp, --tunnel-through-iap on gcloud's alpha track, and the two refused together as gcloud
+# refuses them. The sh forms run against the stand-in, which takes --internal-ip on the GA track
+# and --tunnel-through-iap only under `alpha`, as the real gcloud does. ctest runs one function per
+# entry, as for cases.sh:
+#   TPULAUNCH=build/ci/tpulaunch SOURCE_DIR=. bash tests/e2e/network_cases.sh case_net__both_refused
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PIPE_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r1)
+
+# ssh_scp_argvs DIR: the argv of every ssh and scp call made on this machine, one JSON array a line.
+ssh_scp_argvs() { standin_calls "$1" | grep -E '"(ssh|scp)"' | grep -v '"worker"' || true; }
+
+case_net__both_refused() {
+  local dir
+  dir=$(bare_course net-both)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --internal-ip --tunnel-through-iap
+  expect_status 2
+  expect_one_error_line "at most one of --internal-ip | --tunnel-through-iap can be specified"
+}
+
+case_net__internal_ip_on_every_ssh_and_scp() {
+  local dir line
+  dir=$(standin_course net-internal 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --internal-ip
+  expect_status 0
+  expect_stdout_contains "--internal-ip: every ssh and scp goes to the workers' internal addresses"
+  expect_stdout_lacks "tunnel-through-iap"
+  # Every ssh and scp line of the text plan carries the flag, on the GA track.
+  while IFS= read -r line; do
+    [[ "$line" == *" --internal-ip"* ]] || fail "an ssh/scp call without --internal-ip: $line"
+    [[ "$line" != *" alpha "* ]] || fail "--internal-ip left the GA track: $line"
+  done < <(grep -E 'tpu-vm (ssh|scp) ' <<<"$out")
+  grep -qE 'tpu-vm (ssh|scp) ' <<<"$out" || fail "no ssh or scp call in the plan"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --internal-ip --bootstrap --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified:"
+  [[ -n "$(ssh_scp_argvs "$dir")" ]] || fail "the stand-in saw no ssh or scp call"
+  while IFS= read -r line; do
+    [[ "$line" == *'"--internal-ip"'* ]] || fail "the stand-in saw a call without --internal-ip: $line"
+  done < <(ssh_scp_argvs "$dir")
+}
+
+case_net__iap_on_the_alpha_track() {
+  local dir line
+  dir=$(standin_course net-iap 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --tunnel-through-iap
+  expect_status 0
+  expect_stdout_contains "alpha track only"
+  expect_stdout_contains "35.235.240.0/20"
+  while IFS= read -r line; do
+    [[ "$line" == *"gcloud alpha compute tpus tpu-vm "* ]] || fail "an ssh/scp call off the alpha track: $line"
+    [[ "$line" == *" --tunnel-through-iap"* ]] || fail "an ssh/scp call without --tunnel-through-iap: $line"
+  done < <(grep -E 'tpu-vm (ssh|scp) ' <<<"$out")
+  grep -qE 'tpu-vm (ssh|scp) ' <<<"$out" || fail "no ssh or scp call in the plan"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --tunnel-through-iap --bootstrap --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified:"
+  [[ -n "$(ssh_scp_argvs "$dir")" ]] || fail "the stand-in saw no ssh or scp call"
+  while IFS= read -r line; do
+    [[ "$line" == '["alpha", '*'"--tunnel-through-iap"'* ]] || fail "the stand-in saw a call off the alpha track: $line"
+  done < <(ssh_scp_argvs "$dir")
+}
+
+if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
+  echo "usage: network_cases.sh case_<command>__<name>" >&2
+  exit 2
+fi
+"$1"
+finish
