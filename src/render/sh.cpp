@@ -275,16 +275,19 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
     sh.code(k_cpu_banner).line(step.line); // its notes are at the top of the script (render_sh)
     return;
   }
-  sh.line(step_banner(step));
   // A failed run must not stop retrieval: every worker's log is what explains the failure.
-  sh.code(k_run_status_0);
   if (plan.target.multislice()) {
+    sh.line(ShellLine{"step", Word(fmt::format("run: start the run on all {} slices together ({} ... {}), and wait for "
+                                               "each", plan.target.nodes, plan.target.node(0),
+                                               plan.target.node(plan.target.nodes - 1)))});
+    sh.code(k_run_status_0);
     sh.code(k_slices_library);
     for (const Step& slice : steps) {
       add_line(sh, ShellLine(slice.line).code(k_in_background));
     }
     sh.code(k_wait_slices);
   } else {
+    sh.line(step_banner(step)).code(k_run_status_0);
     add_line(sh, ShellLine(step.line).code(k_or_run_status));
   }
   if (plan.preemptible()) {
