@@ -127,7 +127,9 @@ ShellLine queued_create(const QueuedCreate& call) {
   } else {
     line.word(flag("--node-id", call.node));
   }
-  line.word(flag("--zone", call.at.zone)).word(flag("--accelerator-type", call.accelerator_type)).word(flag("--runtime-version", call.runtime_version));
+  line.word(flag("--zone", call.at.zone))
+      .word(flag("--accelerator-type", call.accelerator_type))
+      .word(flag("--runtime-version", call.runtime_version));
   add_provisioning(line, call.provisioning);
   if (!call.valid_until.empty()) {
     line.word(flag("--valid-until-duration", call.valid_until));

@@ -45,12 +45,11 @@ Step queue_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::queue;
   step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
-  const std::string nodes = target.multislice()
-                                ? fmt::format("{} slices, nodes {} ... {}", target.nodes, target.node(0),
-                                              target.node(target.nodes - 1))
-                                : "node " + target.tpu;
-  step.summary = fmt::format("ask for {} as queued resource {}, {}{}", target.slice->name, target.queued_resource, nodes,
-                             valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
+  const std::string nodes = target.multislice() ? fmt::format("{} slices, nodes {} ... {}", target.nodes,
+                                                              target.node(0), target.node(target.nodes - 1))
+                                                : "node " + target.tpu;
+  step.summary = fmt::format("ask for {} as queued resource {}, {}{}", target.slice->name, target.queued_resource,
+                             nodes, valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
   step.line = gcloud::queued_create({target.queued_resource, target.tpu, target.location(), target.slice->name,
                                      target.runtime_version, target.provisioning, valid_until, target.nodes});
   return step;

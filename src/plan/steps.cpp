@@ -65,7 +65,9 @@ std::optional<std::string> worker_flag(const std::optional<Workers>& workers) {
 }
 
 // PATH on the workers of slice `slice` (its node; the TPU itself on one slice).
-Word remote(const Plan& plan, int slice, const Word& path) { return gcloud::on_node(plan.target.node(slice), path); }
+Word remote(const Plan& plan, int slice, const Word& path) {
+  return gcloud::on_node(plan.target.node(slice), path);
+}
 
 // The slice a per-slice step names: nullopt on one slice, where steps name none.
 std::optional<int> slice_of(const Plan& plan, int slice) {
@@ -112,8 +114,8 @@ std::vector<std::string> local_folders(const Plan& plan) {
     folders.push_back(plan.local_run_dir + "/");
   } else {
     for (int worker = 0; worker < plan.workers(); ++worker) {
-      folders.push_back(fmt::format("{}/{}/", plan.local_run_dir,
-                                    process_folder(worker, plan.target.hosts(), plan.target.nodes)));
+      folders.push_back(
+          fmt::format("{}/{}/", plan.local_run_dir, process_folder(worker, plan.target.hosts(), plan.target.nodes)));
     }
   }
   return folders;
@@ -189,8 +191,8 @@ Step bootstrap_step(const Plan& plan, int slice) {
       .word("--upgrade").word("jax[tpu]");
   // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
   command.code(k_map_255);
-  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker",
-                  command, slice);
+  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker", command,
+                  slice);
 }
 
 Step stage_step(const Plan& plan, int slice) {
@@ -203,8 +205,8 @@ Step stage_step(const Plan& plan, int slice) {
                                 : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
                                 : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
                                                                          : "the run guard and the script";
-  step.summary = fmt::format("copy {} to {}{}", what, plan.multi_host() ? "every worker" : "the TPU VM",
-                             on_slice(plan, slice));
+  step.summary =
+      fmt::format("copy {} to {}{}", what, plan.multi_host() ? "every worker" : "the TPU VM", on_slice(plan, slice));
   gcloud::TpuVmScp copy{.sources = {},
                         .destination = {},
                         .recurse = false,
@@ -253,8 +255,8 @@ Step course_run_step(const Plan& plan) {
   command.word(lab_path(".venv/bin/python")).word(lab_path(py));
   add_args(command, plan);
   command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
-  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
-                  command, 0);
+  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM", command,
+                  0);
 }
 
 // The run step of the full form. One ssh call does everything remote, through the run guard
@@ -319,16 +321,16 @@ Step fetch_step(const Plan& plan, int process, bool full) {
   step.where = StepWhere::remote;
   step.workers = Workers::one(worker);
   step.slice = slice_of(plan, slice);
-  step.summary = fmt::format("bring back worker {}'s {}{}", worker, full ? "log and artifacts" : "log", on_slice(plan, slice));
+  step.summary =
+      fmt::format("bring back worker {}'s {}{}", worker, full ? "log and artifacts" : "log", on_slice(plan, slice));
   const std::string folder = process_folder(process, plan.target.hosts(), plan.target.nodes);
-  step.line = gcloud::tpu_vm_scp(
-      {.sources = {full ? remote(plan, slice, home_path(plan.remote_run_dir))
-                        : remote(plan, slice, lab_path(plan.script + "-tpu.txt"))},
-       .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, folder))),
-       .recurse = full,
-       .at = plan.target.location(),
-       .worker = worker_flag(step.workers),
-       .connection = plan.target.connection});
+  step.line = gcloud::tpu_vm_scp({.sources = {full ? remote(plan, slice, home_path(plan.remote_run_dir))
+                                                   : remote(plan, slice, lab_path(plan.script + "-tpu.txt"))},
+                                  .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, folder))),
+                                  .recurse = full,
+                                  .at = plan.target.location(),
+                                  .worker = worker_flag(step.workers),
+                                  .connection = plan.target.connection});
   return step;
 }
 

@@ -17,11 +17,11 @@ namespace fs = std::filesystem;
 // A receipt or checkpoint larger than this is refused unread: the lesson's are under 300 bytes.
 constexpr std::size_t k_max_receipt_bytes = 1024U * 1024U;
 
-// The folder holding worker i's files: worker-<i>/<run-id>/ (slice-<s>/worker-<i>/ with slices) (how `scp --recurse` of the remote
-// run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what
-// it holds, not by the run folder's name, so a run folder copied under another name still
-// verifies: the one subfolder of worker-<i>/ with a run record, else the one named like the run
-// folder. Several with a record is a finding (`ambiguous`), never a guess.
+// The folder holding worker i's files: worker-<i>/<run-id>/ (slice-<s>/worker-<i>/ with slices) (how `scp --recurse` of
+// the remote run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what it holds,
+// not by the run folder's name, so a run folder copied under another name still verifies: the one subfolder of
+// worker-<i>/ with a run record, else the one named like the run folder. Several with a record is a finding
+// (`ambiguous`), never a guess.
 struct ContentDir {
   fs::path dir;
   std::string ambiguous; // non-empty: why no single folder could be chosen

@@ -54,11 +54,11 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                        "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
-                                "billing); once you have looked at the results, delete it with: {}",
-                                plan.target.multislice() ? "queued resource " + plan.target.queued_resource
-                                                         : plan.target.tpu,
-                                to_shell(teardown->line)));
+    notes.push_back(
+        fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
+                    "billing); once you have looked at the results, delete it with: {}",
+                    plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
+                    to_shell(teardown->line)));
   }
   if (plan.target.multislice()) {
     notes.push_back(fmt::format(

@@ -277,9 +277,10 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   }
   // A failed run must not stop retrieval: every worker's log is what explains the failure.
   if (plan.target.multislice()) {
-    sh.line(ShellLine{"step", Word(fmt::format("run: start the run on all {} slices together ({} ... {}), and wait for "
-                                               "each", plan.target.nodes, plan.target.node(0),
-                                               plan.target.node(plan.target.nodes - 1)))});
+    sh.line(ShellLine{
+        "step", Word(fmt::format("run: start the run on all {} slices together ({} ... {}), and wait for "
+                                 "each",
+                                 plan.target.nodes, plan.target.node(0), plan.target.node(plan.target.nodes - 1)))});
     sh.code(k_run_status_0);
     sh.code(k_slices_library);
     for (const Step& slice : steps) {
@@ -369,10 +370,11 @@ ShEmitter sh_emitter(StepKind kind) {
 // What a person must know when a step fails after the TPU is in use and --teardown was asked:
 // the TPU is still billing, and the exact command that deletes it.
 std::string left_running_message(const Plan& plan, const Step& teardown) {
-  return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
-                     "Once you have looked at the results, delete it with: {}",
-                     plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
-                     to_shell(teardown.line));
+  return fmt::format(
+      "tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
+      "Once you have looked at the results, delete it with: {}",
+      plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
+      to_shell(teardown.line));
 }
 
 // The values a reader (and the step function) needs, the verify program's presence, and the

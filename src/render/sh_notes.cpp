@@ -8,7 +8,8 @@ namespace {
 
 constexpr Code k_remote_code_note{
     "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one"};
-constexpr Code k_quoted_text_note{"# shellcheck disable=SC2016 # a value here holds $ or a backquote: quoted, it is text"};
+constexpr Code k_quoted_text_note{
+    "# shellcheck disable=SC2016 # a value here holds $ or a backquote: quoted, it is text"};
 constexpr Code k_nested_quote_note{
     "# shellcheck disable=SC1003 # a value here holds a quote, quoted again for the remote shell"};
 

@@ -16,7 +16,9 @@ protected:
     test_support::PlanFixture::SetUp();
     m_options.lifecycle.slices = 2;
   }
-  Result<Plan> build() { return build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options); }
+  Result<Plan> build() {
+    return build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  }
   static std::vector<const Step*> of_kind(const Plan& p, StepKind kind) {
     std::vector<const Step*> out;
     for (const Step& s : p.steps) {

@@ -43,9 +43,7 @@ struct Target {
   [[nodiscard]] bool multislice() const { return nodes > 1; }
   // The name of node `index`: the TPU itself on one slice, <tpu>-<index> with several (the names
   // queued-resources create --node-count=N --node-prefix=<tpu> gives).
-  [[nodiscard]] std::string node(int index) const {
-    return multislice() ? tpu + "-" + std::to_string(index) : tpu;
-  }
+  [[nodiscard]] std::string node(int index) const { return multislice() ? tpu + "-" + std::to_string(index) : tpu; }
   // Hosts of one node; 0 on the CPU route.
   [[nodiscard]] int hosts() const { return slice == nullptr ? 0 : slice->hosts; }
   // JAX processes of the whole run: one per host of every node.
