@@ -18,6 +18,8 @@ struct PlanArgs {
   Format format = Format::text;
   std::string verify;
   bool course = false;
+  int slices = 1; // --slices N (given: slices_option counts it)
+  const CLI::Option* slices_option = nullptr;
   std::vector<std::string> env;  // KEY=VALUE
   std::vector<std::string> args; // after --
   const CLI::Option* verify_option = nullptr;
@@ -64,7 +66,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   if (!args.slice.empty()) {
     TPULAUNCH_TRY(slice, catalog.require(args.slice));
   }
-  TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice));
+  TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice, args.slices));
   const ScriptStatus& status = routing.status;
   const Decision& decision = routing.decision;
   if (!decision.allowed()) {
@@ -87,6 +89,9 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   }
   TPULAUNCH_TRY(PlanOptions options, plan_options(args.tpu, globals, WithMatrix::yes));
   options.form = args.course ? PlanForm::course : PlanForm::full;
+  if (args.slices_option->count() > 0) {
+    options.lifecycle.slices = args.slices;
+  }
   if (!args.verify.empty()) {
     options.verify = parse_verify_kind(args.verify);
   }
@@ -130,6 +135,10 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
         ->allow_extra_args(false);
     app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
     add_tpu_options(*app, args->tpu);
+    args->slices_option = app->add_option("--slices", args->slices,
+                                          "run one program over N slices (Multislice, N >= 2): the nodes of one queued "
+                                          "resource with --queued, else existing TPUs <tpu>-0 ... <tpu>-(N-1)");
+    args->tpu.tpu_only.push_back(args->slices_option);
     add_format_option(*app, args->format, {Format::text, Format::sh, Format::json});
     app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
     args->verify_option =

@@ -13,6 +13,7 @@ struct VerifyArgs {
   std::string folder;
   std::string slice;
   std::string kind = "training";
+  int slices = 1; // --slices: the run spanned that many slices (slice-<s>/worker-<i>/)
   Format format = Format::text;
 };
 
@@ -26,7 +27,12 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
   // Test seam, read only here: the gcloud stand-in's fake JAX reports backend "standin".
   const char* standin = std::getenv("TPULAUNCH_ALLOW_STANDIN");
   options.allow_standin = standin != nullptr && std::string_view(standin) == "1";
-  TPULAUNCH_TRY(const VerifyReport report, verify_run(args.folder, slice_target(*slice), options));
+  if (args.slices < 1 || args.slices > k_max_slices) {
+    return usage_error(fmt::format("--slices {}: expected 1 to {} slices", args.slices, k_max_slices));
+  }
+  Target target = slice_target(*slice);
+  target.nodes = args.slices;
+  TPULAUNCH_TRY(const VerifyReport report, verify_run(args.folder, target, options));
 
   Output output;
   output.code = report.ok() ? ExitCode::success : ExitCode::refused;
@@ -81,6 +87,7 @@ Command setup_verify(CLI::App& parent, const Globals& globals) {
   app->preparse_callback([app, args](std::size_t /*remaining*/) {
     app->add_option("folder", args->folder, "the run folder, ./tpu-runs/<tpu>/<id>/<run-id>")->required();
     app->add_option("--slice", args->slice, "the slice the run used")->required();
+    app->add_option("--slices", args->slices, "how many slices of it the run spanned (plan --slices; default 1)");
     app->add_option("--kind", args->kind, verify_kind_list(VerifyNone::excluded) + " (default: training)")
         ->check(CLI::IsMember(verify_kind_names(VerifyNone::excluded)));
     add_format_option(*app, args->format, {Format::text, Format::json});

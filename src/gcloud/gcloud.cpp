@@ -139,8 +139,15 @@ ShellLine tpu_vm_delete(const TpuVmDelete& call) {
 
 ShellLine queued_create(const QueuedCreate& call) {
   ShellLine line = command("queued-resources", "create");
-  line.word(call.queued_resource).word(flag("--node-id", call.node)).word(flag("--zone", call.at.zone))
-      .word(flag("--accelerator-type", call.accelerator_type)).word(flag("--runtime-version", call.runtime_version));
+  line.word(call.queued_resource);
+  if (call.node_count > 1) {
+    line.word(flag("--node-count", std::to_string(call.node_count))).word(flag("--node-prefix", call.node));
+  } else {
+    line.word(flag("--node-id", call.node));
+  }
+  line.word(flag("--zone", call.at.zone))
+      .word(flag("--accelerator-type", call.accelerator_type))
+      .word(flag("--runtime-version", call.runtime_version));
   add_provisioning(line, call.provisioning);
   if (!call.valid_until.empty()) {
     line.word(flag("--valid-until-duration", call.valid_until));

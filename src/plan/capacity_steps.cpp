@@ -17,7 +17,10 @@ ShellLine delete_line(const Plan& plan) {
   return gcloud::tpu_vm_delete({plan.target.tpu, plan.target.location()});
 }
 
-std::string_view deleted_what(const Plan& plan) {
+std::string deleted_what(const Plan& plan) {
+  if (plan.target.multislice()) {
+    return fmt::format("the queued resource and its {} TPU VMs", plan.target.nodes);
+  }
   return plan.target.queued() ? "the queued resource and its TPU VM" : "the TPU VM";
 }
 
@@ -42,16 +45,19 @@ Step queue_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::queue;
   step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
-  step.summary = fmt::format("ask for {} as queued resource {}, node {}{}", target.slice->name, target.queued_resource,
-                             target.tpu, valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
+  const std::string nodes = target.multislice() ? fmt::format("{} slices, nodes {} ... {}", target.nodes,
+                                                              target.node(0), target.node(target.nodes - 1))
+                                                : "node " + target.tpu;
+  step.summary = fmt::format("ask for {} as queued resource {}, {}{}", target.slice->name, target.queued_resource,
+                             nodes, valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
   step.line = gcloud::queued_create({target.queued_resource, target.tpu, target.location(), target.slice->name,
-                                     target.runtime_version, target.provisioning, valid_until});
+                                     target.runtime_version, target.provisioning, valid_until, target.nodes});
   return step;
 }
 
-// The TPU's state.
+// The TPU's state (with --slices, the first node's: the preemption check asks one node).
 ShellLine node_state_line(const Plan& plan) {
-  return gcloud::tpu_vm_describe({plan.target.tpu, plan.target.location(), "value(state)"});
+  return gcloud::tpu_vm_describe({plan.target.node(0), plan.target.location(), "value(state)"});
 }
 
 // The one state query of what the plan asks for: the queued resource's state (--queued), or the

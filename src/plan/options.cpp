@@ -20,7 +20,7 @@ Status check_course_form(const PlanOptions& options) {
     return Ok{};
   }
   const LifecycleOptions& life = options.lifecycle;
-  const std::array<std::pair<bool, std::string_view>, 13> k_full_only{{
+  const std::array<std::pair<bool, std::string_view>, 14> k_full_only{{
       {life.capacity == Capacity::create, "--create"},
       {life.capacity == Capacity::queued, "--queued"},
       {life.provisioning == Provisioning::spot, "--spot"},
@@ -34,6 +34,7 @@ Status check_course_form(const PlanOptions& options) {
       {options.verify.has_value(), "--verify"},
       {!options.python.empty(), "--python"},
       {!options.results.empty(), "--results"},
+      {life.slices.has_value(), "--slices"},
   }};
   std::vector<std::string_view> given;
   for (const auto& [set, flag] : k_full_only) {
@@ -86,6 +87,12 @@ Status validate_script_options(const PlanOptions& options, RouteKind route, std:
           "it: tpulaunch review {} --class CLASS --by NAME --jax-platforms tpu,cpu",
           printable(var.value), reviewed.empty() ? "tpu" : reviewed, script.empty() ? "SCRIPT" : script));
     }
+    // With --slices the run guard sets the MEGASCALE_* values (docs/multislice.md §3.2).
+    if (options.lifecycle.slices && var.name.starts_with("MEGASCALE_")) {
+      return usage_error(fmt::format("--env {}: with --slices tpulaunch sets MEGASCALE_COORDINATOR_ADDRESS, "
+                                     "MEGASCALE_NUM_SLICES and MEGASCALE_SLICE_ID itself, from each worker's tpu-env",
+                                     var.name));
+    }
     for (const std::string_view reserved : {"TPU_RUN_DIR", "JAX_PLATFORM_NAME"}) {
       if (var.name == reserved) {
         return usage_error(fmt::format("--env {}: a TPU route sets {} itself", var.name, var.name));
@@ -116,6 +123,10 @@ Status validate_tpu_options(const PlanOptions& options) {
 Status set_results(Plan& plan, std::string_view id) {
   if (plan.options.results.empty()) {
     return Ok{};
+  }
+  if (plan.target.multislice()) {
+    return usage_error("--results with --slices: every slice's worker 0 would upload to the same worker-0/ folder; "
+                       "leave --results out (each worker of each slice is fetched with scp)");
   }
   TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(plan.options.results));
   plan.results_run_url = url.join({plan.target.tpu, id, plan.options.run_id});

@@ -51,6 +51,26 @@ Status check_staged_names(const Plan& plan) {
   return Ok{};
 }
 
+// One bootstrap, stage and run call per slice (node); the sh form starts the runs together, since
+// a Multislice program waits in initialization for every slice.
+void add_bootstrap(Plan& plan) {
+  for (int slice = 0; plan.options.bootstrap && slice < plan.target.nodes; ++slice) {
+    plan.steps.push_back(bootstrap_step(plan, slice));
+  }
+}
+
+void add_stage(Plan& plan) {
+  for (int slice = 0; slice < plan.target.nodes; ++slice) {
+    plan.steps.push_back(stage_step(plan, slice));
+  }
+}
+
+void add_runs(Plan& plan, const std::vector<Word>& program, const std::string& summary) {
+  for (int slice = 0; slice < plan.target.nodes; ++slice) {
+    plan.steps.push_back(full_run_step(plan, program, summary, slice));
+  }
+}
+
 void add_fetch_verify_teardown(Plan& plan, bool full) {
   if (plan.results_run_url) {
     plan.steps.push_back(collect_step(plan));
@@ -112,6 +132,10 @@ std::string_view to_string(StepWhen when) {
 }
 
 std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
+
+std::string_view concurrent_group(const Step& step) {
+  return step.kind == StepKind::run && step.slice ? "run" : concurrent_group(step.kind);
+}
 
 std::string Workers::text() const { return is_all() ? std::string("all") : std::to_string(m_index); }
 
@@ -183,17 +207,14 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
       plan.steps.push_back(preflight_step());
     }
     TPULAUNCH_CHECK(add_capacity_steps(plan));
-    if (plan.options.bootstrap) {
-      plan.steps.push_back(bootstrap_step(plan));
-    }
+    add_bootstrap(plan);
   }
-  plan.steps.push_back(stage_step(plan));
+  add_stage(plan);
   if (full) {
-    plan.steps.push_back(full_run_step(
-        plan, {lab_path(staged_script(script.id).file)},
-        plan.multi_host()
-            ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
-            : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM"));
+    add_runs(plan, {lab_path(staged_script(script.id).file)},
+             plan.multi_host()
+                 ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
+                 : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM");
   } else {
     plan.steps.push_back(course_run_step(plan));
   }
@@ -223,13 +244,11 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
     plan.steps.push_back(preflight_step());
   }
   TPULAUNCH_CHECK(add_capacity_steps(plan));
-  if (plan.options.bootstrap) {
-    plan.steps.push_back(bootstrap_step(plan));
-  }
+  add_bootstrap(plan);
   // The guard moves the program into the run folder, so it comes back with the receipts it wrote.
-  plan.steps.push_back(stage_step(plan));
-  plan.steps.push_back(full_run_step(plan, {home_path(plan.staged.back().place)},
-                                     "discovery receipt only (not training): every worker reports its topology"));
+  add_stage(plan);
+  add_runs(plan, {home_path(plan.staged.back().place)},
+           "discovery receipt only (not training): every worker reports its topology");
   add_fetch_verify_teardown(plan, true);
   return plan;
 }

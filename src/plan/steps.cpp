@@ -64,7 +64,20 @@ std::optional<std::string> worker_flag(const std::optional<Workers>& workers) {
   return workers ? std::optional<std::string>(workers->text()) : std::nullopt;
 }
 
-Word remote(const Plan& plan, const Word& path) { return gcloud::on_node(plan.target.tpu, path); }
+// PATH on the workers of slice `slice` (its node; the TPU itself on one slice).
+Word remote(const Plan& plan, int slice, const Word& path) {
+  return gcloud::on_node(plan.target.node(slice), path);
+}
+
+// The slice a per-slice step names: nullopt on one slice, where steps name none.
+std::optional<int> slice_of(const Plan& plan, int slice) {
+  return plan.target.multislice() ? std::optional<int>(slice) : std::nullopt;
+}
+
+// " on slice S (node N)" for a summary, with --slices only.
+std::string on_slice(const Plan& plan, int slice) {
+  return plan.target.multislice() ? fmt::format(" on slice {} ({})", slice, plan.target.node(slice)) : "";
+}
 
 // The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
 // host (gcloud's default worker 0 is the only one).
@@ -75,14 +88,15 @@ std::optional<Workers> every_worker_flag(const Plan& plan) {
 // What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
 Workers every_worker(const Plan& plan) { return plan.multi_host() ? Workers::all() : Workers::one(0); }
 
-Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellLine& remote_command) {
+Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellLine& remote_command, int slice = 0) {
   Step step;
   step.kind = kind;
   step.where = StepWhere::remote;
   step.workers = every_worker(plan);
-  step.summary = std::move(summary);
-  step.line = gcloud::tpu_vm_ssh(
-      {plan.target.tpu, plan.target.location(), worker_flag(every_worker_flag(plan)), remote_command, plan.target.connection});
+  step.slice = slice_of(plan, slice);
+  step.summary = std::move(summary) + on_slice(plan, slice);
+  step.line = gcloud::tpu_vm_ssh({plan.target.node(slice), plan.target.location(), worker_flag(every_worker_flag(plan)),
+                                  remote_command, plan.target.connection});
   return step;
 }
 
@@ -100,7 +114,8 @@ std::vector<std::string> local_folders(const Plan& plan) {
     folders.push_back(plan.local_run_dir + "/");
   } else {
     for (int worker = 0; worker < plan.workers(); ++worker) {
-      folders.push_back(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)));
+      folders.push_back(
+          fmt::format("{}/{}/", plan.local_run_dir, process_folder(worker, plan.target.hosts(), plan.target.nodes)));
     }
   }
   return folders;
@@ -168,7 +183,7 @@ Step preflight_step() {
   return step;
 }
 
-Step bootstrap_step(const Plan& plan) {
+Step bootstrap_step(const Plan& plan, int slice) {
   ShellLine command;
   command.word("mkdir").word("-p").word(home_path(std::string(k_lab)));
   command.code(k_and).word("python3").word("-m").word("venv").word(lab_path(".venv"));
@@ -176,20 +191,22 @@ Step bootstrap_step(const Plan& plan) {
       .word("--upgrade").word("jax[tpu]");
   // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
   command.code(k_map_255);
-  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker",
-                  command);
+  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker", command,
+                  slice);
 }
 
-Step stage_step(const Plan& plan) {
+Step stage_step(const Plan& plan, int slice) {
   Step step;
   step.kind = StepKind::stage;
   step.where = StepWhere::remote;
   step.workers = every_worker(plan);
+  step.slice = slice_of(plan, slice);
   const std::string_view what = plan.staged.empty()                    ? "the script"
                                 : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
                                 : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
                                                                          : "the run guard and the script";
-  step.summary = fmt::format("copy {} to {}", what, plan.multi_host() ? "every worker" : "the TPU VM");
+  step.summary =
+      fmt::format("copy {} to {}{}", what, plan.multi_host() ? "every worker" : "the TPU VM", on_slice(plan, slice));
   gcloud::TpuVmScp copy{.sources = {},
                         .destination = {},
                         .recurse = false,
@@ -201,12 +218,12 @@ Step stage_step(const Plan& plan) {
   // into place: no failed copy, no retries, and no extra gcloud call.
   if (plan.options.form == PlanForm::course) {
     copy.sources.emplace_back(local_path(plan.path));
-    copy.destination = remote(plan, home_path(std::string(k_lab)));
+    copy.destination = remote(plan, slice, home_path(std::string(k_lab)));
   } else {
     for (const StagedFile& file : plan.staged) {
       copy.sources.emplace_back(local_path(file.local));
     }
-    copy.destination = remote(plan, Word());
+    copy.destination = remote(plan, slice, Word());
   }
   step.line = gcloud::tpu_vm_scp(copy);
   return step;
@@ -238,8 +255,8 @@ Step course_run_step(const Plan& plan) {
   command.word(lab_path(".venv/bin/python")).word(lab_path(py));
   add_args(command, plan);
   command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
-  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
-                  command);
+  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM", command,
+                  0);
 }
 
 // The run step of the full form. One ssh call does everything remote, through the run guard
@@ -250,7 +267,7 @@ Step course_run_step(const Plan& plan) {
 // outcome in its run folder, upload it with --results, and keep a 255 from looking like an ssh
 // failure. The guard is the file the stage step copied (plan.staged's first), called by its name
 // and checking its own digest first; `program` is the interpreter's arguments.
-Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary) {
+Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice) {
   const std::string run = plan.remote_run_dir + "/";
   const LifecycleOptions& life = plan.options.lifecycle;
   const StagedFile& guard = plan.staged.front();
@@ -277,6 +294,11 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
   if (plan.results_run_url) {
     command.word("--upload").word(*plan.results_run_url);
   }
+  if (plan.target.multislice()) {
+    // The guard reads the MEGASCALE_* values from the worker's tpu-env, checks them against these
+    // and exports them (docs/multislice.md §3).
+    command.word("--slices").word(std::to_string(plan.target.nodes)).word("--slice-id").word(std::to_string(slice));
+  }
   command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
   for (const EnvVar& var : plan.options.env) {
     command.word("--env").word(Word(var.name + "=").append(var.value));
@@ -286,22 +308,29 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
   if (plan.timeout_seconds > 0) {
     summary += fmt::format(", for at most {}", life.timeout->text());
   }
-  return ssh_step(plan, StepKind::run, std::move(summary), command);
+  return ssh_step(plan, StepKind::run, std::move(summary), command, slice);
 }
 
-Step fetch_step(const Plan& plan, int worker, bool full) {
+// `process` is the JAX process (worker + slice x hosts): its slice's node, its worker there.
+Step fetch_step(const Plan& plan, int process, bool full) {
+  const int hosts = std::max(plan.target.hosts(), 1);
+  const int slice = plan.target.multislice() ? process / hosts : 0;
+  const int worker = plan.target.multislice() ? process % hosts : process;
   Step step;
   step.kind = StepKind::fetch;
   step.where = StepWhere::remote;
   step.workers = Workers::one(worker);
-  step.summary = fmt::format("bring back worker {}'s {}", worker, full ? "log and artifacts" : "log");
-  step.line = gcloud::tpu_vm_scp(
-      {.sources = {full ? remote(plan, home_path(plan.remote_run_dir)) : remote(plan, lab_path(plan.script + "-tpu.txt"))},
-       .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, worker_folder(worker)))),
-       .recurse = full,
-       .at = plan.target.location(),
-       .worker = worker_flag(step.workers),
-       .connection = plan.target.connection});
+  step.slice = slice_of(plan, slice);
+  step.summary =
+      fmt::format("bring back worker {}'s {}{}", worker, full ? "log and artifacts" : "log", on_slice(plan, slice));
+  const std::string folder = process_folder(process, plan.target.hosts(), plan.target.nodes);
+  step.line = gcloud::tpu_vm_scp({.sources = {full ? remote(plan, slice, home_path(plan.remote_run_dir))
+                                                   : remote(plan, slice, lab_path(plan.script + "-tpu.txt"))},
+                                  .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, folder))),
+                                  .recurse = full,
+                                  .at = plan.target.location(),
+                                  .worker = worker_flag(step.workers),
+                                  .connection = plan.target.connection});
   return step;
 }
 
@@ -324,6 +353,9 @@ Step verify_step(const Plan& plan) {
   step.summary = fmt::format("check the fetched {} of every worker", plan.verify == VerifyKind::logs ? "logs" : "receipts");
   step.line = ShellLine{Word(plan.options.tpulaunch_program), "verify", Word(plan.local_run_dir),
                         flag("--slice", plan.target.slice->name), flag("--kind", std::string(to_string(plan.verify)))};
+  if (plan.target.multislice()) {
+    step.line.word(flag("--slices", std::to_string(plan.target.nodes)));
+  }
   // The catalog and matrix the plan used, so the slice and the script mean the same to verify.
   if (!plan.options.matrix_file.empty()) {
     step.line.word(flag("--matrix", plan.options.matrix_file));

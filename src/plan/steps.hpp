@@ -24,12 +24,13 @@ Word lab_path(std::string_view rest);
 Step prepare_step(const Plan& plan);
 Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file);
 Step preflight_step();
-Step bootstrap_step(const Plan& plan);
-Step stage_step(const Plan& plan);
+Step bootstrap_step(const Plan& plan, int slice);
+Step stage_step(const Plan& plan, int slice);
 Step cpu_run_step(const Plan& plan);
 Step course_run_step(const Plan& plan);
-Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary);
-Step fetch_step(const Plan& plan, int worker, bool full);
+// Per-slice steps take the slice (0 on one slice); fetch takes the JAX process (worker + slice x hosts).
+Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice);
+Step fetch_step(const Plan& plan, int process, bool full);
 Step collect_step(const Plan& plan);
 Step verify_step(const Plan& plan);
 Step teardown_step(const Plan& plan);

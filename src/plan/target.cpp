@@ -1,5 +1,7 @@
 #include "tpulaunch/target/target.hpp"
 
+#include <fmt/format.h>
+
 #include "steps.hpp"
 
 namespace tpulaunch {
@@ -10,6 +12,36 @@ namespace {
 Status needs(bool ok, std::string_view message) {
   if (!ok) {
     return usage_error(std::string(message));
+  }
+  return Ok{};
+}
+
+// --slices N: N nodes of one queued resource (--queued), or N existing TPUs <tpu>-0 ... <tpu>-(N-1).
+// tpu-vm create has no multi-node form, so --create is refused; gcloud itself refuses a count of 1
+// and passes 0 to the API, so the count is checked here (docs/multislice.md §2.1).
+Status resolve_slices(const PlanOptions& options) {
+  const LifecycleOptions& life = options.lifecycle;
+  if (!life.slices) {
+    return Ok{};
+  }
+  const int slices = *life.slices;
+  if (slices < 2 || slices > k_max_slices) {
+    return usage_error(fmt::format("--slices {}: expected 2 to {} slices (one slice is a plan without --slices)",
+                                   slices, k_max_slices));
+  }
+  TPULAUNCH_CHECK(needs(life.capacity != Capacity::create,
+                        "--slices with --create: tpu-vm create makes one node only; use --queued (one queued resource "
+                        "with --node-count) or existing TPUs <tpu>-0 ... <tpu>-(N-1)"));
+  TPULAUNCH_CHECK(needs(life.capacity == Capacity::queued || life.provisioning == Provisioning::standard,
+                        "--slices on existing TPUs takes no --spot/--preemptible/--reserved: deleting what holds quota "
+                        "is the queued resource's (--queued)"));
+  TPULAUNCH_CHECK(needs(life.capacity == Capacity::queued || !options.teardown,
+                        "--slices with --teardown needs --queued: the one queued resource is what is deleted"));
+  const std::string last = fmt::format("{}-{}", options.tpu, slices - 1);
+  if (!value_rule(ValueKind::tpu_name).accepts(last)) {
+    return usage_error(fmt::format("--slices {}: the last node's name {} is not a valid TPU name ({}); choose a "
+                                   "shorter --tpu",
+                                   slices, last, value_rule(ValueKind::tpu_name).description));
   }
   return Ok{};
 }
@@ -29,7 +61,9 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
                         "--queued-resource and --valid-until-duration need --queued"));
   TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && !life.ready_timeout && !life.poll),
                         "--runtime-version, --ready-timeout and --poll need --create or --queued"));
+  TPULAUNCH_CHECK(resolve_slices(options));
   Target target;
+  target.nodes = life.slices.value_or(1);
   target.project = options.project;
   target.zone = options.zone;
   target.tpu = options.tpu;

@@ -17,18 +17,18 @@ namespace fs = std::filesystem;
 // A receipt or checkpoint larger than this is refused unread: the lesson's are under 300 bytes.
 constexpr std::size_t k_max_receipt_bytes = 1024U * 1024U;
 
-// The folder holding worker i's files: worker-<i>/<run-id>/ (how `scp --recurse` of the remote
-// run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what
-// it holds, not by the run folder's name, so a run folder copied under another name still
-// verifies: the one subfolder of worker-<i>/ with a run record, else the one named like the run
-// folder. Several with a record is a finding (`ambiguous`), never a guess.
+// The folder holding worker i's files: worker-<i>/<run-id>/ (slice-<s>/worker-<i>/ with slices) (how `scp --recurse` of
+// the remote run folder lands), or worker-<i>/ itself for the course form. The nested folder is found by what it holds,
+// not by the run folder's name, so a run folder copied under another name still verifies: the one subfolder of
+// worker-<i>/ with a run record, else the one named like the run folder. Several with a record is a finding
+// (`ambiguous`), never a guess.
 struct ContentDir {
   fs::path dir;
   std::string ambiguous; // non-empty: why no single folder could be chosen
 };
 
-ContentDir content_dir(const fs::path& run, int worker) {
-  const fs::path dir = run / worker_folder(worker);
+ContentDir content_dir(const fs::path& run, const std::string& folder) {
+  const fs::path dir = run / folder;
   std::error_code ec;
   std::vector<fs::path> recorded;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -54,9 +54,9 @@ bool is_artifact(const std::string& name) {
          (name.ends_with(".json") && (name.starts_with("worker-") || name.starts_with("discovery-")));
 }
 
-FetchedWorker read_worker(const fs::path& run, int worker) {
+FetchedWorker read_worker(const fs::path& run, const std::string& folder) {
   FetchedWorker fetched;
-  const ContentDir content = content_dir(run, worker);
+  const ContentDir content = content_dir(run, folder);
   const fs::path& dir = content.dir;
   fetched.folder = dir.string();
   std::error_code ec;
@@ -114,7 +114,7 @@ Result<VerifyReport> verify_run(const std::string& folder, const Target& target,
   std::vector<FetchedWorker> workers;
   workers.reserve(static_cast<std::size_t>(target.processes()));
   for (int worker = 0; worker < target.processes(); ++worker) {
-    workers.push_back(read_worker(path, worker));
+    workers.push_back(read_worker(path, process_folder(worker, target.hosts(), target.nodes)));
   }
   VerifyReport report = verify_fetched(workers, target, options);
   report.folder = folder;

@@ -2,64 +2,42 @@
 #
 #   bash ~/tpulaunch-run-guard-<first 12 hex of this file's SHA-256>.sh --guard-sha256 HEX
 #        --run-dir DIR --log FILE [--stage FROM TO SHA256]... [--devices accel|vfio|any]
-#        [--timeout SECONDS] [--grace SECONDS] [--kill-stale] [--upload URL] [--env KEY=VALUE]...
-#        --python PYTHON -- SCRIPT [ARG]...
+#        [--timeout SECONDS] [--grace SECONDS] [--kill-stale] [--upload URL]
+#        [--slices N --slice-id S] [--env KEY=VALUE]... --python PYTHON -- SCRIPT [ARG]...
 #
-# The plan writes this file (`tpulaunch guard --write`, which prints it too) and stages it with the
-# script in one scp call; `tpulaunch guard` shows exactly what runs here.
+# The plan writes this file (`tpulaunch guard --write` prints it too) and stages it with the script.
+# It first checks its own bytes against HEX (a stale or changed copy stops with 97). Then:
+#   1. stop (93) when DIR holds a run record (this run id ran here before); else create DIR and
+#      DIR/artifacts (TPU_RUN_DIR), so every worker's fetch finds it whatever happens next;
+#   2. each --stage: move FROM (in the home folder) to TO, else stop (98); check TO's SHA-256 (97);
+#   3. --slices (docs/multislice.md): read the MEGASCALE_* values from the metadata tpu-env, check
+#      the slice count N and slice id S, export and record them; else stop (98);
+#   4. check that PYTHON can be run here, else stop (96) naming the host, the path and the fix;
+#   5. look for processes holding the TPU devices (/dev/accel*, /dev/vfio/*; `any`: both) or
+#      libtpu's lock /tmp/libtpu_lockfile in /proc/*/fd: busy stops (94) naming each holder;
+#      --kill-stale sends them SIGTERM, SIGKILL after the grace period, then removes the lock;
+#   6. run PYTHON SCRIPT ARG... in its own process group with TPU_RUN_DIR and each --env exported
+#      (env(1)), output to FILE and stdout; --timeout: SIGTERM, SIGKILL after --grace (30 s), 124;
+#      what is left in its process group gets the same, so nothing keeps holding the TPU;
+#   7. --upload, whatever the status: `gcloud storage cp --recursive` DIR to URL/worker-<index>/
+#      (the index from the metadata server); a failed upload is named (95 if the program succeeded);
+#   8. exit with the status below; 255 becomes 254 (gcloud reruns a command that exits 255).
 #
-# First of all, the guard checks that its own bytes have the SHA-256 HEX the plan pinned (a stale
-# or changed copy on the worker stops with 97 before it does anything else).
+# DIR/run-status.rec, KEY=VALUE lines written atomically: record=tpulaunch-run-status 1, host,
+# state, started, ended (Unix seconds), status, timeout (0: none), signal (TERM or KILL), detail,
+# the MEGASCALE_* values (--slices), summary (the outcome in one sentence, which the script and
+# verify print). state: running, succeeded, failed, timed-out, interrupted (SIGHUP, SIGINT or
+# SIGTERM), or never started: busy, digest-mismatch, no-python, stage-missing, megascale-mismatch.
 #
-# In order, on this worker:
-#   1. stop (93) when DIR already holds a run record (this run id ran here before), writing
-#      nothing; else create DIR and DIR/artifacts (TPU_RUN_DIR for the program), so that every worker's fetch
-#      finds its run folder whatever happens next;
-#   2. for each --stage: move FROM (where the copy landed: the home folder, which a fresh TPU VM
-#      has) to TO, creating TO's folder, else stop (98); then check that TO has that SHA-256, else
-#      stop (97);
-#   3. check that PYTHON can be run here, else stop (96) with one line naming the host, the path
-#      and the fix (a fresh TPU VM has python3 only: --bootstrap, or --python PATH);
-#   4. look for processes holding the TPU devices (/dev/accel* on v4 and older, /dev/vfio/* on
-#      v5e, v5p and v6e; `any`: both) or libtpu's lock /tmp/libtpu_lockfile, by scanning
-#      /proc/*/fd (no lsof needed); a lock nobody holds is stale. A busy TPU stops the run (94),
-#      naming each holder's PID and command line. --kill-stale (never the default) sends the
-#      holders SIGTERM, waits up to the grace period, sends SIGKILL to those left, and removes
-#      the lock only when no holder remains;
-#   5. run PYTHON SCRIPT ARG... in its own process group with TPU_RUN_DIR and each --env exported
-#      (through env(1): KEY is a shell name the planner checked, VALUE anything); its stdout and stderr go
-#      to FILE and to this call's stdout. With --timeout, the program gets SIGTERM when it has
-#      run that long and SIGKILL after the grace period (default 30 s); the status is then 124.
-#      Whatever it leaves in its process group when it ends gets the same treatment, so no
-#      process from this run keeps holding the TPU;
-#   6. `after_program`, whatever the program's status: with --upload, read this worker's index
-#      from the metadata server (the VM's own number, never the program's) and copy DIR to
-#      URL/worker-<index>/ with `gcloud storage cp --recursive`; a failed upload is named, and a
-#      program that had succeeded then ends with 95;
-#   7. exit with the status below. 255 becomes 254: gcloud takes a remote 255 for its ssh
-#      failing and runs the whole command again, up to 10 times.
+# Exit statuses (include/tpulaunch/util/exit_code.hpp lists them; keep the two in step): 0 the
+# program succeeded; 1-253 its own status; 93 the run folder holds a run already; 94 TPU busy; 95
+# its upload failed (the program succeeded); 96 no interpreter; 97 a staged file (the script, a file
+# it imports, this guard) differs from its pinned digest; 98 the guard could not start (bad
+# arguments, run folder not writable, staged file missing, MEGASCALE_* values not the plan's); 124
+# timed out; 254 the program exited 255; 128+N this call was interrupted by signal N.
 #
-# DIR/run-status.rec records the worker's part, one KEY=VALUE per line, written atomically:
-#   record=tpulaunch-run-status 1, host, state, started and ended (Unix seconds), status,
-#   timeout (seconds, 0 for none), signal (TERM or KILL: what ended a timed-out or interrupted
-#   program), detail (why it never started), summary (the worker's outcome in one sentence, which
-#   the end of the generated script and `tpulaunch verify` print as they are). state is one of
-#   running (started, no end recorded yet), succeeded, failed, timed-out, interrupted (this
-#   call got SIGHUP, SIGINT or SIGTERM, e.g. the ssh connection dropped), busy, digest-mismatch
-#   no-python, stage-missing (the last four: the program never started).
-#
-# Exit statuses (include/tpulaunch/util/exit_code.hpp lists them; keep the two in step):
-#   0 the program succeeded; 1-253 its own status; 93 the run folder holds a run already; 94 TPU busy;
-#   95 its upload failed (--upload, the program succeeded); 96 no interpreter; 97 a staged file
-#   (the script, a file it imports, this guard) differs from the digest the plan pinned;
-#   98 the guard could not start (bad arguments, run folder not writable, staged file missing);
-#   124 timed out; 254 the program exited 255; 128+N this call was interrupted by signal N.
-#
-# Test seam, the only one: TPULAUNCH_GUARD_ROOT, when set, is prefixed to the device and lock
-# paths (the gcloud stand-in gives each worker a fake root). On a TPU VM it is unset.
-#
-# Processes of other users are not visible in /proc/*/fd without root, so their holds are not
-# seen here.
+# Test seam, the only one: TPULAUNCH_GUARD_ROOT prefixes the device and lock paths (the stand-in's
+# fake root; unset on a TPU VM). Other users' processes are not visible in /proc/*/fd without root.
 
 set -u -o pipefail
 
@@ -73,7 +51,7 @@ readonly status_timed_out=124
 readonly status_mapped_255=254
 
 run_dir="" log="" stage_from=() stage_to=() stage_sha256=() devices=any timeout=0 grace=30 kill_stale=0 upload=""
-python="" envs=()
+python="" envs=() slices=0 slice_id=0
 program_pid="" tee_pid="" watchdog_pid="" interrupted="" status=0 scratch="" host=""
 record=()
 
@@ -102,6 +80,8 @@ parse_args() {
       --grace) grace=${2-} ;;
       --kill-stale) kill_stale=1; shift; continue ;;
       --upload) upload=${2-} ;;
+      --slices) slices=${2-} ;;
+      --slice-id) slice_id=${2-} ;;
       --env) envs+=("${2-}") ;;
       --python) python=${2-} ;;
       --) shift; break ;;
@@ -114,14 +94,13 @@ parse_args() {
   ((${#program[@]} > 0)) || usage_error "no program after --"
   [[ -n $run_dir && -n $log && -n $python ]] || usage_error "--run-dir, --log and --python are required"
   [[ $devices == accel || $devices == vfio || $devices == any ]] || usage_error "--devices must be accel, vfio or any"
-  if ! is_count "$timeout" || ! is_count "$grace"; then
-    usage_error "--timeout and --grace take whole seconds"
+  if ! is_count "$timeout" || ! is_count "$grace" || ! is_count "$slices" || ! is_count "$slice_id"; then
+    usage_error "--timeout, --grace, --slices and --slice-id take whole numbers"
   fi
-  local i
+  local i env
   for i in "${!stage_sha256[@]}"; do
     [[ ${stage_sha256[i]} =~ ^[0-9a-f]{64}$ ]] || usage_error "--stage takes a SHA-256 of 64 hex digits"
   done
-  local env
   for env in "${envs[@]}"; do
     [[ $env =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || usage_error "--env takes NAME=VALUE"
   done
@@ -214,8 +193,7 @@ describe_holders() {
   done < <(holder_pids)
 }
 
-# running PID: the process exists and is not a zombie (an ended process that init has not
-# reaped yet holds nothing).
+# running PID: the process exists and is not a zombie (which holds nothing).
 running() {
   local stat
   stat=$(<"/proc/$1/stat") 2>/dev/null || return 1
@@ -321,8 +299,8 @@ end_group() {
   kill -KILL -- "-$program_pid" 2>/dev/null
 }
 
-# The watchdog: SIGTERM to the program's group at the deadline, SIGKILL after the grace period.
-# It notes what it sent in $scratch/timed-out for the record.
+# The watchdog: SIGTERM to the program's group at the deadline, SIGKILL after the grace period;
+# what it sent goes to $scratch/timed-out for the record.
 watchdog() {
   local sleeper
   trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
@@ -395,17 +373,36 @@ run_program() {
   write_record
 }
 
-# The metadata server's answer to "which worker of the slice is this VM".
-readonly worker_number_url=http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number
+# The metadata server: this VM's worker number in its slice, and its tpu-env.
+readonly metadata_url=http://metadata.google.internal/computeMetadata/v1/instance/attributes
+# megascale: with --slices, the MEGASCALE_* lines (KEY: 'VALUE') of this VM's tpu-env, checked
+# against the plan's slice count and this node's slice id, then exported and recorded.
+megascale() {
+  local line key value pattern="^(MEGASCALE_[A-Z_]+): *'?([^']*)'? *\$"
+  local -A found=()
+  while IFS= read -r line; do
+    if [[ $line =~ $pattern ]]; then
+      found[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    fi
+  done < <(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "$metadata_url/tpu-env" 2>/dev/null)
+  for key in MEGASCALE_COORDINATOR_ADDRESS MEGASCALE_NUM_SLICES MEGASCALE_SLICE_ID; do
+    value=$(one_line "${found[$key]-}")
+    set_record "${key,,}" "$value"
+    envs+=("$key=$value")
+  done
+  if [[ ${found[MEGASCALE_NUM_SLICES]-} != "$slices" || ${found[MEGASCALE_SLICE_ID]-} != "$slice_id" ||
+    ! ${found[MEGASCALE_COORDINATOR_ADDRESS]-} =~ ^[A-Za-z0-9._-]+(:[0-9]+)?$ ]]; then
+    say "its tpu-env's MEGASCALE_* values (in its run record) do not make it slice $slice_id of $slices"
+    never_started megascale-mismatch "$status_guard_failed" "its tpu-env does not make it slice $slice_id of $slices"
+  fi
+}
 
-# after_program: runs once the program has ended, whatever its status ($status, and the record's
-# state). With --upload, this worker's run folder goes to URL/worker-<index>/; the trailing '/'
-# makes it land inside that prefix whether or not it exists yet, so a retried upload lands in the
-# same place.
+# after_program: whatever the program's status. --upload: the run folder to URL/worker-<index>/ (the
+# trailing '/' makes a retried upload land in the same place).
 after_program() {
   local worker
   [[ -n $upload ]] || return 0
-  if worker=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "$worker_number_url") && [[ $worker =~ ^[0-9]+$ ]] &&
+  if worker=$(curl -sSf -m 10 -H 'Metadata-Flavor: Google' "$metadata_url/agent-worker-number") && [[ $worker =~ ^[0-9]+$ ]] &&
     gcloud storage cp --recursive "$run_dir" "$upload/worker-$worker/"; then
     return 0
   fi
@@ -450,8 +447,7 @@ check_self() {
   fi
 }
 
-# stage_files: each staged file moved into place (its folder: ~/jax-tpu-lab/ on a fresh VM, or a
-# subfolder of it for a script in one), then checked against the digest the plan pinned.
+# stage_files: each staged file moved into place, then checked against the digest the plan pinned.
 stage_files() {
   local i
   for i in "${!stage_from[@]}"; do
@@ -476,8 +472,7 @@ main() {
   trap 'on_signal HUP' HUP
   trap 'on_signal INT' INT
   trap 'on_signal TERM' TERM
-  # A run id names one run: a record here means this run ran on this worker before. Its folder is
-  # left as it is (nothing is written into it), and the run stops.
+  # A record here: this run id ran on this worker before. Its folder is left as it is.
   if [[ -e $run_dir/run-status.rec ]]; then
     say "$run_dir holds a run already (this run id ran here before); a second run never overwrites the first: make a new plan"
     exit "$status_run_exists"
@@ -487,6 +482,7 @@ main() {
   set_record host "$(one_line "$host")"
   set_record timeout "$timeout"
   stage_files
+  ((slices == 0)) || megascale
   if ! command -v -- "$python" >/dev/null; then
     printf 'tpulaunch: error: %s has no Python interpreter at %s; run the plan with --bootstrap, or choose one with --python PATH\n' \
       "$host" "$python" >&2

@@ -32,6 +32,15 @@ void write_tpu_values(JsonWriter& w, const Plan& plan) {
   w.key("provisioning").string(to_string(plan.target.provisioning));
   w.key("runtime_version").string_or_null(plan.target.capacity == Capacity::existing ? "" : plan.target.runtime_version);
   w.key("queued_resource").string_or_null(plan.target.queued_resource);
+  if (plan.target.multislice()) {
+    // --slices: the nodes, slice s being node s; each gets the MEGASCALE_* values (docs/multislice.md).
+    w.key("slices").integer(plan.target.nodes);
+    w.key("nodes").begin_array();
+    for (int node = 0; node < plan.target.nodes; ++node) {
+      w.string(plan.target.node(node));
+    }
+    w.end_array();
+  }
   w.key("valid_until").string_or_null(life.valid_until ? life.valid_until->text() : "");
   w.key("timeout_seconds");
   if (plan.timeout_seconds > 0) {
@@ -70,7 +79,10 @@ void write_step(JsonWriter& w, const Plan& plan, const Step& step, std::size_t i
   w.key("name").string(step.name());
   w.key("where").string(where_name(step.where));
   w.key("workers").string_or_null(step.workers ? step.workers->text() : "");
-  w.key("concurrent_group").string_or_null(concurrent_group(step.kind));
+  if (step.slice) {
+    w.key("slice").integer(*step.slice);
+  }
+  w.key("concurrent_group").string_or_null(concurrent_group(step));
   w.key("summary").string(step.summary);
   w.key("when").string(to_string(step.when));
   if (step.when != StepWhen::always) {

@@ -59,9 +59,22 @@ std::vector<std::string> plan_notes(const Plan& plan) {
     notes.emplace_back(note);
   }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    notes.push_back(fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
-                                "billing); once you have looked at the results, delete it with: {}",
-                                plan.target.tpu, to_shell(teardown->line)));
+    notes.push_back(
+        fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
+                    "billing); once you have looked at the results, delete it with: {}",
+                    plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
+                    to_shell(teardown->line)));
+  }
+  if (plan.target.multislice()) {
+    notes.push_back(fmt::format(
+        "--slices {0}: the plan provides one program over {0} slices: each worker's run guard reads "
+        "MEGASCALE_COORDINATOR_ADDRESS (slice 0 worker 0), MEGASCALE_NUM_SLICES and MEGASCALE_SLICE_ID from its "
+        "tpu-env, checks them against the plan and exports them, so jax.distributed.initialize() makes {1} processes "
+        "of one job with process id = worker + slice x {2}; a mesh over the slices (e.g. "
+        "mesh_utils.create_hybrid_device_mesh) is the script's business",
+        plan.target.nodes, plan.target.processes(), plan.target.hosts()));
+    notes.emplace_back("the run lines of all slices must run at the same time (each waits in initialization for the "
+                       "others): --format sh starts them together; pasted, start each in its own terminal");
   }
   if (plan.route != RouteKind::cpu && std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) {
         return step.when != StepWhen::always;

@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include "render/render_parts.hpp"
+#include "render/sh_notes.hpp"
 #include "tpulaunch/embedded/collect_check_bash.hpp"
 #include "tpulaunch/embedded/fetch_bash.hpp"
 #include "tpulaunch/embedded/left_running_bash.hpp"
 #include "tpulaunch/embedded/left_running_trap_bash.hpp"
 #include "tpulaunch/embedded/preemption_bash.hpp"
 #include "tpulaunch/embedded/release_capacity_bash.hpp"
+#include "tpulaunch/embedded/slices_bash.hpp"
 #include "tpulaunch/embedded/tpulaunch_program_bash.hpp"
 #include "tpulaunch/embedded/wait_for_capacity_bash.hpp"
 #include "tpulaunch/embedded/worker_report_bash.hpp"
@@ -24,6 +26,10 @@ namespace {
 using render_parts::condition_text;
 using render_parts::find_step;
 using render_parts::k_state_or_unread;
+using sh_notes::add_line;
+using sh_notes::add_notes;
+using sh_notes::quoted_text;
+using sh_notes::QuotedText;
 
 // --- the sh script ------------------------------------------------------------------------------
 // Every line below is a ShellLine, a Comment or a Code constant, rendered by to_shell: a value of
@@ -52,11 +58,6 @@ constexpr Code k_left_running_function = Code{embedded::left_running_bash}.witho
 constexpr Code k_left_running_trap = Code{embedded::left_running_trap_bash}.without_final_newline();
 constexpr Code k_run_status_0{"run_status=0"};
 constexpr Code k_or_run_status{" || run_status=$?"};
-constexpr Code k_remote_code_note{
-    "# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one"};
-constexpr Code k_quoted_text_note{"# shellcheck disable=SC2016 # a value here holds $ or a backquote: quoted, it is text"};
-constexpr Code k_nested_quote_note{
-    "# shellcheck disable=SC1003 # a value here holds a quote, quoted again for the remote shell"};
 // The fetch library (src/remote/fetch.bash), for bounded parallel downloads: each fetch runs in
 // the background, and once PARALLEL are in flight the script waits for one to end. With bash
 // 4.3+ that is whichever ends first (`wait -n`), so one slow worker (gcloud retries a failed scp
@@ -79,6 +80,11 @@ constexpr Code k_run_failed{"if ((run_status != 0)); then\n"
 // killed, failed with status S, succeeded; from each worker's run record.
 constexpr Code k_worker_report_library = Code{embedded::worker_report_bash}.without_final_newline();
 constexpr Code k_report_workers{"report_workers"};
+// --slices: the runs started together, their waits, the report by slice (src/remote/slices.bash).
+constexpr Code k_slices_library = Code{embedded::slices_bash}.without_final_newline();
+constexpr Code k_in_background{" &\nrun_pids+=(\"$!\")"};
+constexpr Code k_wait_slices{"wait_slices"};
+constexpr Code k_report_slices{"report_slices"};
 
 // --- capacity: create or queue, wait, release ------------------------------------------------------
 // release_capacity: runs @release@, the command that deletes what holds quota
@@ -134,6 +140,8 @@ constexpr Code k_set_results{"RESULTS="};
 constexpr Code k_set_script{"SCRIPT="};
 constexpr Code k_set_teardown{"TEARDOWN="};
 constexpr Code k_set_release{"RELEASE="};
+constexpr Code k_set_slices{"SLICES="};
+constexpr Code k_set_hosts{"HOSTS="};
 
 // A status of the script's own stops, as the one word that fills its hole.
 ShellLine status_word(PipelineStatus status) { return ShellLine{Word(std::to_string(to_int(status)))}; }
@@ -159,65 +167,6 @@ ShellLine stop_unless(const ShellLine& condition, std::string message) {
 // step 'NAME: SUMMARY': the progress line on stderr.
 ShellLine step_banner(const Step& step) {
   return ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))};
-}
-
-// Appends `line`, after the notes shellcheck (and a reader) need about the text it quotes: a
-// --command= text that holds `$` for the remote shell; any other value that holds `$` or a
-// backquote, which is text here; and a value that holds a backslash before a quote, which the
-// one quoting function writes as '\'' again and again, correctly, at two levels.
-struct QuotedText {
-  bool remote_code = false;     // a --command= text holds $ or a backquote
-  bool expansion = false;       // some other value does
-  bool backslash_quote = false; // a value holds \' (a quote quoted at two levels does)
-
-  QuotedText& operator|=(const QuotedText& other) {
-    remote_code = remote_code || other.remote_code;
-    expansion = expansion || other.expansion;
-    backslash_quote = backslash_quote || other.backslash_quote;
-    return *this;
-  }
-};
-
-QuotedText quoted_text(const ShellLine& line) {
-  QuotedText found;
-  for (const auto& element : line.elements()) {
-    const auto* word = std::get_if<Word>(&element);
-    if (word == nullptr) {
-      continue;
-    }
-    const bool command = !word->parts().empty() && word->parts().front().text == "--command=";
-    for (const auto& part : word->parts()) {
-      if (part.is_code) {
-        continue;
-      }
-      const bool expansion = part.text.find_first_of("$`") != std::string::npos;
-      found.remote_code = found.remote_code || (command && expansion);
-      found.expansion = found.expansion || (!command && expansion);
-      found.backslash_quote = found.backslash_quote || part.text.find("\\'") != std::string::npos;
-    }
-  }
-  return found;
-}
-
-void add_notes(ShellScript& sh, const QuotedText& found) {
-  if (found.remote_code) {
-    sh.code(k_remote_code_note);
-  }
-  if (found.expansion) {
-    sh.code(k_quoted_text_note);
-  }
-  if (found.backslash_quote) {
-    sh.code(k_nested_quote_note);
-  }
-}
-
-// Appends `line` (one command), after the notes shellcheck (and a reader) need about the text it
-// quotes: a --command= text that holds `$` for the remote shell; another value that holds `$` or a
-// backquote, which is text here; a value that holds a backslash before a quote, which is what the
-// one quoting function writes when a quote is quoted at two levels.
-void add_line(ShellScript& sh, ShellLine line) {
-  add_notes(sh, quoted_text(line));
-  sh.line(std::move(line));
 }
 
 // One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
@@ -326,10 +275,22 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
     sh.code(k_cpu_banner).line(step.line); // its notes are at the top of the script (render_sh)
     return;
   }
-  sh.line(step_banner(step));
   // A failed run must not stop retrieval: every worker's log is what explains the failure.
-  sh.code(k_run_status_0);
-  add_line(sh, ShellLine(step.line).code(k_or_run_status));
+  if (plan.target.multislice()) {
+    sh.line(ShellLine{
+        "step", Word(fmt::format("run: start the run on all {} slices together ({} ... {}), and wait for "
+                                 "each",
+                                 plan.target.nodes, plan.target.node(0), plan.target.node(plan.target.nodes - 1)))});
+    sh.code(k_run_status_0);
+    sh.code(k_slices_library);
+    for (const Step& slice : steps) {
+      add_line(sh, ShellLine(slice.line).code(k_in_background));
+    }
+    sh.code(k_wait_slices);
+  } else {
+    sh.line(step_banner(step)).code(k_run_status_0);
+    add_line(sh, ShellLine(step.line).code(k_or_run_status));
+  }
   if (plan.preemptible()) {
     sh.code(k_check_preempted_if_run_failed);
   }
@@ -344,7 +305,9 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   }
   sh.code(k_fetch_wait_all);
   sh.code(k_fetch_failed);
-  if (plan.options.form == PlanForm::full) {
+  if (plan.target.multislice()) {
+    sh.code(k_report_slices); // its library came with the runs
+  } else if (plan.options.form == PlanForm::full) {
     sh.code(k_worker_report_library).code(k_report_workers);
   }
   if (plan.preemptible()) {
@@ -407,9 +370,11 @@ ShEmitter sh_emitter(StepKind kind) {
 // What a person must know when a step fails after the TPU is in use and --teardown was asked:
 // the TPU is still billing, and the exact command that deletes it.
 std::string left_running_message(const Plan& plan, const Step& teardown) {
-  return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
-                     "Once you have looked at the results, delete it with: {}",
-                     plan.target.tpu, to_shell(teardown.line));
+  return fmt::format(
+      "tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
+      "Once you have looked at the results, delete it with: {}",
+      plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
+      to_shell(teardown.line));
 }
 
 // The values a reader (and the step function) needs, the verify program's presence, and the
@@ -421,6 +386,10 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   sh.line(readonly_value(k_set_run_id, plan.options.run_id));
   sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
+  if (plan.target.multislice()) {
+    sh.line(readonly_value(k_set_slices, std::to_string(plan.target.nodes)));
+    sh.line(readonly_value(k_set_hosts, std::to_string(plan.target.hosts())));
+  }
   if (plan.results_run_url) {
     sh.line(readonly_value(k_set_results, *plan.results_run_url));
   } else {
@@ -473,7 +442,7 @@ std::string render_sh(const Plan& plan) {
   bool trap_set = false;
   for (std::size_t i = 0; i < plan.steps.size();) {
     std::size_t end = i + 1;
-    if (!concurrent_group(plan.steps[i].kind).empty()) {
+    if (!concurrent_group(plan.steps[i]).empty()) {
       while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
         ++end;
       }

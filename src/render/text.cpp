@@ -19,6 +19,13 @@ std::string route_sentence(const Plan& plan) {
     return "cpu: runs on this machine's CPU; no TPU is used";
   }
   const Slice& s = *plan.target.slice;
+  if (plan.target.multislice()) {
+    return fmt::format("multislice: {} slices of {} ({} hosts x {} chips each), nodes {} ... {}; every worker of every "
+                       "slice runs the script, {} JAX processes with {} local and {} global JAX devices each",
+                       plan.target.nodes, s.name, s.hosts, s.chips_per_host, plan.target.node(0),
+                       plan.target.node(plan.target.nodes - 1), plan.target.processes(), s.local_device_count(),
+                       plan.target.devices());
+  }
   if (plan.route == RouteKind::multi_host) {
     return fmt::format("multi-host: {} has {} hosts x {} chips = {} chips; every worker runs the script (--worker=all), "
                        "{} local and {} global JAX devices each",
@@ -90,7 +97,9 @@ std::string render_text(const Plan& plan) {
   out += fmt::format("class:  {}\n", class_name(plan));
   out += fmt::format("route:  {}\n", route_sentence(plan));
   if (plan.route != RouteKind::cpu) {
-    out += fmt::format("run id: {}  ->  {}/{}/\n", plan.options.run_id, plan.local_run_dir, worker_folder_pattern());
+    out += fmt::format("run id: {}  ->  {}/{}{}/\n", plan.options.run_id, plan.local_run_dir,
+                       plan.target.multislice() ? std::string(k_slice_folder_prefix) + "<s>/" : "",
+                       worker_folder_pattern());
     out += fmt::format("env:    JAX_PLATFORMS={} ({}){}\n", plan.jax_platforms,
                        plan.jax_platforms_reviewed ? "the script's reviewed value" : "tpulaunch's default on a TPU route",
                        plan.options.form == PlanForm::full

@@ -91,6 +91,18 @@ std::optional<Refusal> check_multi_host(const RouteRequest& request) {
                   slice->idle_chips_on_worker_zero()));
 }
 
+std::optional<Refusal> check_multislice(const RouteRequest& request) {
+  if (request.slices <= 1 || request.slice == nullptr || reviewed_class(request) == ScriptClass::multi_host_qualified) {
+    return std::nullopt;
+  }
+  return refuse("multislice-needs-qualified",
+                fmt::format("--slices {} runs one program over {} slices of {}, and '{}' is {}, not multi-host-qualified: "
+                            "each slice's processes would wait in initialization for the others; review the script as "
+                            "multi-host-qualified, or leave --slices out",
+                            request.slices, request.slices, request.slice->name, request.script->id,
+                            to_string(*reviewed_class(request))));
+}
+
 std::optional<Refusal> check_source_cpu(const RouteRequest& request) {
   if (request.source == nullptr || request.slice == nullptr) {
     return std::nullopt;
@@ -111,7 +123,7 @@ std::optional<Refusal> check_source_cpu(const RouteRequest& request) {
 }
 
 std::optional<Refusal> check_source_initialize(const RouteRequest& request) {
-  if (request.source == nullptr || request.slice == nullptr || !request.slice->multi_host()) {
+  if (request.source == nullptr || request.slice == nullptr || (!request.slice->multi_host() && request.slices <= 1)) {
     return std::nullopt;
   }
   const auto unmet = unmet_markers(*request.source, request.script->entry);
@@ -124,7 +136,7 @@ std::optional<Refusal> check_source_initialize(const RouteRequest& request) {
                             request.script->id, request.slice->hosts, request.slice->name));
 }
 
-const std::array<RoutingRule, 6> k_rules{{
+const std::array<RoutingRule, 7> k_rules{{
     {"review-required", "a script with no entry, an unknown class, a missing file or a changed digest gets no route at all",
      check_reviewed},
     {"cpu-only-stays-on-cpu", "a cpu-only script gets the CPU route only; any TPU slice is refused", check_cpu_only},
@@ -133,6 +145,10 @@ const std::array<RoutingRule, 6> k_rules{{
      "a slice with more than one host takes multi-host-qualified scripts only (a single-host script would hang in "
      "initialization with the other hosts' chips idle)",
      check_multi_host},
+    {"multislice-needs-qualified",
+     "a plan over several slices (--slices) takes multi-host-qualified scripts only (every process of every slice must "
+     "join one job)",
+     check_multislice},
     {"source-selects-cpu", "a TPU route is refused when the source selects CPU devices now, unless the matrix overrides "
                            "exactly that evidence",
      check_source_cpu},
@@ -164,13 +180,13 @@ Decision decide(const RouteRequest& request) {
   }
   // multi-host-qualified on a 1-host slice runs as single-host: no --worker=all.
   const RouteKind route = request.slice == nullptr       ? RouteKind::cpu
-                          : request.slice->multi_host() ? RouteKind::multi_host
+                          : request.slice->multi_host() || request.slices > 1 ? RouteKind::multi_host
                                                         : RouteKind::single_host;
   spdlog::debug("route '{}' on {}: {}", request.script->id, target, to_string(route));
   return Decision{route, std::nullopt};
 }
 
-Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice) {
+Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice, int slices) {
   TPULAUNCH_TRY(ScriptStatus status, resolve_script(matrix, id));
   Routing routing{std::move(status), std::nullopt, {}};
   if (routing.status.classification) {
@@ -184,7 +200,7 @@ Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Sl
   if (routing.source) {
     log_classification(routing.status.path, *routing.source);
   }
-  routing.decision = decide(RouteRequest{&routing.status, slice, routing.source ? &*routing.source : nullptr});
+  routing.decision = decide(RouteRequest{&routing.status, slice, routing.source ? &*routing.source : nullptr, slices});
   return routing;
 }
 

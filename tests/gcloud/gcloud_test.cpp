@@ -116,6 +116,15 @@ TEST(GcloudTest, QueuedCreateWithoutDeadlineHasNoFlagForIt) {
                   "--zone=us-west4-a", "--accelerator-type=v5litepod-8", "--runtime-version=v2"}));
 }
 
+TEST(GcloudTest, QueuedCreateWithANodeCountNamesItsNodesByPrefix) {
+  QueuedCreate call{"pod-qr", "pod", k_zone, "v5litepod-16", "v2", Provisioning::spot, "", 2};
+  EXPECT_EQ(queued_create(call).argv(), (Argv{"gcloud", "compute", "tpus", "queued-resources", "create", "pod-qr",
+                                              "--node-count=2", "--node-prefix=pod", "--zone=us-west4-a",
+                                              "--accelerator-type=v5litepod-16", "--runtime-version=v2", "--spot"}));
+  call.node_count = 1; // gcloud refuses --node-count=1: one node is --node-id
+  EXPECT_EQ(queued_create(call).argv()[6], "--node-id=pod");
+}
+
 TEST(GcloudTest, QueuedDescribeAsksForOneFormat) {
   EXPECT_EQ(queued_describe(QueuedDescribe{"qr", k_zone, "value(state.state)"}).argv(),
             (Argv{"gcloud", "compute", "tpus", "queued-resources", "describe", "qr", "--zone=us-west4-a",

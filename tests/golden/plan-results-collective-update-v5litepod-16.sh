@@ -36,8 +36,8 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
   exit 93
 fi
 
-step 'write: write tpulaunch'\''s run guard (503 lines, which tpulaunch guard prints) for the stage step to copy'
-"$TPULAUNCH_PROGRAM" guard --write ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-ab64a09e9a1b.sh --sha256 ab64a09e9a1b81dec8b46e5eb9b9853184e7376d2f8d16d7db69bf68b894ef83
+step 'write: write tpulaunch'\''s run guard (499 lines, which tpulaunch guard prints) for the stage step to copy'
+"$TPULAUNCH_PROGRAM" guard --write ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh --sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -51,12 +51,12 @@ step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker
 gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"'
 
 step 'stage: copy the run guard and the script to every worker'
-gcloud compute tpus tpu-vm scp ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-ab64a09e9a1b.sh public/exercises/collective-update.py my-pod: --zone=us-west4-a --worker=all
+gcloud compute tpus tpu-vm scp ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh public/exercises/collective-update.py my-pod: --zone=us-west4-a --worker=all
 
 step 'run: put the script in place, check its digest and the TPU'\''s holders, then run on every worker at once'
 run_status=0
 # shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/tpulaunch-run-guard-ab64a09e9a1b.sh --guard-sha256 ab64a09e9a1b81dec8b46e5eb9b9853184e7376d2f8d16d7db69bf68b894ef83 --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage ~/collective-update.py ~/jax-tpu-lab/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --devices vfio --upload gs://lab-results/course/my-pod/collective-update/r1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/tpulaunch-run-guard-94158c42e4d4.sh --guard-sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0 --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage ~/collective-update.py ~/jax-tpu-lab/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --devices vfio --upload gs://lab-results/course/my-pod/collective-update/r1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' || run_status=$?
 
 step 'collect: bring every worker'\''s folder back from the results bucket, in one call'
 collect_status=0

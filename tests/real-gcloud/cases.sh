@@ -112,7 +112,8 @@ check_forms() {
   echo "$n hand-written forms given to $(command -v gcloud)" >&2
 }
 
-# The gcloud forms a Multislice plan would use (docs/multislice.md): one queued resource with
+# The gcloud forms a Multislice plan uses (docs/multislice.md, plan --slices; the last four lines
+# are in the plan's own word order): one queued resource with
 # --node-count nodes named PREFIX-0..PREFIX-(N-1), reached node by node with tpu-vm ssh/scp. The
 # refusals are gcloud's own: --node-id with --node-count, --node-prefix without --node-count,
 # --node-count=1, and a multi-node tpu-vm create. gcloud's checks read --node-count=0 as "not
@@ -142,6 +143,10 @@ case_grammar__multislice() {
 1	$ok	compute tpus tpu-vm ssh lab-pod-1 --worker=all --command=true $at
 1	$ok	compute tpus tpu-vm scp ./stage/a.py lab-pod-1:a.py --worker=all $at
 1	$ok	compute tpus queued-resources ssh lab-qr --node=all --worker=all --command=true $at
+1	$ok	compute tpus queued-resources create lab-qr --node-count=2 --node-prefix=lab-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot --project=lab-project-1
+1	$ok	compute tpus tpu-vm scp ./r1/tpulaunch-run-guard.sh public/exercises/a.py lab-pod-1: --zone=us-west4-a --worker=all --project=lab-project-1
+1	$ok	compute tpus tpu-vm scp --recurse lab-pod-1:~/jax-tpu-lab/runs/r1 ./r1/slice-1/worker-3/ --zone=us-west4-a --worker=3 --project=lab-project-1
+1	$ok	compute tpus tpu-vm describe lab-pod-0 --zone=us-west4-a --format=value(state) --project=lab-project-1
 EOF
 }
 

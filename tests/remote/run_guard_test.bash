@@ -298,6 +298,28 @@ PATH="$WORK/bin:$PATH" guard --upload gs://b --python "$WORK/none" -- x.py
 if ((rc == 96)) && [[ -f $WORK/gcloud-args ]]; then ok "--upload: a worker that never started still uploads its record"
 else bad "--upload after never starting" "rc=$rc"; fi
 
+# --slices N --slice-id S: the MEGASCALE_* values of the metadata tpu-env, checked, exported for
+# the program and recorded; values that are not this slice's stop the run (98) before it starts.
+reset
+cat >"$WORK/bin/curl" <<'CURL'
+#!/bin/sh
+case "$*" in
+  *"/attributes/tpu-env") printf "%s\n" "ACCELERATOR_TYPE: 'v5litepod-16'" "MEGASCALE_COORDINATOR_ADDRESS: '10.0.0.2:8080'" \
+    "MEGASCALE_NUM_SLICES: '2'" "MEGASCALE_SLICE_ID: '${FAKE_SLICE_ID:-1}'" ;;
+  *) exit 22 ;;
+esac
+CURL
+chmod +x "$WORK/bin/curl"
+PATH="$WORK/bin:$PATH" guard --slices 2 --slice-id 1 --python bash -- -c 'echo "$MEGASCALE_COORDINATOR_ADDRESS $MEGASCALE_NUM_SLICES $MEGASCALE_SLICE_ID"'
+if ((rc == 0)) && [[ $(cat "$WORK/out") == "10.0.0.2:8080 2 1" ]] && [[ $(field megascale_slice_id) == 1 ]] &&
+  [[ $(field megascale_coordinator_address) == 10.0.0.2:8080 ]] && [[ $(field megascale_num_slices) == 2 ]]; then
+  ok "--slices: tpu-env's MEGASCALE_* values exported for the program and recorded"
+else bad "--slices" "rc=$rc out=$(cat "$WORK/out")"; fi
+FAKE_SLICE_ID=0 PATH="$WORK/bin:$PATH" guard --slices 2 --slice-id 1 --python bash -- -c 'echo ran'
+if ((rc == 98)) && [[ $(field state) == megascale-mismatch ]] && ! grep -q ran "$WORK/out"; then
+  ok "--slices: a tpu-env of another slice stops the run (98) before it starts"
+else bad "--slices mismatch" "rc=$rc state=$(field state)"; fi
+
 # --- a re-run --------------------------------------------------------------------------------
 # A run folder that holds a run record already is refused with 93 and left exactly as it was.
 reset

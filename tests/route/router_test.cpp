@@ -78,6 +78,17 @@ TEST_F(RouterTest, MultiHostSlicesTakeQualifiedScriptsOnly) {
   EXPECT_EQ(rule_of(decide_for(status, nullptr)), "tpu-class-needs-slice");
 }
 
+TEST_F(RouterTest, SeveralSlicesTakeQualifiedScriptsOnly) {
+  const auto qualified = reviewed(ScriptClass::multi_host_qualified);
+  const Slice* one_host = m_catalog->find("v5litepod-8");
+  EXPECT_EQ(decide(RouteRequest{&qualified, one_host, nullptr, 2}).route, RouteKind::multi_host);
+  const auto single = reviewed(ScriptClass::single_host_compatible);
+  const Decision refused = decide(RouteRequest{&single, one_host, nullptr, 2});
+  EXPECT_EQ(rule_of(refused), "multislice-needs-qualified");
+  EXPECT_NE(refused.refusal->reason.find("--slices 2"), std::string::npos);
+  EXPECT_EQ(decide(RouteRequest{&single, one_host, nullptr, 1}).route, RouteKind::single_host);
+}
+
 TEST_F(RouterTest, SourceThatSelectsCpuIsRefusedOnTpuWhateverTheMatrixSays) {
   const auto status = reviewed(ScriptClass::single_host_compatible);
   const Classification source = classify_source("import jax\nd = jax.devices('cpu')\n");

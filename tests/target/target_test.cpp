@@ -29,6 +29,17 @@ TEST(Target, ProcessesAndDevicesCountEveryHostOfEveryNode) {
   EXPECT_EQ(target.devices(), 3 * pod.device_count());
 }
 
+TEST(Target, NodesAreTheTpuAloneOrNumberedBySlice) {
+  Target target;
+  target.tpu = "pod";
+  EXPECT_FALSE(target.multislice());
+  EXPECT_EQ(target.node(0), "pod");
+  target.nodes = 3;
+  EXPECT_TRUE(target.multislice());
+  EXPECT_EQ(target.node(0), "pod-0");
+  EXPECT_EQ(target.node(2), "pod-2");
+}
+
 TEST(Target, TheCpuRouteHasNoProcesses) {
   Target target;
   target.nodes = 2;

@@ -89,16 +89,18 @@ struct TpuVmDelete {
 };
 ShellLine tpu_vm_delete(const TpuVmDelete& call);
 
-// queued-resources create QR --node-id=NODE --zone=Z --accelerator-type=T --runtime-version=V
-// [provisioning] [--valid-until-duration=D] [--project=P]
+// queued-resources create QR (--node-id=NODE | --node-count=N --node-prefix=NODE) --zone=Z
+// --accelerator-type=T --runtime-version=V [provisioning] [--valid-until-duration=D] [--project=P].
+// With a node count (Multislice) the nodes are NODE-0 ... NODE-(N-1); gcloud refuses a count of 1.
 struct QueuedCreate {
   std::string queued_resource;
-  std::string node;
+  std::string node; // the node's name, or with node_count > 1 the nodes' prefix
   Location at;
   std::string accelerator_type;
   std::string runtime_version;
   Provisioning provisioning = Provisioning::standard;
   std::string valid_until; // empty: no flag
+  int node_count = 1;      // > 1: --node-count=N --node-prefix=NODE in place of --node-id=NODE
 };
 ShellLine queued_create(const QueuedCreate& call);
 

@@ -43,6 +43,7 @@ struct LifecycleOptions {
   std::optional<Duration> timeout;       // --timeout; none: the program may run as long as it likes
   std::optional<Duration> grace;         // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale; none: 30s
   bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
+  std::optional<int> slices;   // --slices N (2..k_max_slices): one program over N slices; none: one
 };
 
 struct PlanOptions {
@@ -150,6 +151,7 @@ struct Step {
   StepKind kind = StepKind::run;
   StepWhere where = StepWhere::local;
   std::optional<Workers> workers; // the workers it reaches; nullopt for a step that names none
+  std::optional<int> slice;       // the slice (node) it reaches with --slices; nullopt on one slice
   std::string summary;            // one line for a person
   ShellLine line;                 // the command (argv data; code only in remote command strings)
   std::optional<Poll> poll;       // wait steps: the line is the describe call to repeat
@@ -157,6 +159,9 @@ struct Step {
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };
+// The concurrent group of a step: its kind's, or "run" for the run steps of several slices, which
+// start together (a Multislice program waits in initialization for every slice).
+std::string_view concurrent_group(const Step& step);
 
 // What a plan runs: a script of the course, or the built-in discovery program.
 enum class PlanProgram { script, discovery };

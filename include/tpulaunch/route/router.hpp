@@ -21,6 +21,7 @@ struct RouteRequest {
   const ScriptStatus* script = nullptr;        // required
   const Slice* slice = nullptr;                // nullptr asks for the CPU route
   const Classification* source = nullptr;      // the script classified again now; nullptr skips the source rules
+  int slices = 1;                              // plan --slices: one program over that many slices
 };
 
 struct Refusal {
@@ -59,6 +60,6 @@ struct Routing {
 
 // Resolves `id` in `matrix`, then classifies and decides. An Error as resolve_script or
 // read_lesson gives one.
-Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice);
+Result<Routing> route_script(const Matrix& matrix, std::string_view id, const Slice* slice, int slices = 1);
 
 } // namespace tpulaunch

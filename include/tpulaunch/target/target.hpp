@@ -23,6 +23,9 @@ using Provisioning = gcloud::Provisioning;
 // How ssh and scp reach the workers (external addresses today).
 using Connection = gcloud::Connection;
 
+// The most slices one plan asks for (--slices): a bound on the calls a plan emits, not gcloud's.
+inline constexpr int k_max_slices = 64;
+
 struct Target {
   std::string project; // empty: gcloud's configured one
   std::string zone;
@@ -33,10 +36,14 @@ struct Target {
   Provisioning provisioning = Provisioning::standard;
   std::string runtime_version; // for create/queue: --runtime-version or the catalog's
   Connection connection = Connection::external;
-  int nodes = 1; // TPU VM nodes of `slice`, each its own ICI domain (1 until Multislice)
+  int nodes = 1; // TPU VM nodes of `slice`, each its own ICI domain (--slices; docs/multislice.md)
 
   [[nodiscard]] gcloud::Location location() const { return {zone, project}; }
   [[nodiscard]] bool queued() const { return capacity == Capacity::queued; }
+  [[nodiscard]] bool multislice() const { return nodes > 1; }
+  // The name of node `index`: the TPU itself on one slice, <tpu>-<index> with several (the names
+  // queued-resources create --node-count=N --node-prefix=<tpu> gives).
+  [[nodiscard]] std::string node(int index) const { return multislice() ? tpu + "-" + std::to_string(index) : tpu; }
   // Hosts of one node; 0 on the CPU route.
   [[nodiscard]] int hosts() const { return slice == nullptr ? 0 : slice->hosts; }
   // JAX processes of the whole run: one per host of every node.

@@ -88,7 +88,8 @@ inline constexpr std::array<PipelineStatusInfo, 12> k_pipeline_statuses{{
      "a staged file differs from the SHA-256 the plan pinned (the script's reviewed digest, or the run guard's own); "
      "the program never started there"},
     {PipelineStatus::guard_failed, "remote",
-     "the run guard could not start (its arguments, the run folder, or a staged script that is not there)"},
+     "the run guard could not start (its arguments, the run folder, or a staged script that is not there; with "
+     "--slices, a worker whose tpu-env MEGASCALE_* values are missing or not the plan's slice count and slice id)"},
     {PipelineStatus::timed_out, "remote",
      "the program ran past --timeout: it got SIGTERM, then SIGKILL after --grace; every worker's results are still fetched"},
     {PipelineStatus::mapped_255, "remote",
