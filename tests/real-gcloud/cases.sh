@@ -342,6 +342,36 @@ case_life__queued_waiting_then_active() {
   compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "its node still exists"
 }
 
+# Multislice (docs/multislice.md): two 2-host slices as one queued resource with a node count.
+# The real gcloud creates, reaches each node (P-0, P-1) by its own ssh/scp and deletes them all
+# with the queued resource; every worker's run guard finds its slice's MEGASCALE_* values in
+# tpu-env (slice 0's worker 0 is the coordinator), and the 4 processes have ids worker + 2*slice.
+case_life__multislice_two_slices() {
+  local s w rec coordinator
+  GCLOUD_STANDIN_QR_STATES=ACTIVE scenario multislice 0 -- standin-lesson --slice v4-16 "${PIPE_FLAGS[@]}" \
+    --slices 2 --queued --poll 1s --teardown
+  expect_same_as_standin
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v4-16"
+  coordinator=""
+  for s in 0 1; do
+    for w in 0 1; do
+      rec="$real_dir/$RUN_DIR/slice-$s/worker-$w/r1/run-status.rec"
+      [[ -f "$real_dir/$RUN_DIR/slice-$s/worker-$w/r1/artifacts/worker-$((w + 2 * s)).json" ]] ||
+        fail "slice $s worker $w: no receipt of process $((w + 2 * s))"
+      [[ "$(sed -n 's/^megascale_slice_id=//p' "$rec")" == "$s" ]] || fail "slice $s worker $w: wrong slice id"
+      [[ "$(sed -n 's/^megascale_num_slices=//p' "$rec")" == 2 ]] || fail "slice $s worker $w: wrong slice count"
+      coordinator+="$(sed -n 's/^megascale_coordinator_address=//p' "$rec") "
+    done
+  done
+  [[ "$coordinator" =~ ^(127\.0\.0\.[0-9]+:[0-9]+\ ){4}$ && "$(tr ' ' '\n' <<<"$coordinator" | sort -u | grep -c .)" == 1 ]] ||
+    fail "not one coordinator on the loopback: $coordinator"
+  [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/queuedResources/lab-pod-qr" ]] ||
+    fail "the queued resource is not deleted last: $(api_calls "$real_dir" | tail -n 3)"
+  compgen -G "$real_dir/state/deleted/lab-pod-0.*" >/dev/null || fail "slice 0's node still exists"
+  compgen -G "$real_dir/state/deleted/lab-pod-1.*" >/dev/null || fail "slice 1's node still exists"
+}
+
 # A queued resource that goes FAILED: deleted (it holds quota), its state named, status 90.
 case_life__queued_failed_is_deleted() {
   GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,FAILED scenario queued-failed 0 -- standin-lesson --slice v5litepod-8 \
