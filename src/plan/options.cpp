@@ -124,10 +124,6 @@ Status set_results(Plan& plan, std::string_view id) {
   if (plan.options.results.empty()) {
     return Ok{};
   }
-  if (plan.target.multislice()) {
-    return usage_error("--results with --slices: every slice's worker 0 would upload to the same worker-0/ folder; "
-                       "leave --results out (each worker of each slice is fetched with scp)");
-  }
   TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(plan.options.results));
   plan.results_run_url = url.join({plan.target.tpu, id, plan.options.run_id});
   return Ok{};

@@ -292,7 +292,10 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
     command.word("--kill-stale");
   }
   if (plan.results_run_url) {
-    command.word("--upload").word(*plan.results_run_url);
+    // Each slice's workers upload below slice-<s>/ (the guard adds worker-<i>/, its index within
+    // the slice), so the one collect call brings back the same folders the per-worker fetch makes.
+    command.word("--upload").word(plan.target.multislice() ? *plan.results_run_url + "/" + slice_folder(slice)
+                                                           : *plan.results_run_url);
   }
   if (plan.target.multislice()) {
     // The guard reads the MEGASCALE_* values from the worker's tpu-env, checks them against these

@@ -336,7 +336,9 @@ void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps
   sh.code(k_collect_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_collect_status));
   sh.code(k_collect_check);
-  if (plan.options.form == PlanForm::full) {
+  if (plan.options.form == PlanForm::full && plan.target.multislice()) {
+    sh.code(k_report_slices); // its library came with the runs
+  } else if (plan.options.form == PlanForm::full) {
     sh.code(k_worker_report_library).code(k_report_workers);
   }
   if (plan.preemptible()) {

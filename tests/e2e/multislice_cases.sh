@@ -67,6 +67,33 @@ case_multislice__two_slices_one_program() {
   done
 }
 
+# --results with --slices: each slice's workers upload below slice-<s>/ in the bucket, and one
+# download brings all 8 back into the same folders the per-worker fetch makes. On this machine:
+# per slice one stage and one run call, then the one download (and the queued resource's calls).
+case_multislice__results_through_one_bucket() {
+  local dir s w calls
+  dir=$(bare_course ms-results)
+  GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create-bucket lab-results >/dev/null
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --slices 2 --queued --poll 1s \
+    --bootstrap --teardown --results gs://lab-results/course --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  FAKEJAX_TIMEOUT=60 run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 8 workers on v5litepod-16"
+  for s in 0 1; do
+    for w in 0 1 2 3; do
+      [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/slice-$s/worker-$w/r1/artifacts/worker-$((w + 4 * s)).json" ]] ||
+        fail "slice $s worker $w: its receipt did not come back through the bucket"
+      [[ -d "$dir/state/gcs/lab-results/course/lab-pod/standin-lesson/r1/slice-$s/worker-$w/r1" ]] ||
+        fail "slice $s worker $w: not in the bucket under slice-$s/worker-$w/"
+    done
+  done
+  calls=$(ms_calls "$dir")
+  [[ "$calls" == *"ssh,ssh,scp,scp,ssh,ssh,storage cp,queued-resources delete" ]] || fail "calls: $calls"
+  [[ "$calls" != *"scp,scp,scp"* ]] || fail "a per-worker fetch was made: $calls"
+}
+
 case_multislice__one_slice_fails() {
   local dir
   dir=$(bare_course ms-fail)

@@ -63,7 +63,12 @@ collect_status=0
 gcloud storage cp --recursive gs://lab-results/course/my-pod/collective-update/r1 ./tpu-runs/my-pod/collective-update/ || collect_status=$?
 missing=()
 for ((i = 0; i < WORKERS; i++)); do
-  if [[ ! -d "$RUN_DIR/worker-$i/$RUN_ID" ]]; then
+  # With --slices, process i is worker i % HOSTS of slice i / HOSTS (as the fetch folders are).
+  folder="worker-$i"
+  if [[ -n ${SLICES-} ]]; then
+    folder="slice-$((i / HOSTS))/worker-$((i % HOSTS))"
+  fi
+  if [[ ! -d "$RUN_DIR/$folder/$RUN_ID" ]]; then
     missing+=("$i")
   fi
 done

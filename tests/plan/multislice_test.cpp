@@ -92,12 +92,28 @@ TEST_F(MultisliceTest, RefusedCombinations) {
   m_options.lifecycle.slices = 10;
   EXPECT_NE(error_of(build()).find("the last node's name"), std::string::npos);
   m_options.tpu = "pod";
-  m_options.results = "gs://bucket/x";
-  EXPECT_NE(error_of(build()).find("--results with --slices"), std::string::npos);
-  m_options.results.clear();
   m_options.lifecycle.capacity = Capacity::existing;
   m_options.teardown = true;
   EXPECT_NE(error_of(build()).find("--slices with --teardown needs --queued"), std::string::npos);
+}
+
+TEST_F(MultisliceTest, ResultsGoBelowEachSliceAndComeBackInOneCall) {
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.results = "gs://bucket/x";
+  auto p = build();
+  ASSERT_TRUE(p.ok()) << error_of(p);
+  const auto runs = of_kind(*p, StepKind::run);
+  ASSERT_EQ(runs.size(), 2U);
+  for (std::size_t slice = 0; slice < runs.size(); ++slice) {
+    const std::string command = runs[slice]->line.argv().back();
+    const std::string want = " --upload gs://bucket/x/pod/" + m_status.id + "/" + m_options.run_id + "/slice-" +
+                             std::to_string(slice) + " ";
+    EXPECT_NE(command.find(want), std::string::npos) << command;
+  }
+  EXPECT_TRUE(of_kind(*p, StepKind::fetch).empty());
+  ASSERT_EQ(of_kind(*p, StepKind::collect).size(), 1U);
+  // Per slice one stage and one run call; one download for every slice's workers.
+  EXPECT_EQ(of_kind(*p, StepKind::stage).size(), 2U);
 }
 
 } // namespace

@@ -13,13 +13,16 @@ inline constexpr std::string_view k_slice_folder_prefix = "slice-";
 // The folder that holds worker `worker`'s fetched files inside a local run folder: "worker-3".
 inline std::string worker_folder(int worker) { return std::string(k_worker_folder_prefix) + std::to_string(worker); }
 
+// The folder of slice `slice`'s workers in a run of several slices: "slice-1".
+inline std::string slice_folder(int slice) { return std::string(k_slice_folder_prefix) + std::to_string(slice); }
+
 // The folder of JAX process `process` (= worker + slice x hosts): worker-<p> on one slice, and
 // slice-<s>/worker-<i> when the run spans `slices` slices of `hosts` hosts each.
 inline std::string process_folder(int process, int hosts, int slices) {
   if (slices <= 1 || hosts <= 0) {
     return worker_folder(process);
   }
-  return std::string(k_slice_folder_prefix) + std::to_string(process / hosts) + "/" + worker_folder(process % hosts);
+  return slice_folder(process / hosts) + "/" + worker_folder(process % hosts);
 }
 
 // The same name for any worker, as docs and the text form show it: "worker-<i>".
