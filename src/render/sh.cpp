@@ -301,7 +301,10 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
                                              plan.options.parallel))});
   sh.code(k_fetch_library);
   for (const Step& step : steps) {
-    add_line(sh, ShellLine{"fetch_start", Word(step.workers->text())}.line(step.line));
+    // Labelled by JAX process (worker + slice x hosts), so that with --slices a failed download
+    // names one process of the run's $WORKERS, never a worker index two slices share.
+    const int process = step.workers->index() + step.slice.value_or(0) * plan.target.hosts();
+    add_line(sh, ShellLine{"fetch_start", Word(std::to_string(process))}.line(step.line));
   }
   sh.code(k_fetch_wait_all);
   sh.code(k_fetch_failed);

@@ -255,10 +255,10 @@ fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/ru
 fetch_start 1 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-1/ --zone=us-west4-a --worker=1
 fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-2/ --zone=us-west4-a --worker=2
 fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-3/ --zone=us-west4-a --worker=3
-fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-0/ --zone=us-west4-a --worker=0
-fetch_start 1 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-1/ --zone=us-west4-a --worker=1
-fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-2/ --zone=us-west4-a --worker=2
-fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-3/ --zone=us-west4-a --worker=3
+fetch_start 4 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-0/ --zone=us-west4-a --worker=0
+fetch_start 5 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-1/ --zone=us-west4-a --worker=1
+fetch_start 6 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-2/ --zone=us-west4-a --worker=2
+fetch_start 7 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-3/ --zone=us-west4-a --worker=3
 fetch_wait_all
 if ((${#fetch_failed[@]} > 0)); then
   echo "tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS" >&2
