@@ -171,7 +171,7 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   const auto run = sh.find(" || run_status=$?\n");
   const auto collect =
       sh.find("gcloud storage cp --recursive gs://lab-results/course/pod/lesson/r1 ./tpu-runs/pod/lesson/ || collect_status=$?\n");
-  const auto missing = sh.find("if [[ ! -d \"$RUN_DIR/worker-$i/$RUN_ID\" ]]; then");
+  const auto missing = sh.find("if [[ ! -d \"$RUN_DIR/$folder/$RUN_ID\" ]]; then");
   const auto named = sh.find("no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS\" >&2");
   const auto run_failed = sh.find("  exit \"$run_status\"\n");
   const auto verify = sh.find("\"$TPULAUNCH_PROGRAM\" verify");
