@@ -18,7 +18,6 @@ constexpr Code k_then{"; "};
 constexpr Code k_and{" && "};
 constexpr Code k_not{"!"};
 constexpr Code k_pipe{" | "};
-constexpr Code k_merge_stderr{" 2>&1"};
 constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
 static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
 // A local path as an argument: gcloud::local_path's "./" keeps a leading '-' from reading as an
