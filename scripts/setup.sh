@@ -12,6 +12,7 @@ packages=(
   openssh-server openssh-client      # real-gcloud tests: one real sshd per worker, gcloud's ssh and scp
   iproute2 procps                    # real-gcloud tests: a loopback-only network namespace; process tools
   clang libclang-rt-14-dev           # fuzzing (libFuzzer) and sanitizers
+  clang-tidy                         # lint: the function-size check (tests/function_size.sh)
   hyperfine valgrind                 # benchmarks (wall time; callgrind instruction counts)
 )
 

@@ -110,12 +110,6 @@ std::map<std::string, Folder> measure_tree() {
   return tree;
 }
 
-// Files allowed over 500 lines, each with its ceiling and the reason; docs/architecture.md names them.
-const std::map<std::string, long> over_500_allowed = {
-    // Trimming the guard changes its digest in the sh goldens: left for the next change to the guard.
-    {"src/remote/run_guard.bash", 503},
-};
-
 TEST(Architecture, NoSourceFileIsOver500Lines) {
   const std::set<std::string> checked = {".cpp", ".hpp", ".bash", ".sh", ".py"};
   for (const char* root : {"src", "include"}) {
@@ -125,9 +119,7 @@ TEST(Architecture, NoSourceFileIsOver500Lines) {
       }
       const long lines = line_count(file);
       const std::string relative = fs::relative(file, source_dir).generic_string();
-      const auto allowed = over_500_allowed.find(relative);
-      const long limit = allowed == over_500_allowed.end() ? 500 : allowed->second;
-      EXPECT_LE(lines, limit) << relative << " has " << lines
+      EXPECT_LE(lines, 500) << relative << " has " << lines
                             << " lines: split it by concept (issue 24: no file over 500 lines)";
     }
   }
