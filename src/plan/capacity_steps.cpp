@@ -55,9 +55,9 @@ Step queue_step(const Plan& plan) {
   return step;
 }
 
-// The TPU's state (with --slices, the first node's: the preemption check asks one node).
-ShellLine node_state_line(const Plan& plan) {
-  return gcloud::tpu_vm_describe({plan.target.node(0), plan.target.location(), "value(state)"});
+// The state of the TPU (with --slices, of slice `slice`'s node).
+ShellLine node_state_line(const Plan& plan, int slice = 0) {
+  return gcloud::tpu_vm_describe({plan.target.node(slice), plan.target.location(), "value(state)"});
 }
 
 // The one state query of what the plan asks for: the queued resource's state (--queued), or the
@@ -117,14 +117,18 @@ Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
   return step;
 }
 
-Step preemption_check_step(const Plan& plan) {
+// One per slice: with --slices any slice's node may be the one preempted, and the run then fails
+// on every slice (the others wait for it), so each node is asked.
+Step preemption_check_step(const Plan& plan, int slice) {
   Step step;
   step.kind = StepKind::preemption_check;
   step.where = StepWhere::local;
   step.when = StepWhen::step_failed;
-  step.summary = fmt::format("ask for the {} TPU's state once: PREEMPTED or TERMINATED is reported as such (exit {})",
-                             to_string(plan.target.provisioning), to_int(PipelineStatus::preempted));
-  step.line = node_state_line(plan);
+  step.slice = slice_of(plan, slice);
+  step.summary = fmt::format("ask for the {} TPU's state once{}: PREEMPTED or TERMINATED is reported as such (exit {})",
+                             to_string(plan.target.provisioning), on_slice(plan, slice),
+                             to_int(PipelineStatus::preempted));
+  step.line = node_state_line(plan, slice);
   return step;
 }
 
@@ -155,7 +159,9 @@ Status add_capacity_steps(Plan& plan) {
     plan.steps.push_back(release_step(plan));
   }
   if (plan.preemptible()) {
-    plan.steps.push_back(preemption_check_step(plan));
+    for (int slice = 0; slice < plan.target.nodes; ++slice) {
+      plan.steps.push_back(preemption_check_step(plan, slice));
+    }
   }
   return Ok{};
 }

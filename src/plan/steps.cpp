@@ -68,15 +68,6 @@ Word remote(const Plan& plan, int slice, const Word& path) {
   return gcloud::on_node(plan.target.node(slice), path);
 }
 
-// The slice a per-slice step names: nullopt on one slice, where steps name none.
-std::optional<int> slice_of(const Plan& plan, int slice) {
-  return plan.target.multislice() ? std::optional<int>(slice) : std::nullopt;
-}
-
-// " on slice S (node N)" for a summary, with --slices only.
-std::string on_slice(const Plan& plan, int slice) {
-  return plan.target.multislice() ? fmt::format(" on slice {} ({})", slice, plan.target.node(slice)) : "";
-}
 
 // The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
 // host (gcloud's default worker 0 is the only one).
@@ -121,6 +112,14 @@ std::vector<std::string> local_folders(const Plan& plan) {
 }
 
 } // namespace
+
+std::optional<int> slice_of(const Plan& plan, int slice) {
+  return plan.target.multislice() ? std::optional<int>(slice) : std::nullopt;
+}
+
+std::string on_slice(const Plan& plan, int slice) {
+  return plan.target.multislice() ? fmt::format(" on slice {} ({})", slice, plan.target.node(slice)) : "";
+}
 
 Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
 

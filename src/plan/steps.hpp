@@ -2,6 +2,7 @@
 // The planner's parts, inside src/plan/: one function per step kind (steps.cpp for the run's own
 // steps, capacity_steps.cpp for getting and giving back the TPU) and the option checks
 // (options.cpp). plan.cpp puts them in order.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,11 @@ inline constexpr std::string_view k_discovery_file = "discover.py";
 
 // ~/jax-tpu-lab/<rest> on a worker.
 Word lab_path(std::string_view rest);
+
+// The slice a per-slice step names: nullopt on one slice, where steps name none.
+std::optional<int> slice_of(const Plan& plan, int slice);
+// " on slice S (node N)" for a summary, with --slices only.
+std::string on_slice(const Plan& plan, int slice);
 
 // The steps of the run itself (steps.cpp), in the order a plan has them.
 Step prepare_step(const Plan& plan);

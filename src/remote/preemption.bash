@@ -1,17 +1,26 @@
-node_state() { @describe@; }
+# node_state NODE: the state of the plan's TPU named NODE (with --slices, each slice's node): a case
+# on NODE with one describe call a node.
+node_state() {
+  @describe@
+}
 preempted=""
 preemption_checked=0
-# check_preempted: ask gcloud for the TPU's state, once; PREEMPTED or TERMINATED is noted.
+# check_preempted: ask gcloud for each node's state, once; the first PREEMPTED or TERMINATED one is noted.
 check_preempted() {
-  local state
+  local node state nodes=(@nodes@)
   if ((preemption_checked)); then
     return 0
   fi
   preemption_checked=1
-  state=$(node_state) || return 0
-  case $state in
-    PREEMPTED | TERMINATED) preempted=$state ;;
-  esac
+  for node in "${nodes[@]}"; do
+    state=$(node_state "$node") || continue
+    case $state in
+      PREEMPTED | TERMINATED)
+        preempted="$node was $state"
+        return 0
+        ;;
+    esac
+  done
 }
 # stop_if_preempted: when it was, say so (it is not a failure of the program) and exit @preempted@; with
 # --teardown, delete it first, as it still holds quota.
@@ -19,7 +28,7 @@ stop_if_preempted() {
   if [[ -z $preempted ]]; then
     return 0
   fi
-  echo "tpulaunch: error: $TPU was $preempted during the pipeline: it was preempted, this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
+  echo "tpulaunch: error: $preempted during the pipeline: it was preempted, this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
   if ((TEARDOWN)); then
     echo "tpulaunch: deleting it (--teardown), as it still holds quota" >&2
     release_capacity || true

@@ -104,11 +104,16 @@ constexpr Code k_fi{"\nfi"};
 constexpr Code k_if_not_block{"if ! { "};
 constexpr Code k_block_then{"; }; then\n  "};
 
-// --- preemption: one state query after a failed step on a spot or preemptible TPU -------------
-// node_state runs @describe@; check_preempted, stop_if_preempted (which stops with @preempted@)
-// and failed_step use it (src/remote/preemption.bash).
+// --- preemption: one state query a node after a failed step on a spot or preemptible TPU -------
+// node_state NODE runs @describe@'s branch for NODE; check_preempted asks each of @nodes@;
+// stop_if_preempted (which stops with @preempted@) and failed_step use it (src/remote/preemption.bash).
 constexpr Code k_preemption_functions = Code{embedded::preemption_bash}.without_final_newline();
 constexpr Code k_or_failed_step{" || failed_step $?"};
+constexpr Code k_case_on_node{"case $1 in"};
+constexpr Code k_case_branch_start{"\n    "};
+constexpr Code k_case_pattern_end{") "};
+constexpr Code k_case_branch_end{" ;;"};
+constexpr Code k_case_end{"\n  esac"};
 constexpr Code k_check_preempted_if_run_failed{"if ((run_status != 0)); then\n  check_preempted\nfi"};
 constexpr Code k_check_preempted_if_failed{
     "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
@@ -262,11 +267,21 @@ void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
                     Word(queued ? "queued resource " + plan.target.queued_resource : "TPU VM " + plan.target.tpu)});
 }
 
+// The preemption check of each node (one on one slice), as one set of functions: node_state is a
+// case with a branch per node, `NODE) describe-line ;;`, and check_preempted asks them in order.
 void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
-  const Step& step = steps.front();
-  sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
-  add_line(sh, fill_holes(k_preemption_functions,
-                          {{"describe", step.line}, {"preempted", status_word(PipelineStatus::preempted)}}));
+  ShellLine branches = ShellLine().code(k_case_on_node);
+  ShellLine nodes;
+  for (const Step& step : steps) {
+    sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+    const Word node = plan.target.node(step.slice.value_or(0));
+    branches.code(k_case_branch_start).word(node).code(k_case_pattern_end).line(step.line).code(k_case_branch_end);
+    nodes.word(node);
+  }
+  branches.code(k_case_end);
+  add_line(sh, fill_holes(k_preemption_functions, {{"describe", branches},
+                                                   {"nodes", nodes},
+                                                   {"preempted", status_word(PipelineStatus::preempted)}}));
 }
 
 void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -447,7 +462,8 @@ std::string render_sh(const Plan& plan) {
   bool trap_set = false;
   for (std::size_t i = 0; i < plan.steps.size();) {
     std::size_t end = i + 1;
-    if (!concurrent_group(plan.steps[i]).empty()) {
+    // The preemption checks of several slices, too: one function asks every node.
+    if (!concurrent_group(plan.steps[i]).empty() || plan.steps[i].kind == StepKind::preemption_check) {
       while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
         ++end;
       }

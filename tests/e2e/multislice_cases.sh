@@ -122,6 +122,27 @@ case_multislice__one_slice_fails() {
     fail "coordinator: workers saw '$seen', lab-pod-0 worker 0 is '$coordinator'"
 }
 
+# One slice of a spot Multislice is preempted: the run fails on both (slice 0 waits for it), and the
+# preemption check asks each slice's node, so the preempted one is named (exit 92), not reported
+# as a failed program; --teardown deletes the queued resource with every node.
+case_multislice__preempted_slice_is_named() {
+  local dir
+  dir=$(bare_course ms-preempted)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --slices 2 --queued --spot --poll 1s \
+    --bootstrap --teardown --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  LESSON_HANG_WORKER=4 GCLOUD_STANDIN_PREEMPT_AFTER=2 GCLOUD_STANDIN_PREEMPT_NODE=lab-pod-1 FAKEJAX_TIMEOUT=20 \
+    run_pipeline "$dir" run.sh
+  expect_status 92
+  expect_stderr_contains "tpulaunch: error: lab-pod-1 was PREEMPTED during the pipeline: it was preempted, this is not a failure of the program"
+  expect_stderr_contains "deleting it (--teardown), as it still holds quota"
+  [[ "$err" != *"lab-pod-0 was"* ]] || fail "slice 0's node was reported as preempted"
+  [[ "$(GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" compute tpus tpu-vm describe lab-pod-0 --zone=us-west4-a \
+    --project=lab-project-1 --format='value(state)' 2>/dev/null)" != PREEMPTED ]] || fail "slice 0's node was preempted too"
+  compgen -G "$dir/state/deleted/qr-lab-pod-qr*" >/dev/null || fail "the queued resource still exists"
+}
+
 case_multislice__golden_queued_spot_teardown() {
   local args=(collective-update --slice v5litepod-16 "${TPU_FLAGS[@]}" --slices 2 --queued --spot --teardown)
   run -C "$COURSE" plan "${args[@]}"

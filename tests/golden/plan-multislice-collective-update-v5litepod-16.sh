@@ -99,21 +99,34 @@ wait_for_capacity() {
 }
 wait_for_capacity ACTIVE 'FAILED SUSPENDED SUSPENDING DELETING' 60 43200 'queued resource my-pod-qr'
 
-# preemption-check (only if a step fails on this spot TPU): ask for the spot TPU's state once: PREEMPTED or TERMINATED is reported as such (exit 92)
-node_state() { gcloud compute tpus tpu-vm describe my-pod-0 --zone=us-west4-a --format='value(state)'; }
+# preemption-check (only if a step fails on this spot TPU): ask for the spot TPU's state once on slice 0 (my-pod-0): PREEMPTED or TERMINATED is reported as such (exit 92)
+# preemption-check (only if a step fails on this spot TPU): ask for the spot TPU's state once on slice 1 (my-pod-1): PREEMPTED or TERMINATED is reported as such (exit 92)
+# node_state NODE: the state of the plan's TPU named NODE (with --slices, each slice's node): a case
+# on NODE with one describe call a node.
+node_state() {
+  case $1 in
+    my-pod-0) gcloud compute tpus tpu-vm describe my-pod-0 --zone=us-west4-a --format='value(state)' ;;
+    my-pod-1) gcloud compute tpus tpu-vm describe my-pod-1 --zone=us-west4-a --format='value(state)' ;;
+  esac
+}
 preempted=""
 preemption_checked=0
-# check_preempted: ask gcloud for the TPU's state, once; PREEMPTED or TERMINATED is noted.
+# check_preempted: ask gcloud for each node's state, once; the first PREEMPTED or TERMINATED one is noted.
 check_preempted() {
-  local state
+  local node state nodes=(my-pod-0 my-pod-1)
   if ((preemption_checked)); then
     return 0
   fi
   preemption_checked=1
-  state=$(node_state) || return 0
-  case $state in
-    PREEMPTED | TERMINATED) preempted=$state ;;
-  esac
+  for node in "${nodes[@]}"; do
+    state=$(node_state "$node") || continue
+    case $state in
+      PREEMPTED | TERMINATED)
+        preempted="$node was $state"
+        return 0
+        ;;
+    esac
+  done
 }
 # stop_if_preempted: when it was, say so (it is not a failure of the program) and exit 92; with
 # --teardown, delete it first, as it still holds quota.
@@ -121,7 +134,7 @@ stop_if_preempted() {
   if [[ -z $preempted ]]; then
     return 0
   fi
-  echo "tpulaunch: error: $TPU was $preempted during the pipeline: it was preempted, this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
+  echo "tpulaunch: error: $preempted during the pipeline: it was preempted, this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
   if ((TEARDOWN)); then
     echo "tpulaunch: deleting it (--teardown), as it still holds quota" >&2
     release_capacity || true

@@ -46,6 +46,24 @@ TEST_F(MultisliceTest, QueuedAsksForANodeCountAndDeletesTheQueuedResource) {
   EXPECT_EQ(teardown[5], "pod-qr");
 }
 
+// A preempted slice fails the run on every slice: the check asks each node, not slice 0's alone.
+TEST_F(MultisliceTest, SpotAsksEverySlicesNodeAfterAFailedStep) {
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  auto p = build();
+  ASSERT_TRUE(p.ok()) << error_of(p);
+  const auto checks = of_kind(*p, StepKind::preemption_check);
+  ASSERT_EQ(checks.size(), 2U);
+  for (int s = 0; s < 2; ++s) {
+    const Step& check = *checks[static_cast<std::size_t>(s)];
+    EXPECT_EQ(check.slice, s);
+    EXPECT_EQ(check.when, StepWhen::step_failed);
+    const auto argv = check.line.argv();
+    EXPECT_EQ(argv[4], "describe");
+    EXPECT_EQ(argv[5], "pod-" + std::to_string(s));
+  }
+}
+
 TEST_F(MultisliceTest, OneStageAndRunPerSliceEachToldItsSlice) {
   auto p = build(); // existing TPUs pod-0 and pod-1
   ASSERT_TRUE(p.ok()) << error_of(p);

@@ -216,8 +216,8 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
                                "--zone=us-central1-a --force --quiet; then\n");
   const auto wait = sh.find("\nwait_for_capacity ACTIVE 'FAILED SUSPENDED SUSPENDING DELETING' 60 43200 "
                             "'queued resource pod-qr'\n");
-  const auto check = sh.find("\nnode_state() { gcloud compute tpus tpu-vm describe pod --zone=us-central1-a "
-                             "--format='value(state)'; }\n");
+  const auto check = sh.find("\nnode_state() {\n  case $1 in\n    pod) gcloud compute tpus tpu-vm describe pod "
+                             "--zone=us-central1-a --format='value(state)' ;;\n  esac\n}\n");
   const auto stage = sh.find(".sh public/exercises/lesson.py pod: --zone=us-central1-a "
                              "--worker=all || failed_step $?\n");
   const auto run = sh.find(" || run_status=$?\nif ((run_status != 0)); then\n  check_preempted\nfi\n");

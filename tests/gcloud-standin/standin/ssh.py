@@ -155,7 +155,8 @@ def cmd_ssh(ns):
 
 class Preemption:
     """GCLOUD_STANDIN_PREEMPT_AFTER=SECONDS: that long into an ssh call that runs a command
-    on a spot or preemptible node, Google preempts the node: its state becomes PREEMPTED
+    on a spot or preemptible node (only the node GCLOUD_STANDIN_PREEMPT_NODE names, when set:
+    one slice of several), Google preempts the node: its state becomes PREEMPTED
     (§10.3), every worker's processes end at once (SIGKILL: the VMs are gone), and ssh
     sees the connection close (255, so gcloud retries, and the retries cannot connect)."""
 
@@ -163,7 +164,8 @@ class Preemption:
         self.node, self.procs, self.happened = node, [], False
         self.lock = threading.Lock()
         raw = os.environ.get("GCLOUD_STANDIN_PREEMPT_AFTER", "")
-        self.armed = bool(raw) and node.preemptible
+        only = os.environ.get("GCLOUD_STANDIN_PREEMPT_NODE", "")
+        self.armed = bool(raw) and node.preemptible and only in ("", node.name)
         self.timer = None
         if raw:
             try:
