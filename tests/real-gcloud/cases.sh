@@ -372,6 +372,24 @@ case_life__multislice_two_slices() {
   compgen -G "$real_dir/state/deleted/lab-pod-1.*" >/dev/null || fail "slice 1's node still exists"
 }
 
+# One slice of a spot Multislice PREEMPTED while its program runs: the plan asks each slice's node
+# and names slice 1's (92, not a failed program), and deletes the queued resource with both nodes.
+case_life__multislice_preempted_slice() {
+  # Process 2 (slice 1's worker 0) hangs after its receipt, so slice 1's run is still going when
+  # its node is preempted: the stand-in 2 s into that ssh call, the loopback API once the receipt
+  # exists in lab-pod-1's folder (the glob is relative to each node's, so lab-pod-0 never matches).
+  LESSON_HANG_WORKER=2 GCLOUD_STANDIN_PREEMPT_AFTER=2 GCLOUD_STANDIN_PREEMPT_NODE=lab-pod-1 GCLOUD_STANDIN_QR_STATES=ACTIVE \
+    REALGCLOUD_PREEMPT_WHEN='worker-0/home/jax-tpu-lab/**/artifacts/worker-2.json' \
+    scenario multislice-preempted 0 -- standin-lesson --slice v4-16 "${PIPE_FLAGS[@]}" --slices 2 --queued --spot \
+    --poll 1s --teardown
+  expect_same_as_standin
+  expect_status 92
+  expect_stderr_contains "tpulaunch: error: lab-pod-1 was PREEMPTED during the pipeline: it was preempted, this is not a failure of the program"
+  [[ "$err" != *"lab-pod-0 was"* ]] || fail "slice 0's node was reported as preempted"
+  compgen -G "$real_dir/state/deleted/lab-pod-0.*" >/dev/null || fail "slice 0's node still exists"
+  compgen -G "$real_dir/state/deleted/lab-pod-1.*" >/dev/null || fail "slice 1's node still exists"
+}
+
 # A queued resource that goes FAILED: deleted (it holds quota), its state named, status 90.
 case_life__queued_failed_is_deleted() {
   GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,FAILED scenario queued-failed 0 -- standin-lesson --slice v5litepod-8 \
