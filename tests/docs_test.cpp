@@ -1,6 +1,8 @@
 // The docs are written from the same tables the code uses; these tests keep them in step.
+#include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string_view>
 
@@ -124,6 +126,23 @@ TEST(Docs, CliReferenceListsEveryPipelineStatus) {
     EXPECT_NE(doc.find(fmt::format("| {} | {} | {} |", to_int(info.status), info.where, info.meaning)), std::string::npos)
         << to_int(info.status);
   }
+}
+
+// Every real-gcloud case (a `case_<group>__<name>` function, ctest real-gcloud.<group>.<name>) has
+// its row in the harness's README, which is where a reader learns what the real gcloud was shown.
+TEST(Docs, RealGcloudReadmeListsEveryCase) {
+  const std::string cases = read_doc("tests/real-gcloud/cases.sh");
+  const std::string readme = read_doc("tests/real-gcloud/README.md");
+  ASSERT_FALSE(cases.empty());
+  const std::regex function(R"(\ncase_([a-z0-9_]+)__([a-z0-9_]+)\(\))");
+  int count = 0;
+  for (auto it = std::sregex_iterator(cases.begin(), cases.end(), function); it != std::sregex_iterator(); ++it) {
+    std::string name = fmt::format("real-gcloud.{}.{}", (*it)[1].str(), (*it)[2].str());
+    std::replace(name.begin(), name.end(), '_', '-');
+    EXPECT_NE(readme.find("| `" + name + "` |"), std::string::npos) << name << " has no row in tests/real-gcloud/README.md";
+    ++count;
+  }
+  EXPECT_GT(count, 10);
 }
 
 } // namespace
