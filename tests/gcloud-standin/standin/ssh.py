@@ -182,7 +182,10 @@ class Preemption:
         with self.lock:
             self.procs.append(proc)
             if self.happened:
+                # Started before the preemption's sweep but watched after it: its shell may have
+                # left the session already (setsid), so sweep again once its group is gone.
                 self.kill(proc)
+                kill_worker_processes(self.node)
 
     def kill(self, proc):
         # A worker whose ssh call was already waited for is gone, and its pid (the session's
