@@ -111,9 +111,11 @@ SELFTEST_SECRET=leak LESSON_KNOB=k g "${TPU[@]}" ssh pod "${ZP[@]}" \
   --command='echo "[${SELFTEST_SECRET-}] [${LESSON_KNOB-}]"'
 expect "caller's env stays local; LESSON_* is forwarded" 0 "" "[] [k]"
 
-# concurrency: every worker starts before any finishes
+# concurrency: every worker starts before any finishes. Each waits (at most 10 s) until all four
+# have started, rather than sleeping a fixed time that a loaded machine may take to start them:
+# run one after another, worker 0 would end before worker 1 started.
 g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=all \
-  --command='date +%s.%N > ~/t0; sleep 1; date +%s.%N > ~/t1'
+  --command='date +%s.%N > ~/t0.tmp; mv ~/t0.tmp ~/t0; for _ in $(seq 100); do set -- ~/../../worker-*/home/t0; [ "$#" -eq 4 ] && [ -e "$4" ] && break; sleep 0.1; done; date +%s.%N > ~/t1'
 python3 - "$STATE" >"$WORK/conc" 2>&1 <<'EOF'
 import sys, pathlib
 root = pathlib.Path(sys.argv[1]) / "tpus" / "pod"
