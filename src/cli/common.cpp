@@ -240,6 +240,10 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
       life.add_flag("--reserved", args.reserved, "use reserved capacity (with --create or --queued)"));
   args.tpu_only.push_back(
       life.add_flag("--guaranteed", args.guaranteed, "a guaranteed queued resource (with --queued)"));
+  args.tpu_only.push_back(life.add_flag(
+      "--internal-ips", args.lifecycle.internal_ips,
+      "with --create/--queued: workers without external addresses (gcloud's --internal-ips); reached from inside "
+      "the VPC network or with --tunnel-through-iap"));
   args.tpu_only.push_back(
       life.add_option("--runtime-version", args.lifecycle.runtime_version,
                       "the TPU software version to create with (default: the catalog's for the slice)"));

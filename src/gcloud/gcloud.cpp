@@ -119,6 +119,9 @@ ShellLine tpu_vm_create(const TpuVmCreate& call) {
   if (call.async) {
     line.word("--async");
   }
+  if (call.internal_ips) {
+    line.word("--internal-ips");
+  }
   add_project(line, call.at);
   return line;
 }
@@ -151,6 +154,9 @@ ShellLine queued_create(const QueuedCreate& call) {
   add_provisioning(line, call.provisioning);
   if (!call.valid_until.empty()) {
     line.word(flag("--valid-until-duration", call.valid_until));
+  }
+  if (call.internal_ips) {
+    line.word("--internal-ips");
   }
   add_project(line, call.at);
   return line;

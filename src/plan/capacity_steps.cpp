@@ -24,18 +24,23 @@ std::string deleted_what(const Plan& plan) {
   return plan.target.queued() ? "the queued resource and its TPU VM" : "the TPU VM";
 }
 
+// The words a summary adds for --internal-ips.
+constexpr std::string_view k_internal_only = ", internal addresses only";
+
 // tpu-vm create ... --async: gcloud's own wait has no deadline, so the wait step polls instead.
 Step create_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::create;
   step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
-  step.summary = fmt::format("create the TPU VM ({}{}) and return at once; the wait step polls its state",
+  step.summary = fmt::format("create the TPU VM ({}{}{}) and return at once; the wait step polls its state",
                              plan.target.slice->name,
                              plan.target.provisioning == Provisioning::standard
                                  ? ""
-                                 : ", " + std::string(to_string(plan.target.provisioning)));
+                                 : ", " + std::string(to_string(plan.target.provisioning)),
+                             plan.target.internal_ips ? k_internal_only : "");
   step.line = gcloud::tpu_vm_create({plan.target.tpu, plan.target.location(), plan.target.slice->name,
-                                     plan.target.runtime_version, plan.target.provisioning, true});
+                                     plan.target.runtime_version, plan.target.provisioning, true,
+                                     plan.target.internal_ips});
   return step;
 }
 
@@ -48,10 +53,12 @@ Step queue_step(const Plan& plan) {
   const std::string nodes = target.multislice() ? fmt::format("{} slices, nodes {} ... {}", target.nodes,
                                                               target.node(0), target.node(target.nodes - 1))
                                                 : "node " + target.tpu;
-  step.summary = fmt::format("ask for {} as queued resource {}, {}{}", target.slice->name, target.queued_resource,
-                             nodes, valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
+  step.summary = fmt::format("ask for {} as queued resource {}, {}{}{}", target.slice->name, target.queued_resource,
+                             nodes, target.internal_ips ? k_internal_only : "",
+                             valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
   step.line = gcloud::queued_create({target.queued_resource, target.tpu, target.location(), target.slice->name,
-                                     target.runtime_version, target.provisioning, valid_until, target.nodes});
+                                     target.runtime_version, target.provisioning, valid_until, target.nodes,
+                                     target.internal_ips});
   return step;
 }
 

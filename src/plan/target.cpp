@@ -61,6 +61,9 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
                         "--queued-resource and --valid-until-duration need --queued"));
   TPULAUNCH_CHECK(needs(creates || (life.runtime_version.empty() && !life.ready_timeout && !life.poll),
                         "--runtime-version, --ready-timeout and --poll need --create or --queued"));
+  TPULAUNCH_CHECK(needs(creates || !life.internal_ips,
+                        "--internal-ips asks for workers without external addresses when the TPU is made: it needs "
+                        "--create or --queued (an existing TPU's addresses are what they are)"));
   TPULAUNCH_CHECK(resolve_slices(options));
   Target target;
   target.nodes = life.slices.value_or(1);
@@ -71,6 +74,7 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
   target.capacity = life.capacity;
   target.provisioning = life.provisioning;
   target.connection = options.connection;
+  target.internal_ips = life.internal_ips;
   target.runtime_version = life.runtime_version.empty() ? slice.runtime_version : life.runtime_version;
   TPULAUNCH_CHECK(validate_value(ValueKind::runtime_version, target.runtime_version));
   if (target.queued()) {

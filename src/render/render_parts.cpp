@@ -58,6 +58,17 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   if (const std::string_view note = gcloud::connection_note(plan.target.connection); !note.empty()) {
     notes.emplace_back(note);
   }
+  if (plan.target.internal_ips && plan.target.connection == Connection::external) {
+    notes.emplace_back("--internal-ips: the workers get no external addresses, and gcloud then connects to their "
+                       "internal ones (it falls back to them when a worker has no external address), so the machine "
+                       "running this plan needs a route into the TPU's VPC network and tcp:22 open to it, as for "
+                       "--internal-ip; from outside the network, add --tunnel-through-iap");
+  }
+  if (plan.target.internal_ips && plan.options.bootstrap) {
+    notes.emplace_back("--internal-ips with --bootstrap: pip installs jax[tpu] from PyPI, which workers without "
+                       "external addresses reach only through Cloud NAT (or a proxy) on the TPU's network; without "
+                       "one the bootstrap step fails");
+  }
   if (const Step* teardown = find_step(plan, StepKind::teardown)) {
     notes.push_back(
         fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "

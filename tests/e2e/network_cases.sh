@@ -70,6 +70,30 @@ case_net__iap_on_the_alpha_track() {
   done < <(ssh_scp_argvs "$dir")
 }
 
+# --internal-ips: asked for when the TPU is made (the create call only; refused for an existing
+# TPU), with the notes on reaching such workers and on PyPI through Cloud NAT for --bootstrap.
+case_net__internal_ips_when_the_tpu_is_made() {
+  local dir
+  dir=$(bare_course net-internal-ips)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --internal-ips
+  expect_status 2
+  expect_one_error_line "--internal-ips asks for workers without external addresses when the TPU is made: it needs --create or --queued"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --create --internal-ips --bootstrap
+  expect_status 0
+  expect_stdout_contains "gcloud compute tpus tpu-vm create lab-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --version=v2-alpha-tpuv5-lite --async --internal-ips --project=lab-project-1"
+  expect_stdout_contains "--internal-ips: the workers get no external addresses"
+  expect_stdout_contains "reach only through Cloud NAT"
+  [[ "$(grep -c -- '--internal-ips' <<<"$out")" == 3 ]] || fail "--internal-ips beyond the create line and the two notes"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --create --internal-ips --poll 1s \
+    --bootstrap --teardown --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified:"
+  standin_calls "$dir" | grep '"create"' | grep -q '"--internal-ips"' || fail "the stand-in's create call had no --internal-ips"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: network_cases.sh case_<command>__<name>" >&2
   exit 2

@@ -79,6 +79,22 @@ TEST(GcloudTest, CreateOrdersTypeVersionProvisioningAsyncProject) {
                   "--project=my-project"}));
 }
 
+// --internal-ips (workers without external addresses) on both ways of making a TPU, before --project.
+TEST(GcloudTest, CreateAndQueueAskForInternalAddressesOnly) {
+  TpuVmCreate create{"pod", k_zone_project, "v5litepod-16", "v2", Provisioning::standard, true};
+  create.internal_ips = true;
+  EXPECT_EQ(tpu_vm_create(create).argv(),
+            (Argv{"gcloud", "compute", "tpus", "tpu-vm", "create", "pod", "--zone=us-west4-a",
+                  "--accelerator-type=v5litepod-16", "--version=v2", "--async", "--internal-ips",
+                  "--project=my-project"}));
+  QueuedCreate queue{"pod-qr", "pod", k_zone_project, "v5litepod-16", "v2", Provisioning::spot, "6h", 2};
+  queue.internal_ips = true;
+  EXPECT_EQ(queued_create(queue).argv(),
+            (Argv{"gcloud", "compute", "tpus", "queued-resources", "create", "pod-qr", "--node-count=2",
+                  "--node-prefix=pod", "--zone=us-west4-a", "--accelerator-type=v5litepod-16", "--runtime-version=v2",
+                  "--spot", "--valid-until-duration=6h", "--internal-ips", "--project=my-project"}));
+}
+
 TEST(GcloudTest, CreateSpellsEachProvisioningFlag) {
   const auto last_flag = [](Provisioning provisioning) {
     return tpu_vm_create(TpuVmCreate{"p", k_zone, "t", "v", provisioning, false}).argv().back();

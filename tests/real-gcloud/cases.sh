@@ -27,7 +27,9 @@ case_grammar__every_plan_form() {
     "--course"
     "--bootstrap --teardown"
     "--create --spot --project lab-project-1"
+    "--create --internal-ips --tunnel-through-iap"
     "--queued --reserved --timeout 1h"
+    "--queued --internal-ips --internal-ip"
     "--queued --spot --bootstrap --teardown --project lab-project-1"
     "--results gs://lab-results/runs --bootstrap"
   )

@@ -1,5 +1,7 @@
 #include "tpulaunch/target/target.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "support/plan_fixture.hpp"
@@ -122,6 +124,30 @@ TEST_F(TargetPlanTest, FlagsThatDoNotGoTogetherAreRefusedBeforeAnyTarget) {
   auto result = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.error().message.find("--guaranteed"), std::string::npos) << result.error().message;
+}
+
+// --internal-ips is asked for when the TPU is made: on the create (or queue) call only, and refused
+// for an existing TPU, whose addresses the plan cannot change.
+TEST_F(TargetPlanTest, InternalAddressesOnlyAreAskedForWhenTheTpuIsMade) {
+  m_options.lifecycle.internal_ips = true;
+  auto existing = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_FALSE(existing.ok());
+  EXPECT_NE(existing.error().message.find("--internal-ips"), std::string::npos) << existing.error().message;
+  EXPECT_NE(existing.error().message.find("--create or --queued"), std::string::npos) << existing.error().message;
+  for (const Capacity capacity : {Capacity::create, Capacity::queued}) {
+    m_options.lifecycle.capacity = capacity;
+    const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+    EXPECT_TRUE(p.target.internal_ips);
+    int with_flag = 0;
+    for (const Step& step : p.steps) {
+      const auto argv = step.line.argv();
+      if (std::find(argv.begin(), argv.end(), "--internal-ips") != argv.end()) {
+        ++with_flag;
+        EXPECT_TRUE(step.kind == StepKind::create || step.kind == StepKind::queue) << step.name();
+      }
+    }
+    EXPECT_EQ(with_flag, 1);
+  }
 }
 
 TEST_F(TargetPlanTest, TheCpuRouteHasATargetWithoutASlice) {

@@ -63,7 +63,7 @@ std::string local_path(const std::string& path);
 Word on_node(std::string_view node, const Word& path);
 
 // tpu-vm create NODE --zone=Z --accelerator-type=T --version=V [provisioning] [--async]
-// [--project=P]. With --async gcloud returns at once; the plan's wait step polls instead.
+// [--internal-ips] [--project=P]. With --async gcloud returns at once; the plan's wait step polls instead.
 struct TpuVmCreate {
   std::string node;
   Location at;
@@ -71,6 +71,7 @@ struct TpuVmCreate {
   std::string version;
   Provisioning provisioning = Provisioning::standard;
   bool async = false;
+  bool internal_ips = false; // workers without external addresses
 };
 ShellLine tpu_vm_create(const TpuVmCreate& call);
 
@@ -90,7 +91,8 @@ struct TpuVmDelete {
 ShellLine tpu_vm_delete(const TpuVmDelete& call);
 
 // queued-resources create QR (--node-id=NODE | --node-count=N --node-prefix=NODE) --zone=Z
-// --accelerator-type=T --runtime-version=V [provisioning] [--valid-until-duration=D] [--project=P].
+// --accelerator-type=T --runtime-version=V [provisioning] [--valid-until-duration=D] [--internal-ips]
+// [--project=P].
 // With a node count (Multislice) the nodes are NODE-0 ... NODE-(N-1); gcloud refuses a count of 1.
 struct QueuedCreate {
   std::string queued_resource;
@@ -101,6 +103,7 @@ struct QueuedCreate {
   Provisioning provisioning = Provisioning::standard;
   std::string valid_until; // empty: no flag
   int node_count = 1;      // > 1: --node-count=N --node-prefix=NODE in place of --node-id=NODE
+  bool internal_ips = false; // workers without external addresses
 };
 ShellLine queued_create(const QueuedCreate& call);
 

@@ -43,6 +43,7 @@ struct LifecycleOptions {
   std::optional<Duration> timeout;       // --timeout; none: the program may run as long as it likes
   std::optional<Duration> grace;         // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale; none: 30s
   bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
+  bool internal_ips = false;   // --internal-ips (with --create/--queued): workers without external addresses
   std::optional<int> slices;   // --slices N (2..k_max_slices): one program over N slices; none: one
 };
 

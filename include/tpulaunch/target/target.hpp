@@ -36,6 +36,7 @@ struct Target {
   Provisioning provisioning = Provisioning::standard;
   std::string runtime_version; // for create/queue: --runtime-version or the catalog's
   Connection connection = Connection::external;
+  bool internal_ips = false; // create/queue workers without external addresses (--internal-ips)
   int nodes = 1; // TPU VM nodes of `slice`, each its own ICI domain (--slices; docs/multislice.md)
 
   [[nodiscard]] gcloud::Location location() const { return {zone, project}; }
