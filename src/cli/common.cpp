@@ -184,47 +184,11 @@ void add_format_option(CLI::App& app, Format& format, std::initializer_list<Form
       ->default_str(names.front());
 }
 
-void add_tpu_options(CLI::App& app, TpuArgs& args) {
-  // Two option groups, which --help shows under their own headings. CLI11 checks a new option's
-  // names against every option of its group, so groups also keep that check short: it was a
-  // fifth of a whole plan's instructions with all of them in one list.
-  CLI::Option_group& tpu = *app.add_option_group("TPU VM", "where the script runs, and what comes back");
-  // $TPU_NAME is read in plan_options, not by CLI11, so that a --tpu given on the CPU route can be
-  // told from one in the environment.
-  args.tpu_only.push_back(tpu.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)"));
-  tpu.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
-  tpu.add_option("--project", args.project, "project ID; --project= is emitted only when given")
-      ->envname("CLOUDSDK_CORE_PROJECT");
-  tpu.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
-  tpu.add_option("--python", args.python,
-                 "the interpreter: on each worker (default ~/jax-tpu-lab/.venv/bin/python; a leading ~/ is the "
-                 "worker's home), or here on the CPU route (default python3)")
-      ->type_name("PATH");
-  args.tpu_only.push_back(tpu.add_flag("--bootstrap", args.bootstrap,
-                                       "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
-  args.tpu_only.push_back(
-      tpu.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
-  args.tpu_only.push_back(
-      tpu.add_flag("--internal-ip", args.internal_ip,
-                   "every ssh and scp reaches the workers' internal addresses (from inside the TPU's VPC network)"));
-  args.tpu_only.push_back(tpu.add_flag("--tunnel-through-iap", args.tunnel_through_iap,
-                                       "every ssh and scp goes through Identity-Aware Proxy (the plan's notes "
-                                       "say what it needs; docs/private-network.md)"));
-  args.tpu_only.push_back(tpu.add_option("--parallel", args.parallel, "fetches in flight at once")
-                              ->default_val(8)
-                              ->check(CLI::Range(1, 1024)));
-  args.tpu_only.push_back(
-      tpu.add_option("--results", args.results,
-                     "gs://BUCKET[/PREFIX]: each worker uploads its run folder there at the end of the run, and one "
-                     "download brings every worker's back (3 local gcloud calls for any slice)"));
+namespace {
 
+// The second group of add_tpu_options: getting the TPU, giving it back, and bounding the run.
+CLI::Option_group& add_life_options(CLI::App& app, TpuArgs& args) {
   CLI::Option_group& life = *app.add_option_group("The TPU's life", "none of it happens unless asked for");
-  // CLI11 stops option groups from falling through to their subcommand when parsing starts
-  // (App::_configure); these are made later, when the command line names the subcommand, so they
-  // are stopped here: a group that falls through hands an unknown word back to its subcommand,
-  // which hands it to the group again, without end.
-  tpu.fallthrough(false);
-  life.fallthrough(false);
   args.tpu_only.push_back(life.add_flag(
       "--create", args.create, "create the TPU VM first (tpu-vm create --async), then wait until it is READY"));
   args.tpu_only.push_back(life.add_flag("--queued", args.queued,
@@ -266,6 +230,51 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
   args.tpu_only.push_back(life.add_flag(
       "--kill-stale", args.lifecycle.kill_stale,
       "end the processes that hold the TPU devices or libtpu's lock (SIGTERM, wait, SIGKILL) instead of refusing"));
+  return life;
+}
+
+} // namespace
+
+void add_tpu_options(CLI::App& app, TpuArgs& args) {
+  // Two option groups, which --help shows under their own headings. CLI11 checks a new option's
+  // names against every option of its group, so groups also keep that check short: it was a
+  // fifth of a whole plan's instructions with all of them in one list.
+  CLI::Option_group& tpu = *app.add_option_group("TPU VM", "where the script runs, and what comes back");
+  // $TPU_NAME is read in plan_options, not by CLI11, so that a --tpu given on the CPU route can be
+  // told from one in the environment.
+  args.tpu_only.push_back(tpu.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)"));
+  tpu.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
+  tpu.add_option("--project", args.project, "project ID; --project= is emitted only when given")
+      ->envname("CLOUDSDK_CORE_PROJECT");
+  tpu.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
+  tpu.add_option("--python", args.python,
+                 "the interpreter: on each worker (default ~/jax-tpu-lab/.venv/bin/python; a leading ~/ is the "
+                 "worker's home), or here on the CPU route (default python3)")
+      ->type_name("PATH");
+  args.tpu_only.push_back(tpu.add_flag("--bootstrap", args.bootstrap,
+                                       "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
+  args.tpu_only.push_back(
+      tpu.add_flag("--teardown", args.teardown, "delete the TPU VM at the end, only after fetch and verify succeed"));
+  args.tpu_only.push_back(
+      tpu.add_flag("--internal-ip", args.internal_ip,
+                   "every ssh and scp reaches the workers' internal addresses (from inside the TPU's VPC network)"));
+  args.tpu_only.push_back(tpu.add_flag("--tunnel-through-iap", args.tunnel_through_iap,
+                                       "every ssh and scp goes through Identity-Aware Proxy (the plan's notes "
+                                       "say what it needs; docs/private-network.md)"));
+  args.tpu_only.push_back(tpu.add_option("--parallel", args.parallel, "fetches in flight at once")
+                              ->default_val(8)
+                              ->check(CLI::Range(1, 1024)));
+  args.tpu_only.push_back(
+      tpu.add_option("--results", args.results,
+                     "gs://BUCKET[/PREFIX]: each worker uploads its run folder there at the end of the run, and one "
+                     "download brings every worker's back (3 local gcloud calls for any slice)"));
+
+  // CLI11 stops option groups from falling through to their subcommand when parsing starts
+  // (App::_configure); these are made later, when the command line names the subcommand, so they
+  // are stopped here: a group that falls through hands an unknown word back to its subcommand,
+  // which hands it to the group again, without end.
+  tpu.fallthrough(false);
+  add_life_options(app, args).fallthrough(false);
 }
 
 std::string own_path() {
