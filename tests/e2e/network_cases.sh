@@ -13,6 +13,19 @@ PIPE_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r1)
 # ssh_scp_argvs DIR: the argv of every ssh and scp call made on this machine, one JSON array a line.
 ssh_scp_argvs() { standin_calls "$1" | grep -E '"(ssh|scp)"' | grep -v '"worker"' || true; }
 
+# plan_and_run DIR FLAGS...: plans the stand-in lesson on v5litepod-16 with FLAGS as an sh script,
+# runs it against the stand-in, and expects both to succeed and the receipts to be verified.
+plan_and_run() {
+  local dir=$1
+  shift
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" "$@" --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified:"
+}
+
 case_net__both_refused() {
   local dir
   dir=$(bare_course net-both)
@@ -34,12 +47,7 @@ case_net__internal_ip_on_every_ssh_and_scp() {
     [[ "$line" != *" alpha "* ]] || fail "--internal-ip left the GA track: $line"
   done < <(grep -E 'tpu-vm (ssh|scp) ' <<<"$out")
   grep -qE 'tpu-vm (ssh|scp) ' <<<"$out" || fail "no ssh or scp call in the plan"
-  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --internal-ip --bootstrap --format sh
-  expect_status 0
-  printf '%s\n' "$out" >"$dir/run.sh"
-  run_pipeline "$dir" run.sh
-  expect_status 0
-  expect_stdout_contains "verified:"
+  plan_and_run "$dir" --internal-ip --bootstrap
   [[ -n "$(ssh_scp_argvs "$dir")" ]] || fail "the stand-in saw no ssh or scp call"
   while IFS= read -r line; do
     [[ "$line" == *'"--internal-ip"'* ]] || fail "the stand-in saw a call without --internal-ip: $line"
@@ -58,12 +66,7 @@ case_net__iap_on_the_alpha_track() {
     [[ "$line" == *" --tunnel-through-iap"* ]] || fail "an ssh/scp call without --tunnel-through-iap: $line"
   done < <(grep -E 'tpu-vm (ssh|scp) ' <<<"$out")
   grep -qE 'tpu-vm (ssh|scp) ' <<<"$out" || fail "no ssh or scp call in the plan"
-  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --tunnel-through-iap --bootstrap --format sh
-  expect_status 0
-  printf '%s\n' "$out" >"$dir/run.sh"
-  run_pipeline "$dir" run.sh
-  expect_status 0
-  expect_stdout_contains "verified:"
+  plan_and_run "$dir" --tunnel-through-iap --bootstrap
   [[ -n "$(ssh_scp_argvs "$dir")" ]] || fail "the stand-in saw no ssh or scp call"
   while IFS= read -r line; do
     [[ "$line" == '["alpha", '*'"--tunnel-through-iap"'* ]] || fail "the stand-in saw a call off the alpha track: $line"
@@ -84,13 +87,7 @@ case_net__internal_ips_when_the_tpu_is_made() {
   expect_stdout_contains "--internal-ips: the workers get no external addresses"
   expect_stdout_contains "reach only through Cloud NAT"
   [[ "$(grep -c -- '--internal-ips' <<<"$out")" == 3 ]] || fail "--internal-ips beyond the create line and the two notes"
-  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --create --internal-ips --poll 1s \
-    --bootstrap --teardown --format sh
-  expect_status 0
-  printf '%s\n' "$out" >"$dir/run.sh"
-  run_pipeline "$dir" run.sh
-  expect_status 0
-  expect_stdout_contains "verified:"
+  plan_and_run "$dir" --create --internal-ips --poll 1s --bootstrap --teardown
   standin_calls "$dir" | grep '"create"' | grep -q '"--internal-ips"' || fail "the stand-in's create call had no --internal-ips"
 }
 
