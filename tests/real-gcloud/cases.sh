@@ -338,8 +338,7 @@ case_life__queued_waiting_then_active() {
   expect_stderr_contains "wait: queued resource lab-pod-qr is WAITING_FOR_RESOURCES"
   expect_stderr_contains "wait: queued resource lab-pod-qr is ACTIVE"
   expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
-  [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/queuedResources/lab-pod-qr" ]] ||
-    fail "the queued resource is not deleted last: $(api_calls "$real_dir" | tail -n 3)"
+  expect_queued_resource_deleted_last
   compgen -G "$real_dir/state/deleted/qr-lab-pod-qr.*" >/dev/null || fail "the queued resource still exists"
   compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "its node still exists"
 }
@@ -368,8 +367,7 @@ case_life__multislice_two_slices() {
   done
   [[ "$coordinator" =~ ^(127\.0\.0\.[0-9]+:[0-9]+\ ){4}$ && "$(tr ' ' '\n' <<<"$coordinator" | sort -u | grep -c .)" == 1 ]] ||
     fail "not one coordinator on the loopback: $coordinator"
-  [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/queuedResources/lab-pod-qr" ]] ||
-    fail "the queued resource is not deleted last: $(api_calls "$real_dir" | tail -n 3)"
+  expect_queued_resource_deleted_last
   compgen -G "$real_dir/state/deleted/lab-pod-0.*" >/dev/null || fail "slice 0's node still exists"
   compgen -G "$real_dir/state/deleted/lab-pod-1.*" >/dev/null || fail "slice 1's node still exists"
 }

@@ -132,6 +132,13 @@ for line in open(sys.argv[1]):
     print(r["method"], r["path"])' "$1/state/requests.jsonl"
 }
 
+# expect_queued_resource_deleted_last: the last API call of the real run (operations polls aside)
+# deletes the queued resource lab-pod-qr: nothing reached the TPU after its teardown.
+expect_queued_resource_deleted_last() {
+  [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/queuedResources/lab-pod-qr" ]] ||
+    fail "the queued resource is not deleted last: $(api_calls "$real_dir" | tail -n 3)"
+}
+
 # real_calls DIR: the gcloud calls the loopback API saw, one per gcloud process (its invocation
 # id) in the order of their first requests, named as local_calls (tests/e2e/lib.sh) names the
 # stand-in's: "ssh", "scp", "delete", "queued-resources describe", ...
