@@ -10,9 +10,9 @@ import time
 from .console import Exit, STANDIN_TAG, confirm, fail, print_formatted, quiet, status
 from .grammar import QUEUED, SPECS, TPU_VM, parse_error, reject_not_emulated
 from .state import (
-    ConfigLock, check_credentials, get_node, internal_ip, load_config, operation_name,
+    ConfigLock, Node, check_credentials, get_node, internal_ip, load_config, operation_name,
     resource_name, resource_zone_project, state_dir, write_atomic)
-from .vm import make_fake_root, stop_holders, write_worker_bin
+from .vm import kill_worker_processes, make_fake_root, stop_holders, write_worker_bin
 
 
 NAME_RE = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")   # §5
@@ -223,6 +223,7 @@ def cmd_delete(ns):
     graveyard = state_dir() / "deleted"
     graveyard.mkdir(exist_ok=True)
     stop_holders(node.root)
+    kill_worker_processes(node)     # a deleted VM's processes end, also those that left with setsid
     # Keep the homes for inspection; later calls to the name get NOT_FOUND.
     os.rename(str(node.root), str(graveyard / "{}.{}".format(node.name, time.time_ns())))
     if ns.async_:
@@ -456,6 +457,7 @@ def cmd_qr_delete(ns):
     for name in nodes:
         node_root = state_dir() / "tpus" / name
         stop_holders(node_root)
+        kill_worker_processes(Node(node_root, name, load_config(prog, node_root / "config.json")))
         os.rename(str(node_root), str(graveyard / "{}.{}".format(name, stamp)))
     os.rename(str(folder), str(graveyard / "qr-{}.{}".format(ns.queued_resource, stamp)))
     if ns.async_:
