@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from .console import STANDIN_TAG, fail, not_emulated, status
 from .grammar import reject_not_emulated
@@ -110,6 +111,11 @@ def cmd_ssh(ns):
     if remote_command is not None:
         prepare_workers(prog, node, workers)
     preemption = Preemption(prog, node) if remote_command is not None else None
+    drops = None
+    if remote_command is not None and os.environ.get("GCLOUD_STANDIN_DROP_WORKERS"):
+        # Imported only when asked for: every call compiles what it imports (README.md).
+        from .drop import DropKnobs, Relay, wait_or_drop
+        drops = DropKnobs(prog)
 
     def attempt(worker):
         address = node.address(worker)
@@ -128,14 +134,26 @@ def cmd_ssh(ns):
             argv = [bash, "-i"]
         else:
             argv = [bash, "-s"]     # a login shell reading commands from stdin
+        worker_folder = node.home(worker).parent
+        relay = Relay() if drops is not None and drops.pending(worker_folder, worker) else None
         try:
+            started = time.monotonic()
             # A worker's processes are one session, as under sshd, so a preemption can end
             # them all at once.
             proc = subprocess.Popen(argv, cwd=env["HOME"], env=env,
                                     stdin=subprocess.DEVNULL if stdin_null else None,
+                                    stdout=relay.child_fds()[0] if relay else None,
+                                    stderr=relay.child_fds()[1] if relay else None,
                                     start_new_session=preemption is not None and preemption.armed)
             if preemption is not None:
                 preemption.watch(proc)
+            if relay is not None:
+                relay.start()
+                if wait_or_drop(drops, proc, relay, worker_folder, node.home(worker), started,
+                                "gcloud pid {} worker {}".format(os.getpid(), worker)):
+                    # GCLOUD_STANDIN_DROP_*: the connection is gone, the session's shell runs on.
+                    status("Connection to {} closed by remote host.".format(address))
+                    return OPENSSH_FAILURE, {"dropped": True}
             code = proc.wait()
         except OSError as exc:
             status("ssh: connect to host {}: {}".format(node.name, exc))
