@@ -19,6 +19,10 @@ from .workers import (
     validate_state)
 
 
+# What OpenSSH's ssh prints when the server side of its connection goes away (clientloop.c's
+# quit_message ends it with \r\n, as seen with the real ssh in tests/real-gcloud).
+CLOSED_BY_REMOTE = "Connection to {} closed by remote host.\r"
+
 # OpenSSH options the stand-in can honour (all but -n change nothing here).
 SSH_NOARG_OK = set("46AaCqTtvXxYn")
 SSH_ARG_OK = set("oipFEl")
@@ -152,14 +156,14 @@ def cmd_ssh(ns):
                 if wait_or_drop(drops, proc, relay, worker_folder, node.home(worker), started,
                                 "gcloud pid {} worker {}".format(os.getpid(), worker)):
                     # GCLOUD_STANDIN_DROP_*: the connection is gone, the session's shell runs on.
-                    status("Connection to {} closed by remote host.".format(address))
+                    status(CLOSED_BY_REMOTE.format(address))
                     return OPENSSH_FAILURE, {"dropped": True}
             code = proc.wait()
         except OSError as exc:
             status("ssh: connect to host {}: {}".format(node.name, exc))
             return OPENSSH_FAILURE
         if preemption is not None and preemption.happened:
-            status("Connection to {} closed by remote host.".format(address))
+            status(CLOSED_BY_REMOTE.format(address))
             return OPENSSH_FAILURE
         return 128 - code if code < 0 else code
 
