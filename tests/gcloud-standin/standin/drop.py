@@ -44,7 +44,11 @@ class DropKnobs:
 
     def due(self, home, started):
         """Whether an attempt that began at `started` (time.monotonic()) drops now."""
-        if time.monotonic() - started < self.after:
+        return self.ripe(home, time.monotonic() - started)
+
+    def ripe(self, home, age):
+        """Whether a session `age` seconds old on the worker whose home is `home` drops now."""
+        if age < self.after:
             return False
         return self.when is None or bool(glob.glob(str(home / self.when), recursive=True))
 
