@@ -5,7 +5,8 @@
 # exits non-zero on any failure.  Needs bash and python3 only.  The checks are in
 # parts by concept (each stand-in file stays under 600 lines), sourced in order
 # after the shared helpers of selftest_lib.sh: selftest_workers.sh,
-# selftest_grammar.sh, selftest_storage.sh, selftest_life.sh, selftest_multislice.sh.
+# selftest_grammar.sh, selftest_storage.sh, selftest_life.sh, selftest_mark.sh,
+# selftest_multislice.sh.
 #
 # Remote commands are single-quoted on purpose: their $VARS must expand on the
 # (stand-in) worker, not here.
@@ -24,6 +25,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/selftest_storage.sh"
 # shellcheck source=selftest_life.sh
 . "$HERE/selftest_life.sh"
+# shellcheck source=selftest_mark.sh
+. "$HERE/selftest_mark.sh"
 
 # ---------------------------------------------------------------- multi-node queued resources
 # After the calls.jsonl check: it wants the calls in start order, and two slices' runs overlap.
