@@ -2,9 +2,11 @@
 # server) and a dropped connection (GCLOUD_STANDIN_DROP_*), the two things issue 34 meets a TPU with
 # (docs/gcloud.md §9, §11; tests/real-gcloud's harness cases show them with the real gcloud).
 # Sourced by selftest.sh after selftest_lib.sh (its helpers g, expect, ok, bad, home, gone and its
-# variables TPU, ZP, STATE, WORK), in order. Not run alone.
+# variables TPU, ZP, STATE, WORK), after the other parts or alone (`selftest.sh mark`): it makes
+# every TPU it uses. Not run by itself.
 # shellcheck shell=bash disable=SC2016,SC2154
 
+QR=(compute tpus queued-resources)
 # ---------------------------------------------------------------- --metadata (calliope's ArgDict)
 MARK=tpulaunch_run
 META_URL=http://metadata.google.internal/computeMetadata/v1/instance/attributes

@@ -221,6 +221,7 @@ yaml_metadata() {
 case_harness__metadata_mark() {
   local way dir at=(--zone=us-west4-a) curl
   # One write per worker (its value and curl's status), so that two workers' lines never interleave.
+  # shellcheck disable=SC2016  # expanded on the worker
   curl='v=$(curl -sSf -H "Metadata-Flavor: Google" http://metadata.google.internal/computeMetadata/v1/instance/attributes/tpulaunch_run); echo "$v $?"'
   for way in standin real; do
     dir=$(workdir "rg-metadata-$way")
