@@ -24,6 +24,11 @@ void write_tpu_values(JsonWriter& w, const Plan& plan) {
   w.key("project").string_or_null(plan.target.project);
   w.key("run_id").string(plan.options.run_id);
   w.key("local_run_dir").string(plan.local_run_dir);
+  if (plan.options.form == PlanForm::full) {
+    w.key("plan_sha256").string(plan.plan_sha256);
+    w.key("remote_run_dir").string("~/" + plan.remote_run_dir);
+    w.key("mark").string_or_null(plan.target.mark);
+  }
   w.key("results").string_or_null(plan.results_run_url.value_or(""));
   w.key("verify").string(to_string(plan.verify));
   const LifecycleOptions& life = plan.options.lifecycle;
@@ -51,20 +56,20 @@ void write_tpu_values(JsonWriter& w, const Plan& plan) {
   w.key("grace_seconds").integer(plan.grace_seconds);
   w.key("kill_stale").boolean(life.kill_stale);
   w.key("tpu_devices").string(to_string(plan.target.slice->devices));
-  w.key("preemption_check").boolean(plan.preemptible());
+  w.key("preemption_check").boolean(plan.options.form == PlanForm::full);
   w.end_object();
   w.key("jax_platforms").begin_object();
   w.key("value").string(plan.jax_platforms);
   w.key("source").string(plan.jax_platforms_reviewed ? "reviewed" : "default");
   w.end_object();
-  // What the stage step copies, where each lands, and the digest the run guard checks: the
-  // run guard first (run where it lands), then what it moves into place.
+  // What the stage folder holds below code/ (the write step copies each file there from `local`,
+  // the stage step copies the folder to ~/<remote_run_dir>/staged-<plan id>/), and the digest the
+  // write step and the run guard check.
   w.key("staged").begin_array();
   for (const StagedFile& file : plan.staged) {
     w.begin_object();
-    w.key("local").string(file.local);
-    w.key("worker").string("~/" + file.home_name);
-    w.key("place").string_or_null(file.place.empty() ? "" : "~/" + file.place);
+    w.key("local").string_or_null(file.local);
+    w.key("path").string(file.path);
     w.key("sha256").string(file.sha256);
     w.end_object();
   }
@@ -105,6 +110,13 @@ void write_step(JsonWriter& w, const Plan& plan, const Step& step, std::size_t i
     w.end_array();
   }
   w.key("command").string(to_shell(step.line));
+  if (step.mark_check) {
+    // The step runs only when this describe call prints the plan's mark (the TPU is the one it made).
+    w.key("mark_check").begin_object();
+    w.key("command").string(to_shell(*step.mark_check));
+    w.key("expect").string(plan.target.mark);
+    w.end_object();
+  }
   if (step.kind == StepKind::name_check) {
     w.key("expect").string("absent"); // the describe call must fail: a state means the name is taken
   }
@@ -181,15 +193,43 @@ std::string plan_json(const Plan& plan) {
   w.end_array();
   w.key("steps").begin_array();
   std::vector<std::size_t> fetch_steps;
+  std::vector<std::size_t> run_steps;
+  std::vector<std::size_t> stop_steps;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
     write_step(w, plan, step, i);
     if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);
+    } else if (concurrent_group(step) == "run") {
+      run_steps.push_back(i);
+    } else if (step.kind == StepKind::stop) {
+      stop_steps.push_back(i);
     }
   }
   w.end_array();
   w.key("concurrency").begin_array();
+  if (!run_steps.empty()) {
+    // --slices: every slice's run starts at the same time (each waits in initialization for the
+    // others); the first to fail runs the stop step of every other slice still running.
+    w.begin_object();
+    w.key("group").string("run");
+    w.key("steps").begin_array();
+    for (const std::size_t index : run_steps) {
+      w.integer(index);
+    }
+    w.end_array();
+    w.key("start").string("together");
+    w.key("on_failure").string("stop-the-others");
+    w.key("stop_steps").begin_array();
+    for (const std::size_t index : stop_steps) {
+      w.integer(index);
+    }
+    w.end_array();
+    w.key("note").string("start every step of the group at once, and wait for all; when one fails, run the stop "
+                         "step of each slice whose run is still going (a slice waits for the others in "
+                         "initialization)");
+    w.end_object();
+  }
   if (!fetch_steps.empty()) {
     w.begin_object();
     w.key("group").string(concurrent_group(StepKind::fetch));

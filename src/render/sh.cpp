@@ -11,6 +11,7 @@
 #include "tpulaunch/embedded/fetch_bash.hpp"
 #include "tpulaunch/embedded/left_running_bash.hpp"
 #include "tpulaunch/embedded/left_running_trap_bash.hpp"
+#include "tpulaunch/embedded/mark_check_bash.hpp"
 #include "tpulaunch/embedded/preemption_bash.hpp"
 #include "tpulaunch/embedded/release_capacity_bash.hpp"
 #include "tpulaunch/embedded/slices_bash.hpp"
@@ -52,10 +53,17 @@ constexpr Code k_quiet{" >/dev/null 2>&1"};
 constexpr Code k_tpulaunch_program_check = Code{embedded::tpulaunch_program_bash}.without_final_newline();
 constexpr Code k_tpulaunch_program{"\"$TPULAUNCH_PROGRAM\" "};
 // tpu_left_running: prints @message@ (src/remote/left_running.bash). From the first call that
-// uses the TPU on, the trap (src/remote/left_running_trap.bash) calls it on any failure (a step, a
-// fetch, verify, set -e): a TPU that is still billing is never left silently.
+// uses the TPU on, the exit trap (src/remote/left_running_trap.bash) names an interruption and
+// calls it: on every way out for capacity the plan made and does not delete, on any failure (a
+// step, a fetch, verify, set -e) with --teardown. A TPU that is still billing is never left silently.
 constexpr Code k_left_running_function = Code{embedded::left_running_bash}.without_final_newline();
 constexpr Code k_left_running_trap = Code{embedded::left_running_trap_bash}.without_final_newline();
+constexpr Code k_no_op{":"};
+constexpr Code k_left_running_always{"tpu_left_running"};
+constexpr Code k_left_running_on_failure{"(($1 == 0)) || tpu_left_running"};
+// require_mark NODE (src/remote/mark_check.bash): before every step that touches capacity the plan
+// created, the TPU must carry the plan's mark, else the script stops with @not_ours@.
+constexpr Code k_mark_check_function = Code{embedded::mark_check_bash}.without_final_newline();
 constexpr Code k_run_status_0{"run_status=0"};
 constexpr Code k_or_run_status{" || run_status=$?"};
 // The fetch library (src/remote/fetch.bash), for bounded parallel downloads: each fetch runs in
@@ -80,11 +88,11 @@ constexpr Code k_run_failed{"if ((run_status != 0)); then\n"
 // killed, failed with status S, succeeded; from each worker's run record.
 constexpr Code k_worker_report_library = Code{embedded::worker_report_bash}.without_final_newline();
 constexpr Code k_report_workers{"report_workers"};
-// --slices: the runs started together, their waits, the report by slice (src/remote/slices.bash).
+// --slices: the runs started together, their waits, the first failure stopping the rest (stop_slice,
+// filled with the stop steps), the report by slice (src/remote/slices.bash).
 constexpr Code k_slices_library = Code{embedded::slices_bash}.without_final_newline();
 constexpr Code k_in_background{" &\nrun_pids+=(\"$!\")"};
 constexpr Code k_wait_slices{"wait_slices"};
-constexpr Code k_report_slices{"report_slices"};
 
 // --- capacity: create or queue, wait, release ------------------------------------------------------
 // release_capacity: runs @release@, the command that deletes what holds quota
@@ -116,7 +124,8 @@ constexpr Code k_case_branch_end{" ;;"};
 constexpr Code k_case_end{"\n  esac"};
 constexpr Code k_check_preempted_if_run_failed{"if ((run_status != 0)); then\n  check_preempted\nfi"};
 constexpr Code k_check_preempted_if_failed{
-    "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+    "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi"};
+constexpr Code k_stop_if_preempted{"stop_if_preempted"};
 constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
 
 // --results: after the one download, every worker whose run folder did not arrive is named (its
@@ -128,7 +137,7 @@ constexpr Code k_or_collect_status{" || collect_status=$?"};
 // Names the workers whose run folder did not arrive (src/remote/collect_check.bash).
 constexpr Code k_collect_check = Code{embedded::collect_check_bash}.without_final_newline();
 constexpr Code k_check_preempted_if_collect_failed{
-    "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+    "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi"};
 constexpr Code k_collect_exit{"if ((collect_status != 0 || ${#missing[@]} > 0)); then\n  exit 1\nfi"};
 static_assert(k_worker_folder_prefix == "worker-", "the collect check spells the worker folders as run_folder.hpp does");
 
@@ -147,6 +156,8 @@ constexpr Code k_set_teardown{"TEARDOWN="};
 constexpr Code k_set_release{"RELEASE="};
 constexpr Code k_set_slices{"SLICES="};
 constexpr Code k_set_hosts{"HOSTS="};
+constexpr Code k_set_mark{"MARK="};
+constexpr Code k_set_remote_run_dir{"REMOTE_RUN_DIR="};
 
 // A status of the script's own stops, as the one word that fills its hole.
 ShellLine status_word(PipelineStatus status) { return ShellLine{Word(std::to_string(to_int(status)))}; }
@@ -174,6 +185,13 @@ ShellLine step_banner(const Step& step) {
   return ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))};
 }
 
+// require_mark NODE before a step that needs the plan's mark (Step::mark_check).
+void add_mark_check(ShellScript& sh, const Plan& plan, const Step& step) {
+  if (step.mark_check) {
+    sh.line(ShellLine{"require_mark", Word(plan.target.node(step.slice.value_or(0)))});
+  }
+}
+
 // One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
 // concurrent group (the fetches) at once.
 using ShEmitter = void (*)(ShellScript& sh, const Plan& plan, std::span<const Step> steps);
@@ -195,8 +213,12 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
     return;
   }
   sh.line(step_banner(step));
+  add_mark_check(sh, plan, step);
+  // A failed copy or bootstrap first asks whether the TPU was preempted (full form: the preemption
+  // functions are there).
   const bool on_the_tpu = step.kind == StepKind::bootstrap || step.kind == StepKind::stage;
-  add_line(sh, plan.preemptible() && on_the_tpu ? ShellLine(step.line).code(k_or_failed_step) : step.line);
+  add_line(sh, on_the_tpu && plan.options.form == PlanForm::full ? ShellLine(step.line).code(k_or_failed_step)
+                                                                  : step.line);
 }
 
 void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -297,18 +319,39 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
                                  "each",
                                  plan.target.nodes, plan.target.node(0), plan.target.node(plan.target.nodes - 1)))});
     sh.code(k_run_status_0);
-    sh.code(k_slices_library);
+    for (const Step& slice : steps) {
+      add_mark_check(sh, plan, slice);
+    }
     for (const Step& slice : steps) {
       add_line(sh, ShellLine(slice.line).code(k_in_background));
     }
     sh.code(k_wait_slices);
   } else {
-    sh.line(step_banner(step)).code(k_run_status_0);
+    sh.line(step_banner(step));
+    add_mark_check(sh, plan, step);
+    sh.code(k_run_status_0);
     add_line(sh, ShellLine(step.line).code(k_or_run_status));
   }
-  if (plan.preemptible()) {
+  if (plan.options.form == PlanForm::full) {
     sh.code(k_check_preempted_if_run_failed);
   }
+}
+
+// --slices: the stop steps, one per slice, become stop_slice (a case on the slice) in the slices
+// library (src/remote/slices.bash), which the runs that follow use: the first slice to fail stops
+// the others.
+void emit_stop(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  ShellLine branches = ShellLine().code(k_case_on_node);
+  for (const Step& step : steps) {
+    sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+    branches.code(k_case_branch_start)
+        .word(std::to_string(step.slice.value_or(0)))
+        .code(k_case_pattern_end)
+        .line(step.line)
+        .code(k_case_branch_end);
+  }
+  branches.code(k_case_end);
+  add_line(sh, fill_holes(k_slices_library, {{"stop", branches}}));
 }
 
 void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -323,13 +366,10 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   }
   sh.code(k_fetch_wait_all);
   sh.code(k_fetch_failed);
-  if (plan.target.multislice()) {
-    sh.code(k_report_slices); // its library came with the runs
-  } else if (plan.options.form == PlanForm::full) {
-    sh.code(k_worker_report_library).code(k_report_workers);
-  }
-  if (plan.preemptible()) {
-    sh.code(k_check_preempted_if_failed);
+  // After a failure, one look at the TPU's state first: the report then names a worker lost to a
+  // preemption as such, and the script stops with 92, not as a failed program.
+  if (plan.options.form == PlanForm::full) {
+    sh.code(k_check_preempted_if_failed).code(k_worker_report_library).code(k_report_workers).code(k_stop_if_preempted);
   }
   sh.code(k_run_failed);
   sh.code(k_fetch_exit);
@@ -348,20 +388,14 @@ void emit_tpulaunch(ShellScript& sh, const Plan& /*plan*/, std::span<const Step>
   add_line(sh, std::move(line));
 }
 
-void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+void emit_collect(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.line(step_banner(step));
   sh.code(k_collect_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_collect_status));
   sh.code(k_collect_check);
-  if (plan.options.form == PlanForm::full && plan.target.multislice()) {
-    sh.code(k_report_slices); // its library came with the runs
-  } else if (plan.options.form == PlanForm::full) {
-    sh.code(k_worker_report_library).code(k_report_workers);
-  }
-  if (plan.preemptible()) {
-    sh.code(k_check_preempted_if_collect_failed);
-  }
+  sh.code(k_check_preempted_if_collect_failed).code(k_worker_report_library).code(k_report_workers).code(
+      k_stop_if_preempted);
   sh.code(k_run_failed).code(k_collect_exit);
 }
 
@@ -376,6 +410,7 @@ ShEmitter sh_emitter(StepKind kind) {
   case StepKind::release: return emit_release;
   case StepKind::wait: return emit_wait;
   case StepKind::preemption_check: return emit_preemption_check;
+  case StepKind::stop: return emit_stop;
   case StepKind::name_check: return emit_name_check;
   case StepKind::prepare: return emit_prepare;
   case StepKind::create:
@@ -387,14 +422,47 @@ ShEmitter sh_emitter(StepKind kind) {
   return emit_plain;
 }
 
-// What a person must know when a step fails after the TPU is in use and --teardown was asked:
-// the TPU is still billing, and the exact command that deletes it.
-std::string left_running_message(const Plan& plan, const Step& teardown) {
-  return fmt::format(
-      "tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
-      "Once you have looked at the results, delete it with: {}",
-      plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
-      to_shell(teardown.line));
+// What a person must know when the plan leaves the TPU running: that it is still billing, and the
+// exact command that deletes it (the release step's). With --teardown that happens only after a
+// failure; for capacity the plan made without --teardown, on every way out.
+std::string left_running_message(const Plan& plan, const Step& release) {
+  const std::string what =
+      plan.target.queued() ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu;
+  if (plan.options.teardown) {
+    return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and "
+                       "billing). Once you have looked at the results, delete it with: {}",
+                       what, to_shell(release.line));
+  }
+  return fmt::format("tpulaunch: warning: {} is still running (and billing): this plan made it and was not told to "
+                     "delete it (--teardown). Once you are done with it, delete it with: {}",
+                     what, to_shell(release.line));
+}
+
+// What the exit trap does about a TPU left running (left_running_trap.bash's @left_running@).
+ShellLine left_running_call(const Plan& plan) {
+  if (plan.options.teardown) {
+    return ShellLine().code(k_left_running_on_failure);
+  }
+  return ShellLine().code(plan.target.capacity != Capacity::existing ? k_left_running_always : k_no_op);
+}
+
+// require_mark, with one describe call per node (a case on the node's name), each the mark check of
+// the first step that reaches that node.
+void add_mark_functions(ShellScript& sh, const Plan& plan) {
+  ShellLine branches = ShellLine().code(k_case_on_node);
+  std::vector<bool> seen(static_cast<std::size_t>(plan.target.nodes), false);
+  for (const Step& step : plan.steps) {
+    const int node = step.slice.value_or(0);
+    if (!step.mark_check || seen[static_cast<std::size_t>(node)]) {
+      continue;
+    }
+    seen[static_cast<std::size_t>(node)] = true;
+    branches.code(k_case_branch_start).word(plan.target.node(node)).code(k_case_pattern_end).line(*step.mark_check).code(
+        k_case_branch_end);
+  }
+  branches.code(k_case_end);
+  add_line(sh, fill_holes(k_mark_check_function,
+                          {{"describe", branches}, {"not_ours", status_word(PipelineStatus::not_ours)}}));
 }
 
 // The values a reader (and the step function) needs, the verify program's presence, and the
@@ -406,6 +474,9 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   sh.line(readonly_value(k_set_run_id, plan.options.run_id));
   sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
+  if (plan.options.form == PlanForm::full) {
+    sh.line(readonly_value(k_set_remote_run_dir, plan.remote_run_dir));
+  }
   if (plan.target.multislice()) {
     sh.line(readonly_value(k_set_slices, std::to_string(plan.target.nodes)));
     sh.line(readonly_value(k_set_hosts, std::to_string(plan.target.hosts())));
@@ -415,8 +486,11 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   } else {
     sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
   }
-  if (plan.preemptible()) {
+  if (plan.options.form == PlanForm::full) {
     sh.line(readonly_value(k_set_teardown, plan.options.teardown ? "1" : "0"));
+  }
+  if (!plan.target.mark.empty()) {
+    sh.line(readonly_value(k_set_mark, plan.target.mark));
   }
   sh.blank().code(k_step_function).blank();
   const Step* own = find_step(plan, StepKind::write);
@@ -427,8 +501,12 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
     add_line(sh, fill_holes(k_tpulaunch_program_check, {{"program", ShellLine{own->line.argv().front()}}}));
     sh.blank();
   }
-  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    add_line(sh, fill_holes(k_left_running_function, {{"message", ShellLine{left_running_message(plan, *teardown)}}}));
+  const Step* release = find_step(plan, StepKind::release);
+  if (release != nullptr && (plan.options.teardown || plan.target.capacity != Capacity::existing)) {
+    add_line(sh, fill_holes(k_left_running_function, {{"message", ShellLine{left_running_message(plan, *release)}}}));
+  }
+  if (!plan.target.mark.empty()) {
+    add_mark_functions(sh, plan);
   }
 }
 
@@ -462,8 +540,9 @@ std::string render_sh(const Plan& plan) {
   bool trap_set = false;
   for (std::size_t i = 0; i < plan.steps.size();) {
     std::size_t end = i + 1;
-    // The preemption checks of several slices, too: one function asks every node.
-    if (!concurrent_group(plan.steps[i]).empty() || plan.steps[i].kind == StepKind::preemption_check) {
+    // The preemption checks and stop steps of several slices, too: one function each reaches every node.
+    if (!concurrent_group(plan.steps[i]).empty() || plan.steps[i].kind == StepKind::preemption_check ||
+        plan.steps[i].kind == StepKind::stop) {
       while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
         ++end;
       }
@@ -473,8 +552,8 @@ std::string render_sh(const Plan& plan) {
     // the moment its create (or queue) call succeeded: never for a name the plan did not create.
     const bool after_capacity =
         i > 0 && (plan.steps[i - 1].kind == StepKind::create || plan.steps[i - 1].kind == StepKind::queue);
-    if (!trap_set && plan.options.teardown && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
-      sh.code(k_left_running_trap);
+    if (!trap_set && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
+      add_line(sh, fill_holes(k_left_running_trap, {{"left_running", left_running_call(plan)}}));
       trap_set = true;
     }
     sh_emitter(plan.steps[i].kind)(sh, plan, std::span<const Step>(plan.steps).subspan(i, end - i));
