@@ -434,6 +434,46 @@ TEST_F(RenderTest, ShSaysWhenTheTpuIsLeftRunning) {
       << text;
 }
 
+// The sh form carries every note of the text form, as comments before its first command: the
+// prerequisites of IAP, of --internal-ips (and of PyPI through Cloud NAT with --bootstrap), the
+// interpreter, the TPU left running.
+TEST_F(RenderTest, ShCarriesEveryNoteOfTheTextFormAtItsTop) {
+  const auto words_of = [](std::string_view text) {
+    std::string words;
+    std::istringstream in{std::string(text)};
+    for (std::string word; in >> word;) {
+      words += word == "#" ? "" : word + " ";
+    }
+    return words;
+  };
+  for (const Connection connection : {Connection::external, Connection::internal_ip, Connection::iap}) {
+    m_options.connection = connection;
+    m_options.teardown = true;
+    m_options.lifecycle.capacity = Capacity::create;
+    m_options.lifecycle.internal_ips = connection != Connection::internal_ip;
+    m_options.bootstrap = connection == Connection::external;
+    const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+    const std::string sh = render_sh(p);
+    const std::string top = sh.substr(0, sh.find("\nset -euo pipefail\n"));
+    ASSERT_NE(top.size(), sh.size()) << sh;
+    ASSERT_NE(top.find("\n# Notes:\n# - "), std::string::npos) << top;
+    const std::string text = render_text(p);
+    // Every note, word for word (the comments wrap them): none left out, none added.
+    EXPECT_EQ(words_of(top.substr(top.find("# Notes:") + 8)), words_of(text.substr(text.find("\nnotes:\n") + 8)))
+        << top;
+    for (std::string_view line = top; !line.empty();) {
+      const auto end = line.find('\n');
+      EXPECT_LE(line.substr(0, end).size(), 100U) << line.substr(0, end);
+      line.remove_prefix(end == std::string_view::npos ? line.size() : end + 1);
+    }
+  }
+  // The IAP firewall rule and Cloud NAT for --bootstrap with --internal-ips are among them.
+  EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("35.235.240.0/20"), std::string::npos);
+  m_options.connection = Connection::external;
+  m_options.bootstrap = true;
+  EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("Cloud NAT"), std::string::npos);
+}
+
 TEST(Render, RefusalJsonAndText) {
   const RefusalContext context{"s", "ex/s.py", "cpu-only", "v5litepod-8"};
   Refusal refusal{"cpu-only-stays-on-cpu", "no", {}};
