@@ -116,6 +116,51 @@ case_classify__json_carries_a_long_line_cut_inside_a_character() {
     fail "the evidence text was not cut and carried: $out"
 }
 
+# echo_course NAME: a copy of the example course with echo-args, a cpu-only script that prints
+# its arguments and $NOTE exactly (repr), reviewed.
+echo_course() {
+  local dir
+  dir=$(course_copy "$1")
+  cat >"$dir/public/exercises/echo-args.py" <<'PY'
+import os
+import sys
+
+print(repr(sys.argv[1:]), repr(os.environ.get("NOTE")))
+PY
+  "$TPULAUNCH" -C "$dir" review echo-args --class cpu-only --by e2e-tests >/dev/null
+  printf '%s\n' "$dir"
+}
+
+# The commands section of a text-form plan as a person copies it: every line between
+# "commands:" and the notes (or the end), indentation and all.
+pasted_commands() {
+  sed -n '/^commands:$/,/^notes:$/p' <<<"$1" | sed -e '1d' -e '/^notes:$/d'
+}
+
+# Values that hold newlines (and lines that start with spaces) reach the program exactly when the
+# text form is pasted, as when the sh form runs: the text form indents where a command starts,
+# never inside a quoted value.
+case_plan__pasted_text_keeps_multi_line_values_exact() {
+  local dir
+  dir=$(echo_course "forms-paste-multiline")
+  local -a values=(--env NOTE=$'first\n  second\n\tthird' -- $'a\nb' $'  two\n    four' 'plain')
+  run -C "$dir" plan echo-args "${values[@]}"
+  expect_status 0
+  expect_stdout_contains $'\'a\nb\''
+  pasted_commands "$out" >"$dir/pasted.txt"
+  [[ $(head -c 2 "$dir/pasted.txt") == "  " ]] || fail "the commands are not indented where they start"
+  (cd "$dir" && bash -s <"$dir/pasted.txt" >"$dir/pasted.out" 2>&1) || fail "the pasted commands failed: $(cat "$dir/pasted.out")"
+  mv "$dir/echo-args-cpu.txt" "$dir/pasted-receipt.txt"
+  run -C "$dir" plan echo-args --format sh "${values[@]}"
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  (cd /tmp && bash "$dir/run.sh" >"$dir/sh.out" 2>&1) || fail "the sh form failed: $(cat "$dir/sh.out")"
+  local want
+  want="['a\\nb', '  two\\n    four', 'plain'] 'first\\n  second\\n\\tthird'"
+  [[ "$(cat "$dir/echo-args-cpu.txt")" == "$want" ]] || fail "sh gave: $(cat "$dir/echo-args-cpu.txt")"
+  [[ "$(cat "$dir/pasted-receipt.txt")" == "$want" ]] || fail "the paste gave: $(cat "$dir/pasted-receipt.txt")"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: forms_cases.sh case_<command>__<name>" >&2
   exit 2

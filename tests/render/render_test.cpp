@@ -367,6 +367,26 @@ TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {
   }
 }
 
+// A value that holds a newline continues on the next line as it is: the text form indents a
+// command where it starts, never inside a quoted value, so a paste runs what the sh form runs.
+TEST_F(RenderTest, TextIndentsWhereACommandStartsNeverInsideAValue) {
+  m_options.args = {"a\nb", "  two\n    four"};
+  m_options.env = {{"NOTE", "x\n  y"}};
+  const Plan p = plan("v5litepod-8", RouteKind::single_host);
+  const std::string text = render_text(p);
+  const std::string commands = text.substr(text.find("\ncommands:\n") + 11);
+  for (const auto& s : p.steps) {
+    const std::string line = to_shell(s.line);
+    EXPECT_NE(commands.find("\n  " + line + "\n"), std::string::npos) << line;
+  }
+  const Step& run =
+      *std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == StepKind::run; });
+  EXPECT_NE(to_shell(run.line).find("'\\''a\nb'\\''"), std::string::npos) << to_shell(run.line);
+  auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, m_options);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_NE(render_text(*cpu).find(" 'a\nb' '  two\n    four' "), std::string::npos) << render_text(*cpu);
+}
+
 // Values a plan holds reach the script's values, comments, banners and messages as well as its
 // commands. Here they are hostile (the plan is altered after building, past validation): run
 // through bash with fake gcloud/ssh-add/tpulaunch, whose delete fails so that the "TPU left
