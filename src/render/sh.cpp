@@ -438,8 +438,9 @@ std::string render_sh(const Plan& plan) {
   ShellScript sh;
   sh.code(k_shebang);
   if (plan.route == RouteKind::cpu) {
-    // `set -o pipefail; python … | tee …` is two commands, and a note covers one: the CPU
-    // script's few lines get theirs for the whole file, which a note before the first command does.
+    // `( set -o pipefail; python … | tee … ) && mv …` is several commands, and a note covers one:
+    // the CPU script's few lines get theirs for the whole file, which a note before the first
+    // command does.
     QuotedText found;
     for (const Step& step : plan.steps) {
       found |= quoted_text(step.line);

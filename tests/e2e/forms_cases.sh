@@ -161,6 +161,30 @@ case_plan__pasted_text_keeps_multi_line_values_exact() {
   [[ "$(cat "$dir/pasted-receipt.txt")" == "$want" ]] || fail "the paste gave: $(cat "$dir/pasted-receipt.txt")"
 }
 
+# Pasted into a person's shell, the CPU route's run line leaves no `set -o pipefail` behind, and
+# still gives the program's status (not tee's): a failed program replaces no receipt.
+case_plan__pasted_cpu_route_leaves_the_shell_as_it_was() {
+  local dir
+  dir=$(echo_course "forms-paste-pipefail")
+  run -C "$dir" plan echo-args -- ok
+  expect_status 0
+  expect_stdout_contains "  ( set -o pipefail; python3 public/exercises/echo-args.py ok | tee "
+  pasted_commands "$out" >"$dir/pasted.txt"
+  printf '%s\n' '[[ -o pipefail ]] && echo "pipefail: on" || echo "pipefail: off"' >>"$dir/pasted.txt"
+  (cd "$dir" && bash -s <"$dir/pasted.txt" >"$dir/pasted.out" 2>&1) || fail "the paste failed: $(cat "$dir/pasted.out")"
+  grep -qx "pipefail: off" "$dir/pasted.out" || fail "the paste left pipefail set: $(cat "$dir/pasted.out")"
+  grep -qx "\['ok'\] None" "$dir/echo-args-cpu.txt" || fail "the receipt: $(cat "$dir/echo-args-cpu.txt")"
+  # A program that fails: its status reaches the shell, and the last good receipt stays.
+  printf 'import sys\nprint("partial output")\nsys.exit(3)\n' >>"$dir/public/exercises/echo-args.py"
+  "$TPULAUNCH" -C "$dir" review echo-args --class cpu-only --by e2e-tests >/dev/null
+  run -C "$dir" plan echo-args -- ok
+  pasted_commands "$out" >"$dir/pasted.txt"
+  printf '%s\n' 'echo "status: $?"' >>"$dir/pasted.txt"
+  (cd "$dir" && bash -s <"$dir/pasted.txt" >"$dir/pasted.out" 2>&1)
+  grep -qx "status: 3" "$dir/pasted.out" || fail "the failed program's status was lost: $(cat "$dir/pasted.out")"
+  grep -qx "\['ok'\] None" "$dir/echo-args-cpu.txt" || fail "a failed run replaced the receipt"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: forms_cases.sh case_<command>__<name>" >&2
   exit 2
