@@ -10,10 +10,10 @@
 #include <CLI/CLI.hpp>
 
 #include "tpulaunch/catalog/catalog.hpp"
-#include "tpulaunch/util/error.hpp"
-#include "tpulaunch/json/json_writer.hpp"
+#include "tpulaunch/json/json_text.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/util/error.hpp"
 
 namespace tpulaunch::cli {
 

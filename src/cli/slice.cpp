@@ -55,7 +55,7 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     j["tpu_devices"] = to_string(s.devices);
     j["create_command"] = to_shell(create_line(s));
     j["zones"] = catalog.zones_offering(s);
-    output.out = dump_json(j) + "\n";
+    TPULAUNCH_TRY(output.out, json_text(j));
     return output;
   }
   std::string& out = output.out;

@@ -18,6 +18,8 @@ constexpr Code k_then{"; "};
 constexpr Code k_and{" && "};
 constexpr Code k_not{"!"};
 constexpr Code k_pipe{" | "};
+constexpr Code k_subshell_open{"( "};
+constexpr Code k_subshell_close{" )"};
 // A local path as an argument: gcloud::local_path's "./" keeps a leading '-' from reading as an
 // option to python on the CPU route too.
 using gcloud::local_path;
@@ -260,19 +262,21 @@ Step stage_step(const Plan& plan, int slice) {
 }
 
 // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status is
-// the program's (pipefail), not tee's.
+// the program's (pipefail), not tee's. In a subshell: pasted into a person's shell, the text form
+// must not leave pipefail set there.
 Step cpu_run_step(const Plan& plan) {
   Step run;
   run.kind = StepKind::run;
   run.summary = fmt::format("run on this machine's CPU, keeping the output in {}", plan.cpu_receipt);
-  run.line.word("set").word("-o").word("pipefail").code(k_then);
+  run.line.code(k_subshell_open).word("set").word("-o").word("pipefail").code(k_then);
   add_env(run.line, plan);
   run.line.word(local_python(plan)).word(local_path(plan.path));
   add_args(run.line, plan);
   // The output goes to <receipt>.partial, which becomes the receipt only when the program
   // succeeded: a failed run again never truncates the receipt of one that worked.
   const std::string partial = plan.cpu_receipt + ".partial";
-  run.line.code(k_pipe).word("tee").word(partial).code(k_and).word("mv").word("-f").word(partial).word(plan.cpu_receipt);
+  run.line.code(k_pipe).word("tee").word(partial).code(k_subshell_close).code(k_and);
+  run.line.word("mv").word("-f").word(partial).word(plan.cpu_receipt);
   return run;
 }
 

@@ -1,6 +1,8 @@
 // The text form of a plan (for a person, who may paste its commands) and of a refusal.
 #include "tpulaunch/render/render.hpp"
 
+#include <variant>
+
 #include <fmt/format.h>
 
 #include "render/render_parts.hpp"
@@ -35,24 +37,6 @@ std::string route_sentence(const Plan& plan) {
   }
   return fmt::format("single-host: {} is 1 host x {} chips; the script runs on worker 0 with {} JAX devices", s.name,
                      s.chips_per_host, s.local_device_count());
-}
-
-// Indents every line of `text` by `prefix`.
-std::string indent(std::string_view text, std::string_view prefix) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const auto end = text.find('\n', start);
-    const auto line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    out += prefix;
-    out += line;
-    out += '\n';
-    if (end == std::string_view::npos) {
-      break;
-    }
-    start = end + 1;
-  }
-  return out;
 }
 
 // The text form's wait: a loop a person can paste, which looks again after a failed look and stops
@@ -156,7 +140,14 @@ std::string render_text(const Plan& plan) {
       commands.line(pasted_line(plan, step));
     }
   }
-  out += indent(to_shell(commands), "  ");
+  // Each command and comment is indented by two spaces where it starts, and nowhere else: a quoted
+  // value that holds a newline goes on, on the next line, exactly as the sh form has it, so a
+  // paste runs the very bytes sh runs (indenting every line put two spaces into the value).
+  for (const ShellScript::Element& element : commands.elements()) {
+    out += "  ";
+    out += std::visit([](const auto& part) { return to_shell(part); }, element);
+    out += '\n';
+  }
   const auto notes = plan_notes(plan);
   if (!notes.empty()) {
     out += "\nnotes:\n";

@@ -13,15 +13,15 @@ case_plan__cpu_route() {
   run -C "$COURSE" plan distributed-02
   expect_status 0
   expect_stdout_golden plan-cpu-distributed-02.txt
-  expect_stdout_contains "set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial && mv -f distributed-02-cpu.txt.partial distributed-02-cpu.txt"
+  expect_stdout_contains "( set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial ) && mv -f distributed-02-cpu.txt.partial distributed-02-cpu.txt"
   expect_stdout_lacks "gcloud compute"   # no TPU command (the clone's path may hold the word)
   run -C "$COURSE" plan distributed-02 --format sh
   expect_status 0
-  expect_stdout_contains $'\nset -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial && mv -f'
+  expect_stdout_contains $'\n( set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial ) && mv -f'
   # The course's own CPU line (its receipt written only when the program succeeded).
   run -C "$COURSE" plan distributed-02 --course
   expect_status 0
-  expect_stdout_contains $'\n  set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial'
+  expect_stdout_contains $'\n  ( set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial )'
 }
 
 # A cpu-only script with no jax: its output, its receipt and its exit status through the sh form.

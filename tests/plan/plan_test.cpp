@@ -224,9 +224,9 @@ TEST_F(PlanTest, CpuReceiptOfAScriptInASubfolderGetsItsFolder) {
   EXPECT_EQ(result->cpu_receipt, "advanced/sub_lesson-cpu.txt");
   ASSERT_EQ(result->steps.size(), 2U);
   EXPECT_EQ(to_shell(result->steps[0].line), "mkdir -p advanced/");
-  EXPECT_EQ(to_shell(result->steps[1].line),
-            "set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee advanced/sub_lesson-cpu.txt.partial && "
-            "mv -f advanced/sub_lesson-cpu.txt.partial advanced/sub_lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[1].line), "( set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee "
+                                             "advanced/sub_lesson-cpu.txt.partial ) && "
+                                             "mv -f advanced/sub_lesson-cpu.txt.partial advanced/sub_lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
@@ -494,8 +494,10 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   auto result = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 1U);
-  EXPECT_EQ(to_shell(result->steps[0].line), "set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt.partial && mv -f lesson-cpu.txt.partial "
-            "lesson-cpu.txt");
+  // In a subshell: pasted, the text form leaves no pipefail in the person's shell.
+  EXPECT_EQ(to_shell(result->steps[0].line),
+            "( set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt.partial ) && "
+            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
   EXPECT_EQ(result->cpu_receipt, "lesson-cpu.txt");
   PlanOptions course;
   course.form = PlanForm::course;
@@ -504,17 +506,18 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 2U);
   EXPECT_EQ(to_shell(result->steps[0].line), "cd /c");
-  EXPECT_EQ(to_shell(result->steps[1].line), "set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt.partial && mv -f lesson-cpu.txt.partial "
-            "lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[1].line),
+            "( set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt.partial ) && "
+            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
   PlanOptions chosen;
   chosen.python = "/opt/py 3/bin/python";
   chosen.env = {{"A", "x y"}};
   chosen.args = {"-v"};
   result = build_plan(m_status, RouteKind::cpu, nullptr, chosen);
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(to_shell(result->steps[0].line),
-            "set -o pipefail; A='x y' '/opt/py 3/bin/python' public/exercises/lesson.py -v | tee lesson-cpu.txt.partial && "
-            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[0].line), "( set -o pipefail; A='x y' '/opt/py 3/bin/python' "
+                                             "public/exercises/lesson.py -v | tee lesson-cpu.txt.partial ) && "
+                                             "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {

@@ -15,6 +15,8 @@
 
 #include "support/plan_fixture.hpp"
 
+#include "tpulaunch/json/json_text.hpp"
+
 #include "tpulaunch/catalog/figure.hpp"
 
 namespace tpulaunch {
@@ -22,28 +24,45 @@ namespace {
 
 using RenderTest = test_support::PlanFixture;
 
-TEST_F(RenderTest, PlanJsonIsLaidOutAsDumpLaysItOut) {
-  // plan_json writes its text directly; it must read as nlohmann's dump(2) of the same document.
+TEST_F(RenderTest, PlanJsonCarriesUtf8ValuesAndRefusesOthersByName) {
+  // Values in UTF-8 (and control bytes, which JSON escapes) are carried as they are.
   m_options.env = {{"SEED", "caf\xc3\xa9 \"1\"\n"}};
   m_options.args = {"--steps", "10"};
   m_options.teardown = true;
   for (const auto& [slice, route] :
        {std::pair{"v5litepod-16", RouteKind::multi_host}, std::pair{"v5litepod-8", RouteKind::single_host}}) {
-    const std::string text = plan_json(plan(slice, route));
-    EXPECT_EQ(nlohmann::ordered_json::parse(text).dump(2), text) << slice;
+    const auto text = json_text(plan_json(plan(slice, route)));
+    ASSERT_TRUE(text.ok()) << slice;
+    const auto j = nlohmann::ordered_json::parse(*text);
+    EXPECT_EQ(j["env"]["SEED"], "caf\xc3\xa9 \"1\"\n") << slice;
+    EXPECT_EQ(j.dump(2) + "\n", *text) << slice;
   }
   auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(cpu.ok());
-  const std::string cpu_text = plan_json(*cpu);
-  EXPECT_EQ(nlohmann::ordered_json::parse(cpu_text).dump(2), cpu_text);
+  EXPECT_TRUE(json_text(plan_json(*cpu)).ok());
   auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(discovery.ok());
-  const std::string discovery_text = plan_json(*discovery);
-  const auto j = nlohmann::ordered_json::parse(discovery_text);
-  EXPECT_EQ(j.dump(2), discovery_text);
+  const auto j = plan_json(*discovery);
   EXPECT_EQ(j["receipt"], "discovery");
   EXPECT_EQ(j["expected"]["process_count"], 4);
   EXPECT_EQ(j["expected"]["device_count"], 16);
+  // A value that is not UTF-8 is refused, named by where it stands, never printed altered.
+  const auto refused = [&](const char* where) {
+    const auto text = json_text(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+    EXPECT_FALSE(text.ok()) << where;
+    return text.ok() ? std::string() : text.error().message;
+  };
+  m_options.env = {{"SEED", "caf\xe9"}};
+  EXPECT_EQ(refused("env"), "--format json cannot carry the value at /env/SEED: 'caf\\xe9' is not UTF-8 (byte 0xe9 at "
+                            "offset 3), and JSON text is UTF-8; give the value in UTF-8, or choose another --format");
+  m_options.env = {};
+  m_options.args = {"ok", "a\xff"
+                          "b"};
+  EXPECT_NE(refused("args").find("/args/1: 'a\\xffb'"), std::string::npos);
+  m_options.args = {};
+  m_options.python = "/opt/py\xc3/bin/python";
+  EXPECT_NE(refused("python").find("/python: '/opt/py\\xc3/bin/python' is not UTF-8 (byte 0xc3 at offset 7)"),
+            std::string::npos);
 }
 
 // Every word of every form is one a person can read: nothing longer than 300 characters (the
@@ -83,7 +102,7 @@ TEST_F(RenderTest, NoFormPrintsAnOpaqueWord) {
   m_options.form = PlanForm::course;
   plans.emplace_back("course", plan("v5litepod-16", RouteKind::multi_host));
   for (const auto& [name, p] : plans) {
-    for (const std::string& text : {render_text(p), render_sh(p), plan_json(p)}) {
+    for (const std::string& text : {render_text(p), render_sh(p), plan_json(p).dump(2)}) {
       EXPECT_LE(longest_word(text), 300U) << name;
     }
     const Step& run = *std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == StepKind::run; });
@@ -98,7 +117,7 @@ TEST_F(RenderTest, NoFormPrintsAnOpaqueWord) {
 }
 
 TEST_F(RenderTest, JsonHasTheDocumentedFields) {
-  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
   for (const char* key : {"script", "path", "class", "route", "slice", "multi_host", "steps"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -117,7 +136,7 @@ TEST_F(RenderTest, JsonHasTheDocumentedFields) {
 
 TEST_F(RenderTest, JsonCommandIsTheRenderedArgv) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  const auto j = nlohmann::ordered_json::parse(plan_json(p));
+  const auto j = plan_json(p);
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     EXPECT_EQ(j["steps"][i]["command"], to_shell(p.steps[i].line));
     if (j["steps"][i]["argv"].is_null()) { // shell syntax: the command says it all
@@ -185,14 +204,12 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   EXPECT_LT(named, run_failed);
   EXPECT_LT(run_failed, verify);
   EXPECT_LT(verify, teardown);
-  const auto j = nlohmann::ordered_json::parse(plan_json(p));
+  const auto j = plan_json(p);
   EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
   EXPECT_EQ(j["concurrency"].size(), 0U);
-  EXPECT_EQ(nlohmann::ordered_json::parse(plan_json(plan("v5litepod-8", RouteKind::single_host)))["results"],
-            "gs://lab-results/course/pod/lesson/r1");
+  EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
   m_options.results.clear();
-  EXPECT_TRUE(
-      nlohmann::ordered_json::parse(plan_json(plan("v5litepod-8", RouteKind::single_host)))["results"].is_null());
+  EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
   EXPECT_NE(render_text(p).find("results: each worker uploads to gs://lab-results/course/pod/lesson/r1/worker-<i>/"),
             std::string::npos);
 }
@@ -252,7 +269,7 @@ TEST_F(RenderTest, DefaultScriptHasNoCapacityOrPreemptionCode) {
 TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
   m_options.lifecycle.capacity = Capacity::create;
   m_options.lifecycle.timeout = *Duration::parse(ValueKind::timeout, "30m");
-  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
   EXPECT_EQ(j["lifecycle"]["capacity"], "create");
   EXPECT_EQ(j["lifecycle"]["timeout_seconds"], 1800);
   EXPECT_EQ(j["lifecycle"]["runtime_version"], "v2-alpha-tpuv5-lite");
@@ -277,7 +294,7 @@ TEST_F(RenderTest, JsonMarksConditionalStepsAndShellSyntax) {
   m_options.lifecycle.capacity = Capacity::queued;
   m_options.lifecycle.provisioning = Provisioning::spot;
   m_options.teardown = true;
-  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
   std::map<std::string, nlohmann::ordered_json> by_name;
   for (const auto& step : j["steps"]) {
     by_name.emplace(step["name"].get<std::string>(), step);
@@ -350,6 +367,26 @@ TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {
   }
 }
 
+// A value that holds a newline continues on the next line as it is: the text form indents a
+// command where it starts, never inside a quoted value, so a paste runs what the sh form runs.
+TEST_F(RenderTest, TextIndentsWhereACommandStartsNeverInsideAValue) {
+  m_options.args = {"a\nb", "  two\n    four"};
+  m_options.env = {{"NOTE", "x\n  y"}};
+  const Plan p = plan("v5litepod-8", RouteKind::single_host);
+  const std::string text = render_text(p);
+  const std::string commands = text.substr(text.find("\ncommands:\n") + 11);
+  for (const auto& s : p.steps) {
+    const std::string line = to_shell(s.line);
+    EXPECT_NE(commands.find("\n  " + line + "\n"), std::string::npos) << line;
+  }
+  const Step& run =
+      *std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == StepKind::run; });
+  EXPECT_NE(to_shell(run.line).find("'\\''a\nb'\\''"), std::string::npos) << to_shell(run.line);
+  auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, m_options);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_NE(render_text(*cpu).find(" 'a\nb' '  two\n    four' "), std::string::npos) << render_text(*cpu);
+}
+
 // Values a plan holds reach the script's values, comments, banners and messages as well as its
 // commands. Here they are hostile (the plan is altered after building, past validation): run
 // through bash with fake gcloud/ssh-add/tpulaunch, whose delete fails so that the "TPU left
@@ -415,6 +452,46 @@ TEST_F(RenderTest, ShSaysWhenTheTpuIsLeftRunning) {
                       "gcloud compute tpus tpu-vm delete pod --zone=us-central1-a --quiet\n"),
             std::string::npos)
       << text;
+}
+
+// The sh form carries every note of the text form, as comments before its first command: the
+// prerequisites of IAP, of --internal-ips (and of PyPI through Cloud NAT with --bootstrap), the
+// interpreter, the TPU left running.
+TEST_F(RenderTest, ShCarriesEveryNoteOfTheTextFormAtItsTop) {
+  const auto words_of = [](std::string_view text) {
+    std::string words;
+    std::istringstream in{std::string(text)};
+    for (std::string word; in >> word;) {
+      words += word == "#" ? "" : word + " ";
+    }
+    return words;
+  };
+  for (const Connection connection : {Connection::external, Connection::internal_ip, Connection::iap}) {
+    m_options.connection = connection;
+    m_options.teardown = true;
+    m_options.lifecycle.capacity = Capacity::create;
+    m_options.lifecycle.internal_ips = connection != Connection::internal_ip;
+    m_options.bootstrap = connection == Connection::external;
+    const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+    const std::string sh = render_sh(p);
+    const std::string top = sh.substr(0, sh.find("\nset -euo pipefail\n"));
+    ASSERT_NE(top.size(), sh.size()) << sh;
+    ASSERT_NE(top.find("\n# Notes:\n# - "), std::string::npos) << top;
+    const std::string text = render_text(p);
+    // Every note, word for word (the comments wrap them): none left out, none added.
+    EXPECT_EQ(words_of(top.substr(top.find("# Notes:") + 8)), words_of(text.substr(text.find("\nnotes:\n") + 8)))
+        << top;
+    for (std::string_view line = top; !line.empty();) {
+      const auto end = line.find('\n');
+      EXPECT_LE(line.substr(0, end).size(), 100U) << line.substr(0, end);
+      line.remove_prefix(end == std::string_view::npos ? line.size() : end + 1);
+    }
+  }
+  // The IAP firewall rule and Cloud NAT for --bootstrap with --internal-ips are among them.
+  EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("35.235.240.0/20"), std::string::npos);
+  m_options.connection = Connection::external;
+  m_options.bootstrap = true;
+  EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("Cloud NAT"), std::string::npos);
 }
 
 TEST(Render, RefusalJsonAndText) {
