@@ -100,7 +100,7 @@ Result<PlanRecord> write_stage(const StageRequest& request) {
     if (digest != file.sha256) {
       return refused_error(fmt::format("{} changed since the plan was made (its sha256 is {} now, the plan pinned {}): "
                                        "make the plan again",
-                                       printable(file.local), digest, file.sha256));
+                                       printable(file.path), digest, file.sha256));
     }
     contents.emplace_back(file.path, std::move(text));
   }

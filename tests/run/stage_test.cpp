@@ -72,7 +72,8 @@ TEST_F(StageTest, AFileThatChangedSinceThePlanIsRefusedAndNothingIsWritten) {
   auto written = write_stage(m_request);
   ASSERT_FALSE(written.ok());
   EXPECT_EQ(written.error().code, ExitCode::refused);
-  EXPECT_NE(written.error().message.find("common/mesh.py changed since the plan was made"), std::string::npos);
+  EXPECT_NE(written.error().message.find("common/mesh.py changed since the plan was made"), std::string::npos)
+      << written.error().message;
   EXPECT_FALSE(fs::exists(m_request.run_dir));
 }
 
