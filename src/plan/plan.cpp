@@ -247,8 +247,8 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     // Relative to the stage folder's code/, where the guard runs it ("./" before a leading '-').
     add_runs(plan, {Word(gcloud::local_path(script.course_path))},
              plan.multi_host()
-                 ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
-                 : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM");
+                 ? "check the staged files' digests and the TPU's holders, then run on every worker at once"
+                 : "check the staged files' digests and the TPU's holders, then run on the TPU VM");
   } else {
     plan.steps.push_back(course_run_step(plan));
   }

@@ -56,7 +56,7 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   std::vector<std::string> notes;
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
     notes.emplace_back("the run step calls tpulaunch's run guard, which the write step puts in the run folder and "
-                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's "
+                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard/ in tpulaunch's "
                        "source); it checks its own digest, the staged files' digests and the TPU's holders before "
                        "the program runs");
   }

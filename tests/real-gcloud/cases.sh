@@ -457,7 +457,7 @@ case_pipeline__fresh_vm_without_bootstrap() {
   expect_same_as_standin
   expect_status 96
   for i in 0 1; do
-    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at /root/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap"
+    expect_stderr_contains "tpulaunch: t1v-n-standin0-w-$i: error: no Python interpreter at /root/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap"
     [[ "$(grep -c "SSH: Attempting to connect to worker $i" <<<"$err")" == 1 ]] || fail "worker $i was tried more than once"
   done
   expect_stderr_contains "the TPU is left running"

@@ -434,7 +434,7 @@ else bad "stale lock with --kill-stale" "rc=$rc"; fi
 reset
 run_guard --python "$WORK/no venv/bin/python" -- x.py
 if ((rc == 96)) && [[ $(field state) == no-python ]] &&
-  grep -qF "has no Python interpreter at $WORK/no venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH" "$WORK/err"; then
+  grep -qF "no Python interpreter at $WORK/no venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH" "$WORK/err"; then
   ok "no interpreter: 96, state no-python, the host, the path and the fix named"
 else bad "no interpreter" "rc=$rc state=$(field state)"; fi
 

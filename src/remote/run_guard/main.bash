@@ -73,8 +73,11 @@ follow() {
   fi
   if ! get exit && [[ -n $pid ]]; then
     if [[ $1 == attached ]]; then
-      get started
-      say "run $script/$run_id is running here since $got (started by an earlier call with this plan): following its log"
+      local since="an unknown time"
+      if get started && [[ $got =~ ^[0-9]+$ ]]; then
+        TZ=UTC0 printf -v since '%(%Y-%m-%dT%H:%M:%SZ)T' "$got"
+      fi
+      say "run $script/$run_id is running here since $since (started by an earlier call with this plan): following its log"
     fi
     # In the background, so a signal to this call is handled at once; tail ends with the
     # program, or at its next write when this call's connection is gone.

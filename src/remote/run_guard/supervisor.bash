@@ -232,7 +232,7 @@ supervise() {
   check_files
   ((slices == 0)) || megascale
   if ! command -v -- "$python" >/dev/null; then
-    say "error: $host has no Python interpreter at $python; run the plan with --bootstrap, or choose one with --python PATH"
+    say "error: no Python interpreter at $python; run the plan with --bootstrap, or choose one with --python PATH"
     never_started no-python "$status_no_python" "there is no Python interpreter at $python"
   fi
   if ! check_tpu; then
