@@ -7,6 +7,7 @@
 
 #include "receipt.hpp"
 #include "tpulaunch/json/json_reader.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -32,6 +33,7 @@ public:
 
   void run(const std::vector<FetchedWorker>& workers) {
     std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_target.processes()));
+    m_recorded.assign(static_cast<std::size_t>(m_target.processes()), false);
     for (int worker = 0; worker < m_target.processes(); ++worker) {
       if (static_cast<std::size_t>(worker) >= workers.size() || !workers[static_cast<std::size_t>(worker)].present) {
         const std::string folder = static_cast<std::size_t>(worker) < workers.size()
@@ -41,7 +43,10 @@ public:
         continue;
       }
       const FetchedWorker& fetched = workers[static_cast<std::size_t>(worker)];
-      check_status_record(worker, fetched);
+      if (!check_status_record(worker, fetched)) {
+        continue; // no record: the worker's own word is what is missing, not its log and receipt
+      }
+      m_recorded[static_cast<std::size_t>(worker)] = true;
       check_log(worker, fetched);
       if (m_options.kind == VerifyKind::logs) {
         continue;
@@ -53,6 +58,7 @@ public:
         training[static_cast<std::size_t>(worker)] = check_training(worker, fetched);
       }
     }
+    check_extra_folders(workers);
     if (m_options.kind == VerifyKind::training) {
       check_run(workers, training);
     }
@@ -72,18 +78,24 @@ private:
     return nullptr;
   }
 
-  // The run guard's record of this worker's part: anything but `state=succeeded` is a finding,
-  // with the worker's own one-sentence summary (printed as text, never as terminal control).
-  void check_status_record(int worker, const FetchedWorker& fetched) {
+  // The run guard's record of this worker's part: anything but `state=succeeded` with status 0 is a
+  // finding, with the worker's own one-sentence summary (printed as text, never as terminal
+  // control). False when there is no record to read: the worker's other files are then not checked.
+  bool check_status_record(int worker, const FetchedWorker& fetched) {
     if (!fetched.status_record) {
-      return;
+      add(worker, std::string(k_run_record),
+          fmt::format("missing from {}: the run guard's record of this worker's part did not come back, so nothing "
+                      "says the program ran and succeeded there (its log and receipts are not checked)",
+                      fetched.folder));
+      return false;
     }
     const FetchedFile& record = *fetched.status_record;
     if (!record.error.empty()) {
       add(worker, record.name, record.error);
-      return;
+      return false;
     }
     std::string state;
+    std::string status;
     std::string summary;
     std::size_t start = 0;
     while (start < record.text.size()) {
@@ -94,6 +106,8 @@ private:
       const std::string_view line(record.text.data() + start, end - start);
       if (line.starts_with("state=")) {
         state = line.substr(6);
+      } else if (line.starts_with("status=")) {
+        status = line.substr(7);
       } else if (line.starts_with("summary=")) {
         summary = line.substr(8);
       }
@@ -103,6 +117,26 @@ private:
       add(worker, record.name,
           fmt::format("the worker recorded {}: {}", state.empty() ? "no outcome" : printable(state),
                       summary.empty() ? "no summary" : printable(summary)));
+    } else if (!status.empty() && status != "0") {
+      add(worker, record.name, fmt::format("the worker recorded succeeded, but with status {}", printable(status)));
+    }
+    return true;
+  }
+
+  // Folders past the last process (verify_fetched's extra entries): a worker-4/ on a slice of 4
+  // hosts is another run's or another slice's, and never verifies as part of this one.
+  void check_extra_folders(const std::vector<FetchedWorker>& workers) {
+    for (std::size_t i = static_cast<std::size_t>(m_target.processes()); i < workers.size(); ++i) {
+      if (!workers[i].present) {
+        continue;
+      }
+      add(-1, workers[i].folder,
+          fmt::format("a folder of a worker this run does not have: the run on {}{} has {} ({} ... {}); it holds "
+                      "results of another slice or run",
+                      m_target.nodes > 1 ? fmt::format("{} slices of ", m_target.nodes) : "", m_slice.name,
+                      counted(static_cast<std::size_t>(m_target.processes()), "process", "processes"),
+                      process_folder(0, m_target.hosts(), m_target.nodes),
+                      process_folder(m_target.processes() - 1, m_target.hosts(), m_target.nodes)));
     }
   }
 
@@ -342,6 +376,9 @@ private:
   }
 
   void check_checkpoint(const std::vector<FetchedWorker>& workers, const std::vector<std::optional<TrainingFacts>>& training) {
+    if (m_recorded.empty() || !m_recorded[0]) {
+      return; // process 0's files were not checked: its missing record is the finding
+    }
     const FetchedFile* file = workers.empty() ? nullptr : find(workers[0], "checkpoint.json");
     if (file == nullptr) {
       if (!workers.empty() && workers[0].present) {
@@ -395,6 +432,7 @@ private:
   const Target& m_target;
   const Slice& m_slice; // each node's
   const VerifyOptions& m_options;
+  std::vector<bool> m_recorded; // per process: its run record was read, so its files were checked
 };
 
 } // namespace
