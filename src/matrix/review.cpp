@@ -39,6 +39,28 @@ std::string lines_of(const std::vector<const Evidence*>& evidence) {
   return out;
 }
 
+// The request's own values, before any evidence is looked at: the id, one-line texts, and the
+// values that only a TPU class may record.
+Status check_request(const ReviewRequest& request) {
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, request.id));
+  TPULAUNCH_CHECK(check_free_text("--by", request.reviewed_by, true));
+  TPULAUNCH_CHECK(check_free_text("--note", request.note, false));
+  TPULAUNCH_CHECK(check_free_text("--override", request.override_reason, false));
+  TPULAUNCH_CHECK(check_free_text("--initialize-condition", request.initialize_condition, false));
+  if (request.proves && request.script_class == ScriptClass::cpu_only) {
+    return usage_error(
+        fmt::format("--proves {}: a cpu-only script runs on the CPU route only, where nothing is verified",
+                    to_string(*request.proves)));
+  }
+  if (!request.jax_platforms.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::jax_platforms, request.jax_platforms));
+    if (request.script_class == ScriptClass::cpu_only) {
+      return usage_error("--jax-platforms: a cpu-only script never runs on a TPU route, where JAX_PLATFORMS is set");
+    }
+  }
+  return Ok{};
+}
+
 // A multi-host-qualified review over an initialize() that runs only under a condition: nothing
 // tpulaunch does makes that condition hold on every host, so the reviewer says what does, and the
 // entry records it next to the call (plan repeats it in its notes).
@@ -76,23 +98,7 @@ std::string utc_now_iso8601() {
 
 Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
                                       const Classification& classification) {
-  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, request.id));
-  TPULAUNCH_CHECK(check_free_text("--by", request.reviewed_by, true));
-  TPULAUNCH_CHECK(check_free_text("--note", request.note, false));
-  TPULAUNCH_CHECK(check_free_text("--override", request.override_reason, false));
-  TPULAUNCH_CHECK(check_free_text("--initialize-condition", request.initialize_condition, false));
-  if (request.proves && request.script_class == ScriptClass::cpu_only) {
-    return usage_error(
-        fmt::format("--proves {}: a cpu-only script runs on the CPU route only, where nothing is verified",
-                    to_string(*request.proves)));
-  }
-  if (!request.jax_platforms.empty()) {
-    TPULAUNCH_CHECK(validate_value(ValueKind::jax_platforms, request.jax_platforms));
-    if (request.script_class == ScriptClass::cpu_only) {
-      return usage_error("--jax-platforms: a cpu-only script never runs on a TPU route, where JAX_PLATFORMS is set");
-    }
-  }
-
+  TPULAUNCH_CHECK(check_request(request));
   MatrixEntry entry;
   entry.id = request.id;
   entry.script_class = request.script_class;
