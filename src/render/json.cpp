@@ -26,6 +26,7 @@ void write_tpu_values(JsonWriter& w, const Plan& plan) {
   w.key("local_run_dir").string(plan.local_run_dir);
   w.key("results").string_or_null(plan.results_run_url.value_or(""));
   w.key("verify").string(to_string(plan.verify));
+  w.key("proves").string_or_null(plan.proves ? to_string(*plan.proves) : "");
   const LifecycleOptions& life = plan.options.lifecycle;
   w.key("lifecycle").begin_object();
   w.key("capacity").string(to_string(plan.target.capacity));

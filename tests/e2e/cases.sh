@@ -741,7 +741,7 @@ case_pipeline__subfolder_script_is_staged_under_its_path() {
   dir=$(standin_course pipeline-subfolder 4)
   mkdir -p "$dir/public/exercises/advanced/stand"
   cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/advanced/stand/lesson.py"
-  "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests >/dev/null
+  "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests --proves training >/dev/null
   run -C "$dir" plan advanced/stand/lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   expect_status 0
   expect_stdout_contains " --stage ~/lesson.py ~/jax-tpu-lab/advanced/stand/lesson.py "
@@ -1556,7 +1556,7 @@ case_pipeline__helper_modules_are_staged_with_the_script() {
   printf 'def answer():\n    return 42\n' >"$dir/public/exercises/pkg/util.py"
   { printf 'import lesson_helpers\nfrom pkg.util import answer\nassert answer() == 42, lesson_helpers.GREETING\n'
     cat "$STANDIN/lesson_standin.py"; } >"$dir/public/exercises/standin-lesson.py"
-  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null ||
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests --proves training >/dev/null ||
     fail "the lesson could not be reviewed"
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format json
   expect_status 0

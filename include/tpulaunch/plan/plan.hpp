@@ -57,7 +57,7 @@ struct PlanOptions {
   bool bootstrap = false;
   bool teardown = false;
   int parallel = 8;                      // fetches in flight at once, 1-1024 (the CLI checks --parallel)
-  std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
+  std::optional<VerifyKind> verify;      // default: what the script's review declares it proves, else logs
   std::string tpulaunch_program = "tpulaunch"; // the program the write and verify steps call (the CLI: its own absolute path)
   // The folder the plan's relative paths resolve in (absolute); the commands start by changing to
   // it, so a script or a pasted plan works wherever it is started. Empty: no change of folder.
@@ -187,6 +187,12 @@ struct Plan {
   Target target;       // where it runs (its slice is nullptr on the CPU route): read this, not options
   PlanOptions options; // as asked for
   VerifyKind verify = VerifyKind::none;
+  // What the script's review declares its runs prove (MatrixEntry::proves): verify's default kind.
+  // nullopt: nothing declared, so verify checks logs and recorded statuses, no training claim.
+  std::optional<Proves> proves;
+  // On a multi-host route: the reviewed acceptance of an initialize() that runs only under a
+  // condition, which the notes repeat (tpulaunch sets none of the values it reads).
+  std::optional<InitializeCondition> initialize_condition;
   std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
   std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
   std::string cpu_receipt;    // the CPU route's kept output, <id>-cpu.txt (empty on TPU routes)
