@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "receipt.hpp"
-#include "tpulaunch/run/records.hpp"
 #include "tpulaunch/json/json_reader.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
+#include "tpulaunch/run/records.hpp"
 
 namespace tpulaunch {
 namespace {

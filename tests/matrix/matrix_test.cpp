@@ -163,7 +163,8 @@ TEST(Matrix, MistakesInProvesAndInitializeConditionAreConfigErrorsAtTheirPositio
                                        "discovery or logs"},
            {R"("proves": 1)", "field \"proves\" must be a string"},
            {R"("initialize_condition": {"line": 0, "reason": "r"})", "\"line\" must be between 1 and"},
-           {R"("initialize_condition": {"line": 3})", "m.json:1:180: script 'a' initialize_condition: missing field \"reason\""},
+           {R"("initialize_condition": {"line": 3})",
+            "m.json:1:180: script 'a' initialize_condition: missing field \"reason\""},
            {R"("initialize_condition": "yes")", "\"initialize_condition\" must be an object"},
        }) {
     auto result = parse_matrix(head + fields + "}}}", "m.json");
