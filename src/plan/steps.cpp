@@ -371,6 +371,9 @@ Step fetch_step(const Plan& plan, int process, bool full) {
                                   .at = plan.target.location(),
                                   .worker = worker_flag(step.workers),
                                   .connection = plan.target.connection});
+  // Pasted after a failed create, a fetch would read a TPU someone else holds (the sh form has
+  // stopped by then: the steps before it checked the mark).
+  step.mark_check = mark_check(plan, slice);
   return step;
 }
 

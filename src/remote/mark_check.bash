@@ -1,7 +1,7 @@
 # require_mark NODE: stops (@not_ours@) unless the TPU named NODE carries this plan's mark, the
 # metadata value tpulaunch_run=$MARK that the plan's create call set: a TPU of that name that this
-# plan did not create (someone else's, made before it) is never touched. @describe@ is a case on
-# NODE with one describe call a node, which prints the mark (an empty line when there is none).
+# plan did not create (someone else's, made before it) is never touched. The case below asks for
+# the mark with one describe call of the node (an empty line when it has none).
 require_mark() {
   local found
   found=$(@describe@) || found=""

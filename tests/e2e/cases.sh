@@ -611,7 +611,7 @@ case_pipeline__results_failing_worker_still_uploads() {
   done
   [[ "$(worker_uploads "$dir" | tr '\n' ',')" == "0 0,1 0,2 0,3 0," ]] ||
     fail "uploads: $(worker_uploads "$dir" | tr '\n' ',')"
-  [[ "$(local_calls "$dir" | tr '\n' ',')" == "scp,ssh,ssh,storage cp," ]] ||
+  [[ "$(local_calls "$dir" | tr '\n' ',')" == "scp,ssh,ssh,describe,storage cp," ]] ||
     fail "local gcloud calls: $(local_calls "$dir" | tr '\n' ',')"
   ! tpu_deleted "$dir" || fail "the TPU was deleted after a failure"
 }
@@ -628,7 +628,7 @@ case_pipeline__results_upload_failure_names_the_worker() {
   expect_stderr_contains "tpulaunch: error: worker 1 (t1v-n-standin0-w-1) could not upload its results"
   expect_stderr_contains "does not have storage.objects.create access"
   expect_stderr_contains "tpulaunch: error: no results from worker(s) 1 of 4 in $RESULTS_URL/lab-pod/standin-lesson/r1"
-  expect_stderr_contains "the TPU is left running: lab-pod is still running"
+  expect_stderr_contains "the TPU is left running: TPU lab-pod is still running"
   for i in 0 2 3; do
     [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-$i/r1/artifacts/worker-$i.json" ]] ||
       fail "worker $i was not fetched because worker 1's upload failed"
@@ -805,7 +805,7 @@ case_pipeline__teardown_asked_but_a_step_failed_says_the_tpu_is_running() {
   printf '%s\n' "$out" >"$dir/run.sh"
   LESSON_FAIL_WORKER=1 run_pipeline "$dir" run.sh
   [[ "$status" != 0 ]] || fail "a failing worker must fail the pipeline"
-  expect_stderr_contains "tpulaunch: warning: a step failed, so the TPU is left running: lab-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete lab-pod --zone=us-west4-a --quiet --project=lab-project-1"
+  expect_stderr_contains "tpulaunch: warning: a step failed, so the TPU is left running: TPU lab-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete lab-pod --zone=us-west4-a --quiet --project=lab-project-1"
   ! tpu_deleted "$dir" || fail "the TPU was deleted after a failure"
   # verify fails (the stand-in's backend is no TPU result without the test seam)
   rm -f "$dir/state/calls.jsonl"
@@ -816,7 +816,7 @@ case_pipeline__teardown_asked_but_a_step_failed_says_the_tpu_is_running() {
     bash run2.sh >"$dir/out2" 2>"$dir/err2" </dev/null) || status=$?
   err=$(cat "$dir/err2")
   expect_status 3
-  expect_stderr_contains "the TPU is left running: lab-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete lab-pod --zone=us-west4-a --quiet --project=lab-project-1"
+  expect_stderr_contains "the TPU is left running: TPU lab-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete lab-pod --zone=us-west4-a --quiet --project=lab-project-1"
   ! grep -q '"delete"' "$dir/state/calls.jsonl" || fail "delete was called after verify failed"
 }
 
@@ -1496,15 +1496,17 @@ case_guard__prints_and_writes_the_pinned_program() {
   dir=$(workdir guard)
   run guard
   expect_status 0
-  expect_stdout_contains "# tpulaunch run guard: what the run step's one ssh call runs on every TPU VM worker."
+  expect_stdout_contains "# tpulaunch run guard: what a plan's bootstrap and run steps run on every TPU VM worker."
   printf '%s\n' "$out" >"$dir/printed.sh"
   shellcheck --shell=bash "$dir/printed.sh" || fail "the printed guard does not pass shellcheck"
   digest=$(sha256sum "$dir/printed.sh" | cut -d' ' -f1)
   # The plan names the same file and digest.
   run -C "$COURSE" plan collective-update --slice v5litepod-16 --tpu my-pod --zone us-west4-a --format json
   expect_status 0
-  name=$(python3 -c 'import json,sys; s=json.loads(sys.argv[1])["staged"][0]; print(s["worker"], s["sha256"])' "$out")
-  [[ $name == "~/tpulaunch-run-guard-${digest:0:12}.sh $digest" ]] || fail "the plan pins another guard: $name"
+  name=$(python3 -c 'import json, re, sys
+argv = [s for s in json.loads(sys.argv[1])["steps"] if s["name"] == "run"][0]["argv"]
+print(re.search(r"--guard-sha256 ([0-9a-f]{64})", " ".join(argv)).group(1))' "$out")
+  [[ $name == "$digest" ]] || fail "the plan pins another guard: $name"
   run guard --write "$dir/written.sh" --sha256 "$digest"
   expect_status 0
   expect_stdout_empty

@@ -129,11 +129,12 @@ case_check__subfolder_scripts() {
   printf 'def devices(backend=None):\n    return [backend + ":0"]\n' >"$dir/fake/jax.py"
   (cd "$WORK_ROOT" && PYTHONPATH="$dir/fake" bash "$dir/cpu.sh" >/dev/null 2>&1) || fail "the CPU route failed"
   grep -q "cpu:0" "$dir/advanced/sub_lesson-cpu.txt" 2>/dev/null || fail "no CPU receipt at advanced/sub_lesson-cpu.txt"
-  # A TPU route stages it under the same relative path (the pipeline case runs one end to end).
+  # A TPU route stages it under its course path in the run's stage folder and runs it from there
+  # (the pipeline case runs one end to end).
   run -C "$dir" plan advanced/deeper/on_tpu --slice v5litepod-8 "${TPU_FLAGS[@]}"
   expect_status 0
-  expect_stdout_contains "--stage ~/on_tpu.py ~/jax-tpu-lab/advanced/deeper/on_tpu.py "
-  expect_stdout_contains "-- ~/jax-tpu-lab/advanced/deeper/on_tpu.py"
+  expect_stdout_contains "--file public/exercises/advanced/deeper/on_tpu.py "
+  expect_stdout_contains "-- public/exercises/advanced/deeper/on_tpu.py'"
   # A script reached through the linked folder is refused like any path that leaves the folder.
   run -C "$dir" review linked/linked --class cpu-only --by alice
   expect_status 4

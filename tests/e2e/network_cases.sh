@@ -83,7 +83,7 @@ case_net__internal_ips_when_the_tpu_is_made() {
   expect_one_error_line "--internal-ips asks for workers without external addresses when the TPU is made: it needs --create or --queued"
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --create --internal-ips --bootstrap
   expect_status 0
-  expect_stdout_contains "gcloud compute tpus tpu-vm create lab-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --version=v2-alpha-tpuv5-lite --async --internal-ips --project=lab-project-1"
+  expect_stdout_contains "gcloud compute tpus tpu-vm create lab-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --version=v2-alpha-tpuv5-lite --async --internal-ips --metadata=tpulaunch_run="
   expect_stdout_contains "--internal-ips: the workers get no external addresses"
   expect_stdout_contains "reach only through Cloud NAT"
   [[ "$(grep -c -- '--internal-ips' <<<"$out")" == 3 ]] || fail "--internal-ips beyond the create line and the two notes"

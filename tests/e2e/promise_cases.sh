@@ -242,10 +242,17 @@ case_verify__extra_worker_and_missing_record_are_named() {
   local dir run_dir i
   dir=$(workdir verify-extra-worker)
   run_dir="$dir/tpu-runs/my-pod/own/r1"
+  local plan start
+  plan=$(printf 'a%.0s' {1..64})
+  start=$(printf 'b%.0s' {1..32})
+  mkdir -p "$run_dir"
+  printf 'record=tpulaunch-plan 1\nscript=own\nrun-id=r1\nplan=%s\nslice=v5litepod-16\nslices=1\nstart=%s\nwritten=0\n' \
+    "$plan" "$start" >"$run_dir/plan.rec"
   for i in 0 1 2 3 4; do
     mkdir -p "$run_dir/worker-$i/r1/artifacts"
     printf 'process %s\n' "$i" >"$run_dir/worker-$i/r1/own-tpu-host-$i.txt"
-    printf 'record=tpulaunch-run-status 1\nstate=succeeded\nstatus=0\nsummary=succeeded\n' >"$run_dir/worker-$i/r1/run-status.rec"
+    printf 'record=tpulaunch-run-status 2\nscript=own\nrun-id=r1\nplan=%s\nstart=%s\nworker=%s\nstate=succeeded\nstatus=0\nsummary=succeeded\n' \
+      "$plan" "$start" "$((i % 4))" >"$run_dir/worker-$i/r1/run-status.rec"
   done
   run verify "$run_dir" --slice v5litepod-16 --kind logs
   expect_status 3

@@ -37,7 +37,7 @@ fi
 step "tpulaunch's own steps will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)"
 
 tpu_left_running() {
-  echo 'tpulaunch: warning: a step failed, so the TPU is left running: my-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet' >&2
+  echo 'tpulaunch: warning: a step failed, so the TPU is left running: TPU my-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet' >&2
 }
 
 step 'prepare: work in the folder the plan was made in; check that this run'\''s folder is new (a second run never overwrites the first); create the folders the downloads land in'

@@ -200,8 +200,10 @@ def cmd_scp(ns):
 
 
 def download_worker(argv):
-    """The worker a recursive download (a fetch) of the calls log comes from, else None."""
-    if len(argv) > 3 and argv[3] == "scp" and "--recurse" in argv:
+    """The worker a recursive download (a fetch) of the calls log comes from, else None (an
+    upload, the stage step's `scp --recurse LOCAL NODE:`, names no worker it comes from)."""
+    operands = [a for a in argv[4:] if not a.startswith("--")]
+    if len(argv) > 3 and argv[3] == "scp" and "--recurse" in argv and operands and ":" in operands[0]:
         for arg in argv:
             if arg.startswith("--worker="):
                 return arg.split("=", 1)[1]

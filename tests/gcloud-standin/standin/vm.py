@@ -179,6 +179,8 @@ def kill_worker_processes(node):
 def prepare_workers(prog, node, workers):
     """Applies the per-run knobs before a command runs on `workers`."""
     holders = worker_set(prog, "GCLOUD_STANDIN_TPU_HOLDER")
+    if os.environ.get("GCLOUD_STANDIN_TPU_HOLDER_NODE", "") not in ("", node.name):
+        holders = {}  # another slice's node holds the TPU
     stale = worker_set(prog, "GCLOUD_STANDIN_TPU_STALE_LOCK")
     for worker in workers:
         if worker in holders:
