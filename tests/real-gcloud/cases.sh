@@ -389,17 +389,68 @@ case_pipeline__four_workers() {
         fail "worker $i has no staged $(basename "$src")"
     done
   done < <(plan_stage_sources "$real_dir")
-  # What ran is what was reviewed: the script in place on every worker has the plan's digest
-  # (which the run guard checked before it ran anything).
+  # What ran is what was reviewed: the script in the run's stage folder on every worker has the
+  # plan's digest (which the run guard checked before it ran anything).
   digest=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sha256"])' "$real_dir/plan.json")
   for i in 0 1 2 3; do
-    [[ "$(sha256sum <"$(node_folder "$real_dir")/worker-$i/home/jax-tpu-lab/standin-lesson.py" | cut -d' ' -f1)" == "$digest" ]] ||
-      fail "worker $i ran a script whose digest is not the plan's"
+    src=$(compgen -G "$(node_folder "$real_dir")/worker-$i/home/jax-tpu-lab/runs/standin-lesson/r1/staged-*/code/public/exercises/standin-lesson.py") ||
+      fail "worker $i has no staged script in its run folder"
+    [[ "$(sha256sum <"$src" | cut -d' ' -f1)" == "$digest" ]] || fail "worker $i ran a script whose digest is not the plan's"
   done
   [[ "$(api_calls "$real_dir" | grep -v /operations/ | tail -n 1)" == "DELETE /v2/projects/lab-project-1/locations/us-west4-a/nodes/lab-pod" ]] ||
     fail "the teardown is not the last request: $(api_calls "$real_dir" | tail -n 3)"
   [[ "$(api_calls "$real_dir" | grep -c DELETE)" == 1 ]] || fail "more than one DELETE"
   compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "the TPU was not deleted"
+}
+
+# A dropped connection in the middle of a run (issue 34 §4): worker 1's ssh session is cut once
+# its program has started. The real ssh exits 255, the real gcloud runs the same run command
+# again, and the run guard re-attaches to the run its first call started (the program runs on,
+# in its own session): one program per worker, the run ends once, and it verifies.
+case_pipeline__dropped_connection_reattaches() {
+  local i home
+  GCLOUD_STANDIN_DROP_WORKERS=1 GCLOUD_STANDIN_DROP_WHEN='jax-tpu-lab/runs/*/*/standin-lesson-tpu-*.txt' \
+    GCLOUD_STANDIN_PREPARED=1 scenario dropped 4 -- standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}"
+  expect_same_as_standin
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+  [[ "$(grep -c '^Retrying: SSH command error: \[/usr/bin/ssh\] exited with return code \[255\]\.$' <<<"$err")" == 1 ]] ||
+    fail "not one retry after the drop: $err"
+  [[ "$err" == *"is running here since"* || "$err" == *"ran here already with this plan"* ]] ||
+    fail "the second call did not re-attach: $err"
+  for i in 0 1 2 3; do
+    home=$(worker_home "$real_dir" "$i")
+    [[ "$(cat "$home"/jax-tpu-lab/runs/standin-lesson/r1/standin-lesson-tpu-*.txt | grep -c "^\[process $i/4\] host")" == 1 ]] ||
+      fail "worker $i's program ran more than once, or not at all"
+  done
+  [[ -f "$(node_folder "$real_dir")/worker-1/ssh-dropped" ]] || fail "worker 1's connection was never dropped"
+}
+
+# A pasted --create plan for a TPU name someone else holds (issue 34 §3), through the real gcloud:
+# the name check names it, the create call fails, and every later line checks the mark the
+# create would have set, so nothing is staged, run or fetched on that TPU.
+case_pipeline__foreign_tpu_is_never_touched() {
+  local way dir
+  for way in standin real; do
+    dir=$(standin_course "rg-foreign-$way" 4 --metadata=tpulaunch_run=0123456789abcdef)
+    run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --create --poll 1s --bootstrap
+    [[ "$status" == 0 ]] || fail "plan: status $status: $err"
+    sed -n '/^commands:$/,/^$/p' <<<"$out" | grep '^  [^#]' | sed 's/^  //' >"$dir/pasted.sh"
+    if [[ $way == standin ]]; then
+      run_pipeline "$dir" pasted.sh
+    else
+      real_dir=$dir
+      trap 'real_cloud_stop "$real_dir"' EXIT
+      real_cloud_start "$dir"
+      run_real "$dir" pasted.sh
+      real_cloud_stop "$dir"
+    fi
+    expect_stderr_contains "tpulaunch: error: a TPU named lab-pod exists already (state READY)"
+    ! grep -q '^verified:' <<<"$out" || fail "$way: a pasted plan verified on someone else's TPU"
+    for i in 0 1 2 3; do
+      [[ ! -e "$(worker_home "$dir" "$i")/jax-tpu-lab" ]] || fail "$way: something reached worker $i of the other TPU"
+    done
+  done
 }
 
 # One worker's program fails (status 7; its peers then fail in their collective, status 1): every
