@@ -33,10 +33,11 @@ std::string cpu_only_grounds(const RouteRequest& request) {
     const auto rows = request.source->of_category(Category::cpu_selection);
     const auto decided = std::find_if(rows.begin(), rows.end(), [](const Evidence* e) { return !is_undecided(*e); });
     if (decided != rows.end()) {
-      return fmt::format("it selects CPU devices at line {} ({})", (*decided)->line, to_string((*decided)->rule));
+      return fmt::format("it selects CPU devices at {} ({})", evidence_place(**decided), to_string((*decided)->rule));
     }
     if (!rows.empty()) {
-      return fmt::format("it may select CPU devices at line {} ({})", rows.front()->line, to_string(rows.front()->rule));
+      return fmt::format("it may select CPU devices at {} ({})", evidence_place(*rows.front()),
+                         to_string(rows.front()->rule));
     }
   }
   const std::string& text = request.script->source;

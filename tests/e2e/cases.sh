@@ -1159,7 +1159,7 @@ case_check__exit_codes_and_github_annotations() {
   run -C "$dir" check --format github --route distributed-02@v5litepod-8
   expect_status 3
   expect_stdout_contains "::error file=public/exercises/tpu-hello.py,title=tpulaunch stale-digest::'tpu-hello' changed since it was reviewed"
-  expect_stdout_contains "::error file=public/exercises/distributed-02.py,title=tpulaunch route-refused::route distributed-02@v5litepod-8 refused by cpu-only-stays-on-cpu"
+  expect_stdout_contains "::error file=public/exercises/distributed-02.py,line=10,title=tpulaunch route-refused::route distributed-02@v5litepod-8 refused by cpu-only-stays-on-cpu"
   expect_stdout_contains "::warning file=public/exercises/sharding-sketch.py,title=tpulaunch unreviewed::"
   run -C "$dir" check --format json
   expect_status 3

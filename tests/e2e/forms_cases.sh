@@ -77,6 +77,7 @@ case_classify__json_reports_a_file_name_that_is_not_utf8_on_its_own_line() {
   expect_status 0
 }
 
+# check's JSON carries no value that is not UTF-8 either: its error document quotes it as messages do.
 case_check__json_refuses_a_matrix_path_that_is_not_utf8() {
   local dir
   dir=$(workdir "forms-json-check")/$'c\xe9'
@@ -85,6 +86,68 @@ case_check__json_refuses_a_matrix_path_that_is_not_utf8() {
   expect_status 2
   expect_one_error_line
   expect_stderr_contains "--format json cannot carry the value at /matrix: '"
+  python3 -c 'import json, sys; d = json.load(sys.stdin); f = d["findings"][0]
+sys.exit(not (d["ok"] is False and f["kind"] == "usage" and "\\xe9" in d["matrix"] and "/matrix" in f["message"]))' <<<"$out" ||
+    fail "not the error document: $out"
+}
+
+# check --format json prints a JSON document for every outcome, with the exit codes the table
+# gives: clean (0), findings (3), a malformed matrix (4, its line in the finding), no matrix at
+# all (4), a bad --route (2).
+case_check__json_prints_a_document_for_every_outcome() {
+  local dir empty
+  dir=$(course_copy "forms-check-json-outcomes")
+  empty=$(workdir "forms-check-json-empty")
+  local -a outcomes=("0|-C $dir check --format json --route collective-update@v5litepod-16"
+    "3|-C $dir check --format json --strict"
+    "2|-C $dir check --format json --route tpu-hello@v5e-99"
+    "4|-C $empty check --format json"
+    "4|-C $dir check --format json --matrix broken.json")
+  printf '{"version": 1,\n "scripts": {,}}\n' >"$dir/broken.json"
+  local entry want
+  for entry in "${outcomes[@]}"; do
+    want=${entry%%|*}
+    # shellcheck disable=SC2086 # the arguments are words on purpose
+    run ${entry#*|}
+    expect_status "$want"
+    python3 -c 'import json, sys
+d = json.load(sys.stdin)
+assert set(d) == {"ok", "matrix", "scripts", "entries", "errors", "warnings", "findings"}, d
+assert d["ok"] == (sys.argv[1] == "0"), d
+assert d["errors"] == len([f for f in d["findings"] if f["severity"] == "error"]), d
+' "$want" <<<"$out" || fail "exit $want: stdout is not check's document: $out"
+    if [[ $want == 2 || $want == 4 ]]; then
+      expect_one_error_line
+    fi
+  done
+  run -C "$dir" check --format json --matrix broken.json
+  python3 -c 'import json, sys; f = json.load(sys.stdin)["findings"][0]
+sys.exit(not (f["kind"] == "config" and f["path"] == "broken.json" and f["line"] == 2 and f["column"] > 0))' <<<"$out" ||
+    fail "the config error's finding lacks its file and line: $out"
+}
+
+# --format github: an annotation carries line= whenever its message names a line, in words too
+# ("at line 10"), and points at the file it names ("at helper.py line 5").
+case_check__github_annotations_carry_the_line_the_message_names() {
+  local dir
+  dir=$(course_copy "forms-check-github-line")
+  mkdir "$dir/.git"
+  run -C "$dir" check --format github --route distributed-02@v5litepod-8
+  expect_status 3
+  expect_stdout_contains "::error file=public/exercises/distributed-02.py,line=10,title=tpulaunch route-refused::route distributed-02@v5litepod-8 refused by cpu-only-stays-on-cpu: 'distributed-02' is cpu-only (it selects CPU devices at line 10 "
+  printf 'import jax\n\n\ndef pick():\n    return jax.devices("cpu")\n' >"$dir/public/exercises/helper.py"
+  printf 'from helper import pick\npick()\n' >"$dir/public/exercises/picker.py"
+  python3 - "$dir/execution-matrix.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+m = json.load(open(path))
+m["helpers"] = ["public/exercises/helper.py"]
+json.dump(m, open(path, "w"), indent=2)
+PY
+  "$TPULAUNCH" -C "$dir" review picker --class cpu-only --by e2e-tests >/dev/null
+  run -C "$dir" check --format github --route picker@v5litepod-8
+  expect_status 3
+  expect_stdout_contains "::error file=public/exercises/helper.py,line=5,title=tpulaunch route-refused::route picker@v5litepod-8 refused by cpu-only-stays-on-cpu: 'picker' is cpu-only (it selects CPU devices at helper.py line 5 "
 }
 
 # review writes JSON (the matrix): a --by or --note that is not UTF-8 is refused before the
