@@ -8,6 +8,13 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TPU_FLAGS=(--tpu my-pod --zone us-west4-a --run-id r1)
+PIPE_FLAGS=(--tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r1)
+
+expect_stderr_lacks() {
+  if [[ "$err" == *"$1"* ]]; then
+    fail "stderr should not contain: $1"$'\n'"--- stderr:"$'\n'"$err"
+  fi
+}
 
 # --format json with a value that is not UTF-8: one error line naming where the value stands in
 # the JSON, the value and its byte (exit 2, nothing on stdout); text and sh carry the same value.
@@ -246,6 +253,94 @@ case_plan__pasted_cpu_route_leaves_the_shell_as_it_was() {
   (cd "$dir" && bash -s <"$dir/pasted.txt" >"$dir/pasted.out" 2>&1)
   grep -qx "status: 3" "$dir/pasted.out" || fail "the failed program's status was lost: $(cat "$dir/pasted.out")"
   grep -qx "\['ok'\] None" "$dir/echo-args-cpu.txt" || fail "a failed run replaced the receipt"
+}
+
+# An empty --python (or --tpu, --run-id) is a mistake, not the default: a usage error naming it.
+case_plan__empty_python_is_a_usage_error() {
+  local flag
+  for flag in --python --tpu --run-id; do
+    local -a tpu=(--tpu my-pod)
+    [[ $flag != --tpu ]] || tpu=()
+    run -C "$COURSE" plan collective-update --slice v5litepod-16 "${tpu[@]}" --zone us-west4-a "$flag" ''
+    expect_status 2
+    expect_stdout_empty
+    expect_one_error_line
+    expect_stderr_contains "tpulaunch: error: $flag: the value is empty: give one, or leave the option out for its default"
+  done
+  # The CPU route too, where --python names this machine's interpreter; `--python=` and a --python
+  # last on the line give it no value at all (CLI11 said "1 required PATH missing").
+  run -C "$COURSE" plan distributed-02 --python ''
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "--python: the value is empty"
+  for last in --python= --python; do
+    run -C "$COURSE" plan distributed-02 "$last"
+    expect_status 2
+    expect_stdout_empty
+    expect_one_error_line
+    expect_stderr_contains "tpulaunch: error: --python was given no value: give one, or leave the option out for its default"
+  done
+  run -C "$COURSE" plan distributed-02 --slice=
+  expect_stderr_contains "tpulaunch: error: --slice was given no value"
+}
+
+# A flag that takes one value, given twice, is named with both values in tpulaunch's words (not
+# CLI11's "At Most 1 required but received 2"), for a command's flag and a global one alike.
+case_plan__repeated_single_value_flag_says_so() {
+  run -C "$COURSE" plan collective-update --slice v5litepod-16 --slice v5litepod-32 --tpu my-pod --zone us-west4-a
+  expect_status 2
+  expect_stdout_empty
+  expect_one_error_line
+  expect_stderr_contains "tpulaunch: error: --slice was given 2 times ('v5litepod-16', 'v5litepod-32'), and it takes one value: give it once"
+  expect_stderr_lacks "At Most"
+  run -C "$COURSE" --matrix a.json --matrix b.json plan distributed-02
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "--matrix was given 2 times ('a.json', 'b.json')"
+  run -C "$COURSE" review distributed-02 --class cpu-only --class=cpu-only --by me
+  expect_status 2
+  expect_one_error_line
+  expect_stderr_contains "--class was given 2 times"
+  # A flag that takes several (--env) still may be repeated.
+  run -C "$COURSE" plan distributed-02 --env A=1 --env B=2
+  expect_status 0
+}
+
+# Counts read as English: one host, one chip, one JAX device, one process.
+case_plan__counts_read_as_english() {
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-1 --tpu my-pod --zone us-west4-a --run-id r1
+  expect_status 0
+  expect_stdout_contains "v5litepod-1 is 1 host x 1 chip; the script runs on worker 0 with 1 JAX device"$'\n'
+  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --tpu my-pod --zone us-west4-a --run-id r1
+  expect_stdout_contains "v5litepod-8 is 1 host x 8 chips; the script runs on worker 0 with 8 JAX devices"
+  run -C "$COURSE" discover --slice v5litepod-1 --tpu my-pod --zone us-west4-a
+  expect_status 0
+  expect_stdout_contains "expected on v5litepod-1: 1 process, each with 1 local and 1 global JAX device"$'\n'
+  run slice v5litepod-1
+  expect_stdout_contains "idle if only worker 0 runs: 0 chips"
+  run slice v6e-8
+  expect_stdout_lacks "1 chips"
+}
+
+# verify --kind logs says when the logs come from the stand-in's fake JAX, as the other kinds do:
+# a warning with the test seam, a finding without it.
+case_verify__logs_from_the_stand_in_say_so() {
+  local dir
+  dir=$(standin_course forms-verify-logs 4)
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --verify logs --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_pipeline "$dir" run.sh
+  expect_status 0
+  expect_stdout_contains "verified: logs of 4 workers on v5litepod-16"
+  expect_stdout_contains "STAND-IN: these logs come from the gcloud stand-in's fake JAX; this is NOT a TPU result"
+  TPULAUNCH_ALLOW_STANDIN=1 run verify "$dir/tpu-runs/lab-pod/standin-lesson/r1" --slice v5litepod-16 --kind logs --format json
+  expect_status 0
+  python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(not (d["standin"] and not d["tpu_result"] and d["ok"]))' <<<"$out" ||
+    fail "the JSON does not say stand-in: $out"
+  run verify "$dir/tpu-runs/lab-pod/standin-lesson/r1" --slice v5litepod-16 --kind logs
+  expect_status 3
+  expect_stdout_contains "worker-0.json: backend: not a TPU result (backend 'standin')"
 }
 
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
