@@ -343,6 +343,65 @@ case_verify__logs_from_the_stand_in_say_so() {
   expect_stdout_contains "worker-0.json: backend: not a TPU result (backend 'standin')"
 }
 
+# The stand-in is the hard case (issue 35 §4): a lesson whose initialize() runs only when NUM_HOSTS
+# says so is routed --worker=all, and on the stand-in, as on a TPU, its processes then form no job:
+# the run fails (bounded by FAKEJAX_TIMEOUT) saying initialize() was not called, where before it
+# "succeeded". With NUM_HOSTS set the same plan runs and verifies.
+case_pipeline__stand_in_fails_a_multi_host_run_without_initialize() {
+  local dir
+  dir=$(standin_course forms-no-initialize 4)
+  python3 - "$dir/public/exercises/standin-lesson.py" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+call = "    jax.distributed.initialize()\n"
+assert text.count(call) == 1, "the lesson's initialize() line moved"
+text = text.replace(call, '    if int(os.environ.get("NUM_HOSTS", "1")) > 1:\n    ' + call)
+open(path, "w").write(text)
+PY
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null ||
+    fail "the conditional lesson could not be reviewed"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run.sh"
+  FAKEJAX_TIMEOUT=2 run_pipeline "$dir" run.sh
+  [[ $status != 0 ]] || fail "a multi-host run that never initializes succeeded on the stand-in"
+  expect_stdout_lacks "verified:"
+  grep -rq "jax.distributed.initialize() was not called" "$dir/tpu-runs/lab-pod/standin-lesson/r1" ||
+    fail "no worker's log says initialize() was not called: $(cat "$dir"/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/*.txt 2>&1)"
+  # Each process saw itself alone, as JAX without initialize() does: process 0 of 1.
+  grep -q "^\[process 0/1\] host .*-w-3 " "$dir"/tpu-runs/lab-pod/standin-lesson/r1/worker-3/r1/*.txt ||
+    fail "worker 3 did not see itself as process 0 of 1"
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 --tpu lab-pod --zone us-west4-a --project lab-project-1 --run-id r2 --env NUM_HOSTS=4 --format sh
+  expect_status 0
+  printf '%s\n' "$out" >"$dir/run2.sh"
+  run_pipeline "$dir" run2.sh
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
+}
+
+# The fake jax's devices per host come from the accelerator type the stand-in node was made with
+# (catalog/slices.json's devices_per_host), no longer 4 whatever the slice: a lesson's receipts on a
+# v5litepod-8 (8 a host) and a v3-32 (two TensorCores a chip: 8 a host, 32 in all) verify as they
+# are, with no FAKEJAX_LOCAL_DEVICES.
+case_pipeline__stand_in_devices_follow_the_accelerator_type() {
+  local dir slice workers local_devices
+  for slice in v5litepod-8:1:8 v3-32:4:8 v5litepod-16:4:4; do
+    IFS=: read -r slice workers local_devices <<<"$slice"
+    dir=$(standin_course "forms-devices-$slice" "$workers" --accelerator-type="$slice")
+    run -C "$dir" plan standin-lesson --slice "$slice" "${PIPE_FLAGS[@]}" --bootstrap --format sh
+    expect_status 0
+    printf '%s\n' "$out" >"$dir/run.sh"
+    run_pipeline "$dir" run.sh
+    expect_status 0
+    expect_stdout_contains "of $workers worker"
+    expect_stdout_contains "on $slice in"
+    grep -q "devices $local_devices local / $((local_devices * workers)) global" \
+      "$dir"/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/*.txt ||
+      fail "$slice: worker 0 did not see $local_devices local devices"
+  done
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: forms_cases.sh case_<command>__<name>" >&2
   exit 2
