@@ -11,13 +11,13 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "support/test_catalog.hpp"
+#include "tpulaunch/catalog/slice_names.hpp"
 #include "tpulaunch/classify/classifier.hpp"
 #include "tpulaunch/matrix/overrides.hpp"
-#include "tpulaunch/util/exit_code.hpp"
 #include "tpulaunch/route/router.hpp"
-#include "tpulaunch/catalog/slice_names.hpp"
+#include "tpulaunch/util/exit_code.hpp"
 #include "tpulaunch/values/validate.hpp"
-#include "support/test_catalog.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -154,7 +154,8 @@ std::vector<std::string> clauses(const std::string& text) {
   std::replace(flat.begin(), flat.end(), '\n', ' ');
   std::vector<std::string> out;
   const std::regex cut(R"(\.\s|;\s|\s{2,})");
-  for (auto it = std::sregex_token_iterator(flat.begin(), flat.end(), cut, -1); it != std::sregex_token_iterator(); ++it) {
+  for (auto it = std::sregex_token_iterator(flat.begin(), flat.end(), cut, -1); it != std::sregex_token_iterator();
+       ++it) {
     out.push_back(it->str());
   }
   return out;
@@ -178,9 +179,9 @@ TEST(Docs, OverrideClaimsFollowTheMarkerTable) {
     const std::string reason(marker.not_overridable);
     std::smatch rule;
     ASSERT_TRUE(std::regex_search(reason, rule, std::regex(R"(\(([a-z-]+)\))"))) << reason;
-    EXPECT_TRUE(std::any_of(routing_rules().begin(), routing_rules().end(),
-                            [&](const auto& r) { return r.id == rule[1].str(); }))
-        << rule[1];
+    EXPECT_TRUE(std::any_of(routing_rules().begin(), routing_rules().end(), [&](const auto& r) {
+      return r.id == rule[1].str();
+    })) << rule[1];
     for (const char* path : {"README.md", "docs/matrix.md"}) {
       const std::string doc = read_doc(path);
       bool says_so = false;
@@ -225,7 +226,8 @@ TEST(Docs, ArchitectureDataFlowNamesWhatExists) {
   for (auto it = std::sregex_iterator(flow.begin(), flow.end(), quoted); it != std::sregex_iterator(); ++it) {
     std::string name = (*it)[1].str();
     if (std::regex_match(name, std::regex(R"([A-Za-z0-9_/]+\.(cpp|hpp|bash|py))"))) {
-      EXPECT_TRUE(std::any_of(files.begin(), files.end(), [&](const std::string& f) { return f.ends_with("/" + name); }))
+      EXPECT_TRUE(
+          std::any_of(files.begin(), files.end(), [&](const std::string& f) { return f.ends_with("/" + name); }))
           << "docs/architecture.md names " << name << ", which is not in src/ or include/";
       ++checked;
       continue;
