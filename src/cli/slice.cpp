@@ -24,7 +24,9 @@ ShellLine create_line(const Slice& s) {
                                 .accelerator_type = s.name,
                                 .version = s.runtime_version,
                                 .provisioning = gcloud::Provisioning::standard,
-                                .async = false});
+                                .async = false,
+                                .internal_ips = false,
+                                .mark = {}});
 }
 
 Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {

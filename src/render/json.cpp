@@ -38,6 +38,11 @@ void add_tpu_values(Json& j, const Plan& plan) {
   j["project"] = string_or_null(plan.target.project);
   j["run_id"] = plan.options.run_id;
   j["local_run_dir"] = plan.local_run_dir;
+  if (plan.options.form == PlanForm::full) {
+    j["plan_sha256"] = plan.plan_sha256;
+    j["remote_run_dir"] = "~/" + plan.remote_run_dir;
+    j["mark"] = string_or_null(plan.target.mark);
+  }
   j["results"] = string_or_null(plan.results_run_url.value_or(""));
   j["verify"] = to_string(plan.verify);
   const LifecycleOptions& life = plan.options.lifecycle;
@@ -61,18 +66,16 @@ void add_tpu_values(Json& j, const Plan& plan) {
   lifecycle["grace_seconds"] = plan.grace_seconds;
   lifecycle["kill_stale"] = life.kill_stale;
   lifecycle["tpu_devices"] = to_string(plan.target.slice->devices);
-  lifecycle["preemption_check"] = plan.preemptible();
+  lifecycle["preemption_check"] = plan.options.form == PlanForm::full;
   j["lifecycle"] = std::move(lifecycle);
   j["jax_platforms"] = {{"value", plan.jax_platforms},
                         {"source", plan.jax_platforms_reviewed ? "reviewed" : "default"}};
-  // What the stage step copies, where each lands, and the digest the run guard checks: the
-  // run guard first (run where it lands), then what it moves into place.
+  // What the stage folder holds below code/ (the write step copies each file there from `local`,
+  // the stage step copies the folder to ~/<remote_run_dir>/staged-<plan id>/), and the digest the
+  // write step and the run guard check.
   Json staged = Json::array();
   for (const StagedFile& file : plan.staged) {
-    staged.push_back({{"local", file.local},
-                      {"worker", "~/" + file.home_name},
-                      {"place", string_or_null(file.place.empty() ? "" : "~/" + file.place)},
-                      {"sha256", file.sha256}});
+    staged.push_back({{"local", string_or_null(file.local)}, {"path", file.path}, {"sha256", file.sha256}});
   }
   j["staged"] = std::move(staged);
 }
@@ -105,6 +108,10 @@ Json step_json(const Plan& plan, const Step& step, std::size_t index) {
     j["argv"] = step.line.argv();
   }
   j["command"] = std::move(command);
+  if (step.mark_check) {
+    // The step runs only when this describe call prints the plan's mark (the TPU is the one it made).
+    j["mark_check"] = {{"command", to_shell(*step.mark_check)}, {"expect", plan.target.mark}};
+  }
   if (step.kind == StepKind::name_check) {
     j["expect"] = "absent"; // the describe call must fail: a state means the name is taken
   }
@@ -166,14 +173,33 @@ Json plan_json(const Plan& plan) {
   Json steps = Json::array();
   steps.get_ref<Json::array_t&>().reserve(plan.steps.size());
   Json fetch_steps = Json::array();
+  Json run_steps = Json::array();
+  Json stop_steps = Json::array();
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-    steps.push_back(step_json(plan, plan.steps[i], i));
-    if (plan.steps[i].kind == StepKind::fetch) {
+    const Step& step = plan.steps[i];
+    steps.push_back(step_json(plan, step, i));
+    if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);
+    } else if (concurrent_group(step) == "run") {
+      run_steps.push_back(i);
+    } else if (step.kind == StepKind::stop) {
+      stop_steps.push_back(i);
     }
   }
   j["steps"] = std::move(steps);
   Json concurrency = Json::array();
+  if (!run_steps.empty()) {
+    // --slices: every slice's run starts at the same time (each waits in initialization for the
+    // others); the first to fail runs the stop step of every other slice still running.
+    concurrency.push_back({{"group", "run"},
+                           {"steps", std::move(run_steps)},
+                           {"start", "together"},
+                           {"on_failure", "stop-the-others"},
+                           {"stop_steps", std::move(stop_steps)},
+                           {"note", "start every step of the group at once, and wait for all; when one fails, run "
+                                    "the stop step of each slice whose run is still going (a slice waits for the "
+                                    "others in initialization)"}});
+  }
   if (!fetch_steps.empty()) {
     concurrency.push_back({{"group", concurrent_group(StepKind::fetch)},
                            {"steps", std::move(fetch_steps)},

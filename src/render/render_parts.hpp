@@ -18,6 +18,11 @@ std::vector<std::string> plan_notes(const Plan& plan);
 // The plan's first step of that kind, or nullptr.
 const Step* find_step(const Plan& plan, StepKind kind);
 
+// A step's line as a pasted line runs it: `test "$(MARK-CHECK)" = MARK && LINE` for a step that
+// needs the plan's mark (Step::mark_check), so a paste after a failed create touches nothing; the
+// line itself otherwise.
+ShellLine pasted_line(const Plan& plan, const Step& step);
+
 // A state read into $state, or words that say it could not be read (the name check, the text
 // form's wait).
 inline constexpr Code k_state_or_unread{"\"${state:-not readable}\""};

@@ -155,8 +155,8 @@ TEST_F(RenderTest, ShScriptIsCompleteAndOrdered) {
   EXPECT_NE(sh.find("readonly TPU=pod\n"), std::string::npos);
   EXPECT_NE(sh.find("readonly PARALLEL=8\n"), std::string::npos);
   const auto mkdir = sh.find("mkdir -p");
-  const auto write = sh.find("\"$TPULAUNCH_PROGRAM\" guard --write ./tpu-runs/pod/lesson/r1/tpulaunch-run-guard-");
-  const auto stage = sh.find(".sh public/exercises/lesson.py pod: ");
+  const auto write = sh.find("\"$TPULAUNCH_PROGRAM\" stage ./tpu-runs/pod/lesson/r1 --script lesson ");
+  const auto stage = sh.find("scp --recurse ./tpu-runs/pod/lesson/r1/stage/jax-tpu-lab pod: ");
   const auto run = sh.find("tpu-vm ssh pod");
   const auto fetch = sh.find("fetch_start 3 ");
   const auto wait = sh.find("fetch_wait_all\n");
@@ -223,7 +223,8 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
                                  "--format='value(state.state)' 2>/dev/null); then\n");
   const auto queue = sh.find("\ngcloud compute tpus queued-resources create pod-qr --node-id=pod ");
   // Reported as left running only once the queue call succeeded: never a name the plan did not create.
-  const auto trap = sh.find("\ntrap '(($? == 0)) || tpu_left_running' EXIT\n");
+  const auto trap = sh.find("\n  (($1 == 0)) || tpu_left_running\n}\ntrap 'exit 130' INT\ntrap 'exit 143' TERM\n"
+                            "trap 'on_exit $?' EXIT\n");
   ASSERT_NE(name_check, std::string::npos) << sh;
   ASSERT_NE(trap, std::string::npos) << sh;
   EXPECT_LT(name_check, queue);
@@ -235,15 +236,16 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
                             "'queued resource pod-qr'\n");
   const auto check = sh.find("\nnode_state() {\n  case $1 in\n    pod) gcloud compute tpus tpu-vm describe pod "
                              "--zone=us-central1-a --format='value(state)' ;;\n  esac\n}\n");
-  const auto stage = sh.find(".sh public/exercises/lesson.py pod: --zone=us-central1-a "
-                             "--worker=all || failed_step $?\n");
+  const auto stage = sh.find("/stage/jax-tpu-lab pod: --zone=us-central1-a --worker=all || failed_step $?\n");
   const auto run = sh.find(" || run_status=$?\nif ((run_status != 0)); then\n  check_preempted\nfi\n");
-  const auto report = sh.find("\nreport_workers\nif ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n"
-                              "  check_preempted\n  stop_if_preempted\nfi\n");
+  // One look at the TPU after a failure, then the report (which names a preempted worker as such).
+  const auto report = sh.find("\nif ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi\n");
+  const auto stop = sh.find("\nreport_workers\nstop_if_preempted\n");
   const auto teardown = sh.rfind("\ngcloud compute tpus queued-resources delete pod-qr --zone=us-central1-a --force --quiet\n");
-  for (const auto at : {queue, release, wait, check, stage, run, report, teardown}) {
+  for (const auto at : {queue, release, wait, check, stage, run, report, stop, teardown}) {
     ASSERT_NE(at, std::string::npos) << sh;
   }
+  EXPECT_LT(report, stop);
   EXPECT_LT(trap, release);
   EXPECT_LT(release, wait);
   EXPECT_LT(wait, check);
@@ -258,11 +260,16 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
   EXPECT_NE(sh.find(fmt::format("\n  exit {}\n}}", to_int(PipelineStatus::preempted))), std::string::npos);
 }
 
-TEST_F(RenderTest, DefaultScriptHasNoCapacityOrPreemptionCode) {
+// An existing TPU, no --teardown: nothing to create, wait for or delete; but a failed step still
+// asks the TPU's state once (a TPU made by hand may be a spot one), and an interruption is named.
+TEST_F(RenderTest, DefaultScriptHasNoCapacityCodeButThePreemptionCheck) {
   const std::string sh = render_sh(plan("v5litepod-16", RouteKind::multi_host));
   EXPECT_EQ(sh.find("wait_for_capacity"), std::string::npos);
-  EXPECT_EQ(sh.find("check_preempted"), std::string::npos);
-  EXPECT_EQ(sh.find("release_capacity"), std::string::npos);
+  EXPECT_EQ(sh.find("release_capacity() {"), std::string::npos);
+  EXPECT_EQ(sh.find("tpu_left_running"), std::string::npos);
+  EXPECT_EQ(sh.find("require_mark"), std::string::npos);
+  EXPECT_NE(sh.find("\ncheck_preempted() {\n"), std::string::npos);
+  EXPECT_NE(sh.find("\non_exit() {\n"), std::string::npos);
   EXPECT_NE(sh.find("\nreport_workers\n"), std::string::npos);
 }
 
@@ -274,7 +281,8 @@ TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
   EXPECT_EQ(j["lifecycle"]["timeout_seconds"], 1800);
   EXPECT_EQ(j["lifecycle"]["runtime_version"], "v2-alpha-tpuv5-lite");
   EXPECT_EQ(j["lifecycle"]["tpu_devices"], "vfio");
-  EXPECT_EQ(j["lifecycle"]["preemption_check"], false);
+  EXPECT_EQ(j["lifecycle"]["preemption_check"], true);
+  EXPECT_EQ(j["mark"], j["plan_sha256"].get<std::string>().substr(0, 16));
   bool saw_wait = false;
   for (const auto& step : j["steps"]) {
     if (step["name"] == "wait") {
@@ -350,8 +358,9 @@ TEST_F(RenderTest, CreatingPlansBootstrapAndCheckTheNameFirst) {
   }
   const auto at = [&](std::string_view name) { return std::find(names.begin(), names.end(), name) - names.begin(); };
   EXPECT_LT(at("name-check"), at("create"));
-  EXPECT_LT(at("wait"), at("bootstrap"));
-  EXPECT_LT(at("bootstrap"), at("stage"));
+  // The guard is staged first; the bootstrap goes through it.
+  EXPECT_LT(at("wait"), at("stage"));
+  EXPECT_LT(at("stage"), at("bootstrap"));
   m_options.python = "/usr/bin/python3";
   const Plan named = plan("v5litepod-16", RouteKind::multi_host);
   EXPECT_TRUE(std::none_of(named.steps.begin(), named.steps.end(),
@@ -390,6 +399,9 @@ TEST_F(RenderTest, TextIndentsWhereACommandStartsNeverInsideAValue) {
   const std::string text = render_text(p);
   const std::string commands = text.substr(text.find("\ncommands:\n") + 11);
   for (const auto& s : p.steps) {
+    if (s.when != StepWhen::always) {
+      continue; // commented: its condition says when it runs
+    }
     const std::string line = to_shell(s.line);
     EXPECT_NE(commands.find("\n  " + line + "\n"), std::string::npos) << line;
   }
@@ -441,7 +453,7 @@ TEST_F(RenderTest, HostileValuesStayTextInTheWholeScript) {
                            hostile + "] run: "),
             std::string::npos)
       << err.str();
-  EXPECT_NE(err.str().find("the TPU is left running: " + hostile + " is still running (and billing). Once you have "
+  EXPECT_NE(err.str().find("the TPU is left running: TPU " + hostile + " is still running (and billing). Once you have "
                            "looked at the results, delete it with: gcloud compute tpus tpu-vm delete pod "
                            "--zone=us-central1-a --quiet\n"),
             std::string::npos)
@@ -455,11 +467,11 @@ TEST_F(RenderTest, ShSaysWhenTheTpuIsLeftRunning) {
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const std::string sh = render_sh(p);
-  const auto trap = sh.find("\ntrap '(($? == 0)) || tpu_left_running' EXIT\n");
+  const auto trap = sh.find("\n  (($1 == 0)) || tpu_left_running\n}\ntrap 'exit 130' INT\n");
   ASSERT_NE(trap, std::string::npos) << sh;
   // Set before the first gcloud call, after the local preflight.
   EXPECT_LT(sh.find("ssh-add -l"), trap);
-  EXPECT_LT(trap, sh.find("tpu-vm scp public/exercises/lesson.py"));
+  EXPECT_LT(trap, sh.find("tpu-vm scp --recurse"));
   const std::string text = render_text(p);
   EXPECT_NE(text.find("\nnotes:\n"), std::string::npos) << text;
   EXPECT_NE(text.find("the TPU pod is left running (and billing); once you have looked at the results, delete it with: "
