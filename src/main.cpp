@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
         const auto unknown = cli::unknown_arguments(app, commands);
         return fail(unknown ? *unknown : tpulaunch::usage_error("no subcommand given; see tpulaunch --help"));
       }
-      return fail(tpulaunch::usage_error(e.what()));
+      return fail(cli::parse_error(app, e));
     }
     if (auto unknown = cli::unknown_arguments(app, commands)) {
       return fail(*unknown);

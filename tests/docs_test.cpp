@@ -1,6 +1,7 @@
 // The docs are written from the same tables the code uses; these tests keep them in step.
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -10,12 +11,13 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
-#include "tpulaunch/classify/classifier.hpp"
-#include "tpulaunch/util/exit_code.hpp"
-#include "tpulaunch/route/router.hpp"
-#include "tpulaunch/catalog/slice_names.hpp"
-#include "tpulaunch/values/validate.hpp"
 #include "support/test_catalog.hpp"
+#include "tpulaunch/catalog/slice_names.hpp"
+#include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/matrix/overrides.hpp"
+#include "tpulaunch/route/router.hpp"
+#include "tpulaunch/util/exit_code.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -143,6 +145,105 @@ TEST(Docs, RealGcloudReadmeListsEveryCase) {
     ++count;
   }
   EXPECT_GT(count, 10);
+}
+
+// The clauses of `text` (split at ". ", "; " and blank lines, so "jax.distributed.initialize()"
+// stays whole), with line breaks as spaces.
+std::vector<std::string> clauses(const std::string& text) {
+  std::string flat = text;
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  std::vector<std::string> out;
+  const std::regex cut(R"(\.\s|;\s|\s{2,})");
+  for (auto it = std::sregex_token_iterator(flat.begin(), flat.end(), cut, -1); it != std::sregex_token_iterator();
+       ++it) {
+    out.push_back(it->str());
+  }
+  return out;
+}
+
+// What README and docs/matrix.md say an override can stand in for is what the marker table says
+// and the override rule does: a missing jax.distributed.initialize() cannot be overridden (README
+// once said it could), and no clause about it offers an override.
+TEST(Docs, OverrideClaimsFollowTheMarkerTable) {
+  int unoverridable = 0;
+  for (const MultiHostMarker& marker : multi_host_markers()) {
+    MatrixEntry entry;
+    entry.overrides.push_back(missing_marker_override(marker.name, "a reason"));
+    EXPECT_EQ(marker_overridden(marker, &entry), marker.not_overridable.empty()) << marker.name;
+    if (marker.not_overridable.empty()) {
+      continue;
+    }
+    ++unoverridable;
+    ASSERT_EQ(marker.name, "initialize") << "name the docs' words for this marker here";
+    // The routing rule the table's reason names exists.
+    const std::string reason(marker.not_overridable);
+    std::smatch rule;
+    ASSERT_TRUE(std::regex_search(reason, rule, std::regex(R"(\(([a-z-]+)\))"))) << reason;
+    EXPECT_TRUE(std::any_of(routing_rules().begin(), routing_rules().end(), [&](const auto& r) {
+      return r.id == rule[1].str();
+    })) << rule[1];
+    for (const char* path : {"README.md", "docs/matrix.md"}) {
+      const std::string doc = read_doc(path);
+      bool says_so = false;
+      for (const std::string& clause : clauses(doc)) {
+        if (clause.find("initialize()") == std::string::npos) {
+          continue;
+        }
+        EXPECT_EQ(clause.find("unless the matrix records an override"), std::string::npos) << path << ": " << clause;
+        says_so = says_so || clause.find("cannot be overridden") != std::string::npos ||
+                  clause.find("no override can stand in") != std::string::npos;
+      }
+      EXPECT_TRUE(says_so) << path << " does not say that a missing initialize() cannot be overridden";
+      EXPECT_NE(doc.find(rule[1].str()), std::string::npos) << path << " does not name " << rule[1];
+    }
+  }
+  EXPECT_EQ(unoverridable, 1);
+}
+
+// Every function, type and file that docs/architecture.md's data flow names is in src/ or
+// include/: a reader who looks for it finds it (the one-pass matrix reader it once described was
+// gone). Names in backquotes: identifiers with an underscore or a call's parentheses, CamelCase
+// types, and file names.
+TEST(Docs, ArchitectureDataFlowNamesWhatExists) {
+  const std::string doc = read_doc("docs/architecture.md");
+  const std::size_t start = doc.find("## Data flow");
+  ASSERT_NE(start, std::string::npos);
+  const std::string flow = doc.substr(start, doc.find("\n## ", start + 1) - start);
+  std::string code;
+  std::vector<std::string> files;
+  for (const char* root : {"src", "include"}) {
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(std::string(TPULAUNCH_SOURCE_DIR) + "/" + root)) {
+      if (entry.is_regular_file()) {
+        files.push_back(entry.path().generic_string());
+        std::ifstream in(entry.path());
+        code.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      }
+    }
+  }
+  const std::regex quoted("`([^`\n]+)`");
+  int checked = 0;
+  for (auto it = std::sregex_iterator(flow.begin(), flow.end(), quoted); it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[1].str();
+    if (std::regex_match(name, std::regex(R"([A-Za-z0-9_/]+\.(cpp|hpp|bash|py))"))) {
+      EXPECT_TRUE(
+          std::any_of(files.begin(), files.end(), [&](const std::string& f) { return f.ends_with("/" + name); }))
+          << "docs/architecture.md names " << name << ", which is not in src/ or include/";
+      ++checked;
+      continue;
+    }
+    name = name.substr(0, name.find('('));
+    name = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
+    const bool identifier = std::regex_match(name, std::regex(R"([a-z]+_[a-z0-9_]+|[A-Z][a-z]+[A-Z][A-Za-z]+)")) ||
+                            (*it)[1].str().find('(') != std::string::npos;
+    if (!identifier || name.empty()) {
+      continue;
+    }
+    EXPECT_TRUE(std::regex_search(code, std::regex("\\b" + name + "\\b")))
+        << "docs/architecture.md's data flow names " << name << ", which src/ and include/ do not";
+    ++checked;
+  }
+  EXPECT_GT(checked, 15);
 }
 
 } // namespace

@@ -140,9 +140,12 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
                                  ? slice.global_chips()
                                  : static_cast<long long>(slice.global_chips()) * generation->tensorcores_per_chip;
   if (*number != expected) {
-    return object.error_at("hosts", fmt::format("{} hosts x {} chips gives {} {}, but the name says {}", slice.hosts,
-                                                slice.chips_per_host, expected,
-                                                generation->name_counts_chips ? "chips" : "TensorCores", *number));
+    return object.error_at(
+        "hosts",
+        fmt::format("{} x {} gives {}, but the name says {}", counted(static_cast<std::size_t>(slice.hosts), "host"),
+                    counted(static_cast<std::size_t>(slice.chips_per_host), "chip"),
+                    counted(static_cast<std::size_t>(expected), generation->name_counts_chips ? "chip" : "TensorCore"),
+                    *number));
   }
   return slice;
 }

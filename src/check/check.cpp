@@ -153,6 +153,60 @@ void add_listing_findings(std::vector<AuditFinding>& findings, const Matrix& mat
   }
 }
 
+// The line a message names in words, as the router and the classifier write them: "at line 12",
+// "(line 12)", "at common/mesh.py line 5" (evidence_place: the file relative to the script's
+// folder). Empty file: the finding's own.
+struct NamedLine {
+  std::string file;
+  std::uint32_t line = 0;
+};
+std::optional<NamedLine> line_in_words(std::string_view message) {
+  for (std::size_t at = message.find("line "); at != std::string_view::npos; at = message.find("line ", at + 1)) {
+    std::size_t end = at + 5;
+    std::uint32_t line = 0;
+    while (end < message.size() && message[end] >= '0' && message[end] <= '9' && line < 100'000'000U) {
+      line = line * 10 + static_cast<std::uint32_t>(message[end] - '0');
+      ++end;
+    }
+    if (line == 0) {
+      continue;
+    }
+    const std::string_view before = message.substr(0, at);
+    if (before.ends_with("(") || before.ends_with(" at ")) {
+      return NamedLine{"", line};
+    }
+    // "at FILE line N": FILE is one word ending in .py.
+    const std::size_t word = before.size() >= 2 ? before.rfind(' ', before.size() - 2) : std::string_view::npos;
+    const std::string_view file =
+        word == std::string_view::npos ? std::string_view() : before.substr(word + 1, before.size() - word - 2);
+    if (before.ends_with(".py ") && word != std::string_view::npos && before.substr(0, word + 1).ends_with(" at ")) {
+      return NamedLine{std::string(file), line};
+    }
+  }
+  return std::nullopt;
+}
+
+// Every finding whose message names a line gets that line (and column, and file): a message
+// that starts "FILE:LINE[:COLUMN]: " (message_position), or one that names it in words. So each
+// form, and every workflow annotation, points at the line the words name.
+void fill_named_lines(std::vector<AuditFinding>& findings) {
+  for (AuditFinding& f : findings) {
+    if (f.line > 0) {
+      continue;
+    }
+    if (const auto position = message_position(f.message); position && position->line > 0) {
+      f.path = position->file;
+      f.line = position->line;
+      f.column = position->column;
+    } else if (const auto named = line_in_words(f.message)) {
+      if (!named->file.empty()) {
+        f.path = (fs::path(f.path).parent_path() / named->file).lexically_normal().generic_string();
+      }
+      f.line = named->line;
+    }
+  }
+}
+
 } // namespace
 
 std::string_view to_string(FindingKind kind) {
@@ -257,6 +311,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
       }
     }
   }
+  fill_named_lines(report.findings);
   return report;
 }
 

@@ -116,10 +116,50 @@ Output error_annotation(const Error& error, const Globals& globals) {
   return output;
 }
 
+// An Error of check itself in the json format: the report's document all the same, on stdout,
+// with the error as its one finding (kind: the exit code's name, "config" or "usage"; its file,
+// line and column when the message names them), so that a consumer reads every outcome one way.
+// The one error line stays on stderr, and the exit code is the Error's.
+Output error_document(const Error& error, const Globals& globals) {
+  using Json = nlohmann::ordered_json;
+  std::string_view name = "error";
+  for (const auto& info : k_exit_codes) {
+    name = info.code == error.code ? info.name : name;
+  }
+  const auto position = message_position(error.message);
+  const auto number = [](std::uint32_t n) { return n == 0 ? Json(nullptr) : Json(n); };
+  // `shown` is how each text is written: as it is, or (when it is not UTF-8) as messages quote.
+  const auto document = [&](const auto& shown) {
+    return Json{{"ok", false},
+                {"matrix", matrix_missing(globals) ? Json(nullptr) : Json(shown(globals.matrix))},
+                {"scripts", 0},
+                {"entries", 0},
+                {"errors", 1},
+                {"warnings", 0},
+                {"findings", Json::array({Json{{"severity", "error"},
+                                               {"kind", name},
+                                               {"script", ""},
+                                               {"path", position ? Json(shown(position->file)) : Json(nullptr)},
+                                               {"line", number(position ? position->line : 0)},
+                                               {"column", number(position ? position->column : 0)},
+                                               {"message", shown(error.message)}}})}};
+  };
+  Output output;
+  output.code = error.code;
+  output.err = message_line(error);
+  auto text = json_text(document([](const std::string& s) { return s; }));
+  output.out =
+      text ? std::move(text).value() : json_text(document([](const std::string& s) { return printable(s); })).value();
+  return output;
+}
+
 Result<Output> run_check(const CheckArgs& args, const Globals& globals) {
   auto result = check_report(args, globals);
   if (!result && args.format == Format::github) {
     return error_annotation(result.error(), globals);
+  }
+  if (!result && args.format == Format::json) {
+    return error_document(result.error(), globals);
   }
   return result;
 }
@@ -141,7 +181,8 @@ Command setup_check(CLI::App& parent, const Globals& globals) {
                 "  tpulaunch check --route collective-update@v5litepod-16 --route distributed-02@cpu --format github\n"
                 "Exit 0 when clean (warnings allowed), 3 when anything unsafe or stale is found, 4 on config errors\n"
                 "(a malformed matrix or catalog, a script that cannot be read). With --format github an error of\n"
-                "check itself is an ::error annotation too, on stderr.\n");
+                "check itself is an ::error annotation too, on stderr; with --format json it is the one finding of\n"
+                "the JSON document, which is printed for every outcome.\n");
   });
   return Command{app, [args, &globals]() { return run_check(*args, globals); }};
 }

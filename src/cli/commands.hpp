@@ -111,6 +111,13 @@ Result<Matrix> load_matrix(const Globals& globals);
 // A usage Error for the first word no command took (an unknown command or option), with
 // CLI11-style suggestions: the nearest command, or the nearest option of the command given.
 std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Command>& commands);
+// The usage Error for CLI11's parse error `error`, in tpulaunch's words where CLI11's are its own:
+// an option that takes one value, given several times, is named with the values it got; one given
+// no value (last on the line, or `--python=`) says so.
+Error parse_error(const CLI::App& app, const CLI::ParseError& error);
+// A validator for a value option whose empty value would otherwise pass for "not given" (--python
+// '' is a mistake, not the default): "" for a value, the reason for an empty one.
+std::string refuse_empty(const std::string& value);
 // "tpulaunch: warning: ...\n" when the catalog's zone table says `zone` does not offer `slice` or
 // is not a known zone (Catalog::zone_warning); "" otherwise. For stderr, never a refusal.
 std::string zone_warning_line(const Catalog& catalog, std::string_view zone, const Slice& slice);

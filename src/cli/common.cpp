@@ -76,6 +76,53 @@ std::vector<std::string> option_names(const CLI::App& app) {
 
 } // namespace
 
+namespace {
+
+// The option of `app` (its subcommands and option groups included) that takes one value and was
+// given more than once, if any.
+const CLI::Option* repeated_option(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_items_expected_max() == 1 && option->get_expected_min() >= 1 && option->count() > 1) {
+      return option;
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (const CLI::Option* option = repeated_option(*sub)) {
+      return option;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+Error parse_error(const CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) == nullptr) {
+    return usage_error(error.what());
+  }
+  // CLI11 says "--tpu: At Most 1 required but received 2" for `--tpu a --tpu b`.
+  if (const CLI::Option* option = repeated_option(app)) {
+    std::vector<std::string> values;
+    for (const std::string& value : option->results()) {
+      values.push_back(fmt::format("'{}'", printable(value)));
+    }
+    return usage_error(fmt::format("{} was given {} times ({}), and it takes one value: give it once",
+                                   option->get_name(), option->count(), fmt::join(values, ", ")));
+  }
+  // And "--python: 1 required PATH missing" for `--python` last or `--python=`.
+  const std::string_view what = error.what();
+  const std::size_t colon = what.find(": 1 required ");
+  if (colon != std::string_view::npos && what.ends_with(" missing") && what.starts_with("-")) {
+    return usage_error(
+        fmt::format("{} was given no value: give one, or leave the option out for its default", what.substr(0, colon)));
+  }
+  return usage_error(error.what());
+}
+
+std::string refuse_empty(const std::string& value) {
+  return value.empty() ? "the value is empty: give one, or leave the option out for its default" : "";
+}
+
 std::optional<Error> unknown_arguments(const CLI::App& app, const std::vector<Command>& commands) {
   // CLI11 keeps the "--" that ends the options among the words it did not take; it is not one.
   std::vector<std::string> extra = app.remaining(true);
@@ -242,15 +289,17 @@ void add_tpu_options(CLI::App& app, TpuArgs& args) {
   CLI::Option_group& tpu = *app.add_option_group("TPU VM", "where the script runs, and what comes back");
   // $TPU_NAME is read in plan_options, not by CLI11, so that a --tpu given on the CPU route can be
   // told from one in the environment.
-  args.tpu_only.push_back(tpu.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)"));
+  args.tpu_only.push_back(tpu.add_option("--tpu", args.tpu, "TPU VM name (default: $TPU_NAME)")->check(refuse_empty));
   tpu.add_option("--zone", args.zone, "zone, e.g. us-central1-a")->envname("CLOUDSDK_COMPUTE_ZONE");
   tpu.add_option("--project", args.project, "project ID; --project= is emitted only when given")
       ->envname("CLOUDSDK_CORE_PROJECT");
-  tpu.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)");
+  tpu.add_option("--run-id", args.run_id, "run id (default: the UTC time, so runs never overwrite each other)")
+      ->check(refuse_empty);
   tpu.add_option("--python", args.python,
                  "the interpreter: on each worker (default ~/jax-tpu-lab/.venv/bin/python; a leading ~/ is the "
                  "worker's home), or here on the CPU route (default python3)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->check(refuse_empty);
   args.tpu_only.push_back(tpu.add_flag("--bootstrap", args.bootstrap,
                                        "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker first"));
   args.tpu_only.push_back(

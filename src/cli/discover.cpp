@@ -26,8 +26,9 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
     output.out = render_sh(plan);
   } else {
     output.out = fmt::format("DISCOVERY RECEIPT ONLY: topology discovery is not training.\n"
-                             "expected on {}: {} processes, each with {} local and {} global JAX devices\n\n{}",
-                             slice->name, slice->hosts, slice->local_device_count(), slice->device_count(),
+                             "expected on {}: {}, each with {} local and {} global JAX device{}\n\n{}",
+                             slice->name, counted(static_cast<std::size_t>(slice->hosts), "process", "processes"),
+                             slice->local_device_count(), slice->device_count(), slice->device_count() == 1 ? "" : "s",
                              render_text(plan));
   }
   return output;

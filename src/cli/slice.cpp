@@ -75,7 +75,8 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
   out += fmt::format("  jax.local_device_count():   {}  (on each host, after jax.distributed.initialize())\n",
                      s.local_device_count());
   out += fmt::format("  jax.device_count():         {}\n", s.device_count());
-  out += fmt::format("  idle if only worker 0 runs: {} chips{}\n", s.idle_chips_on_worker_zero(),
+  out += fmt::format("  idle if only worker 0 runs: {}{}\n",
+                     counted(static_cast<std::size_t>(s.idle_chips_on_worker_zero()), "chip"),
                      s.multi_host() ? "  (and worker 0 hangs in initialize waiting for the others)" : "");
   if (args.microbatch > 0) {
     out += fmt::format("  batch for microbatch {}:     {} per host, {} global\n", args.microbatch, per_host_batch,

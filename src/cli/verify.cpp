@@ -76,7 +76,8 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
                        workers, report.slice);
   }
   if (report.standin) {
-    out += "STAND-IN: these receipts come from the gcloud stand-in's fake JAX; this is NOT a TPU result\n";
+    out += fmt::format("STAND-IN: these {} come from the gcloud stand-in's fake JAX; this is NOT a TPU result\n",
+                       report.kind == VerifyKind::logs ? "logs" : "receipts");
   }
   return output;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The planner's parts, inside src/plan/: one function per step kind (steps.cpp for the run's own
-// steps, capacity_steps.cpp for getting and giving back the TPU) and the option checks
-// (options.cpp). plan.cpp puts them in order.
+// steps, capacity_steps.cpp for getting and giving back the TPU), the option checks (options.cpp)
+// and the Target they resolve (target.cpp). plan.cpp puts them in order.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,7 +57,7 @@ Status add_capacity_steps(Plan& plan);
 // reviewed JAX_PLATFORMS, the one value --env JAX_PLATFORMS may repeat.
 Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script = {},
                                std::string_view reviewed = {});
-// The names a TPU route needs (TPU, zone, project, run id) and --parallel.
+// The names a TPU route needs (TPU, zone, project, run id); the CLI checks --parallel.
 Status validate_tpu_options(const PlanOptions& options);
 // The Target of `options` on `slice` (target.cpp): checks that the capacity and provisioning flags
 // go together (gcloud takes --preemptible on tpu-vm create only, --guaranteed on queued resources

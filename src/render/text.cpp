@@ -24,20 +24,25 @@ std::string route_sentence(const Plan& plan) {
     return "cpu: runs on this machine's CPU; no TPU is used";
   }
   const Slice& s = *plan.target.slice;
+  const auto count = [](long long n, std::string_view noun, std::string_view plural = {}) {
+    return counted(static_cast<std::size_t>(n), noun, plural);
+  };
   if (plan.target.multislice()) {
-    return fmt::format("multislice: {} slices of {} ({} hosts x {} chips each), nodes {} ... {}; every worker of every "
-                       "slice runs the script, {} JAX processes with {} local and {} global JAX devices each",
-                       plan.target.nodes, s.name, s.hosts, s.chips_per_host, plan.target.node(0),
-                       plan.target.node(plan.target.nodes - 1), plan.target.processes(), s.local_device_count(),
+    return fmt::format("multislice: {} of {} ({} x {} each), nodes {} ... {}; every worker of every slice runs the "
+                       "script, {} with {} local and {} global JAX devices each",
+                       count(plan.target.nodes, "slice"), s.name, count(s.hosts, "host"),
+                       count(s.chips_per_host, "chip"), plan.target.node(0), plan.target.node(plan.target.nodes - 1),
+                       count(plan.target.processes(), "JAX process", "JAX processes"), s.local_device_count(),
                        plan.target.devices());
   }
   if (plan.route == RouteKind::multi_host) {
-    return fmt::format("multi-host: {} has {} hosts x {} chips = {} chips; every worker runs the script (--worker=all), "
-                       "{} local and {} global JAX devices each",
-                       s.name, s.hosts, s.chips_per_host, s.global_chips(), s.local_device_count(), s.device_count());
+    return fmt::format("multi-host: {} has {} x {} = {}; every worker runs the script (--worker=all), {} local and {} "
+                       "global JAX devices each",
+                       s.name, count(s.hosts, "host"), count(s.chips_per_host, "chip"), count(s.global_chips(), "chip"),
+                       s.local_device_count(), s.device_count());
   }
-  return fmt::format("single-host: {} is 1 host x {} chips; the script runs on worker 0 with {} JAX devices", s.name,
-                     s.chips_per_host, s.local_device_count());
+  return fmt::format("single-host: {} is 1 host x {}; the script runs on worker 0 with {}", s.name,
+                     count(s.chips_per_host, "chip"), count(s.local_device_count(), "JAX device"));
 }
 
 // The text form's wait: a loop a person can paste, which looks again after a failed look and stops

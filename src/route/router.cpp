@@ -33,10 +33,11 @@ std::string cpu_only_grounds(const RouteRequest& request) {
     const auto rows = request.source->of_category(Category::cpu_selection);
     const auto decided = std::find_if(rows.begin(), rows.end(), [](const Evidence* e) { return !is_undecided(*e); });
     if (decided != rows.end()) {
-      return fmt::format("it selects CPU devices at line {} ({})", (*decided)->line, to_string((*decided)->rule));
+      return fmt::format("it selects CPU devices at {} ({})", evidence_place(**decided), to_string((*decided)->rule));
     }
     if (!rows.empty()) {
-      return fmt::format("it may select CPU devices at line {} ({})", rows.front()->line, to_string(rows.front()->rule));
+      return fmt::format("it may select CPU devices at {} ({})", evidence_place(*rows.front()),
+                         to_string(rows.front()->rule));
     }
   }
   const std::string& text = request.script->source;
@@ -55,10 +56,10 @@ std::optional<Refusal> check_cpu_only(const RouteRequest& request) {
     return std::nullopt;
   }
   return refuse("cpu-only-stays-on-cpu",
-                fmt::format("'{}' is cpu-only ({}): on {} its {} chips would sit idle while billing; drop --slice "
+                fmt::format("'{}' is cpu-only ({}): on {} its {} would sit idle while billing; drop --slice "
                             "for the CPU route",
                             request.script->id, cpu_only_grounds(request), request.slice->name,
-                            request.slice->global_chips()));
+                            counted(static_cast<std::size_t>(request.slice->global_chips()), "chip")));
 }
 
 std::optional<Refusal> check_needs_slice(const RouteRequest& request) {
@@ -83,12 +84,12 @@ std::optional<Refusal> check_multi_host(const RouteRequest& request) {
   return refuse(
       "multi-host-needs-qualified",
       fmt::format("{} has {} hosts, and '{}' is {}, not multi-host-qualified: started on one worker it hangs in "
-                  "initialization while {} and {} chips sit idle; pick a 1-host slice or review the script as "
+                  "initialization while {} and {} sit idle; pick a 1-host slice or review the script as "
                   "multi-host-qualified",
                   slice->name, slice->hosts, request.script->id, to_string(*reviewed_class(request)),
                   others == 1 ? std::string("the other host never starts")
                               : fmt::format("the other {} hosts never start", others),
-                  slice->idle_chips_on_worker_zero()));
+                  counted(static_cast<std::size_t>(slice->idle_chips_on_worker_zero()), "chip")));
 }
 
 std::optional<Refusal> check_multislice(const RouteRequest& request) {

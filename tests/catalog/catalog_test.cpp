@@ -285,7 +285,10 @@ TEST(Catalog, DuplicateSliceIsRefused) {
 TEST(Catalog, NameThatDisagreesWithFiguresIsRefused) {
   const auto message = error_of(catalog_with_slice(
       R"({"name": "v5litepod-16", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
-  EXPECT_NE(message.find("gives 4 chips, but the name says 16"), std::string::npos) << message;
+  EXPECT_NE(message.find("1 host x 4 chips gives 4 chips, but the name says 16"), std::string::npos) << message;
+  const auto one = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 1, "devices_per_host": 1, "hbm_gib_per_chip": 16, "runtime_version": "x"})"));
+  EXPECT_NE(one.find("1 host x 1 chip gives 1 chip, but the name says 4"), std::string::npos) << one;
 }
 
 TEST(Catalog, UnknownGenerationIsRefused) {

@@ -164,6 +164,45 @@ TEST_F(AuditTest, AScriptThatCannotBeReadExitsAsAConfigErrorWithItsPosition) {
   EXPECT_EQ(warnings.exit_code(), ExitCode::success);
 }
 
+// A finding whose message names a line carries it, and the file it is in: a cpu-only script's
+// refused route names its CPU selection in words ("at line 2", "at helper.py line 5"), and an
+// imported course file that is not UTF-8 is named with its position.
+TEST_F(AuditTest, FindingsCarryTheLineTheirMessageNames) {
+  const std::string source = "import jax\njax.config.update('jax_platforms', 'cpu')\n";
+  script("cpu", source);
+  entry("cpu", ScriptClass::cpu_only, sha256_hex(source));
+  auto report = audit({{"cpu", "v5litepod-8"}});
+  ASSERT_EQ(report.findings.size(), 1U);
+  EXPECT_NE(report.findings[0].message.find("at line 2 ("), std::string::npos) << report.findings[0].message;
+  EXPECT_EQ(report.findings[0].line, 2U);
+  EXPECT_EQ(report.findings[0].path, (m_root / "ex" / "cpu.py").string());
+
+  const std::string lesson = "from helper import pick\npick()\n";
+  const std::string helper = "import jax\n\n\ndef pick():\n    return jax.devices('cpu')\n";
+  script("lesson", lesson);
+  script("helper", helper);
+  m_matrix.helpers = {"ex/helper.py"};
+  entry("lesson", ScriptClass::cpu_only, sha256_hex(lesson));
+  m_matrix.scripts["lesson"].files = {MatrixFile{"ex/helper.py", sha256_hex(helper), false}};
+  report = audit({{"lesson", "v5litepod-8"}});
+  const auto refused = std::find_if(report.findings.begin(), report.findings.end(),
+                                    [](const AuditFinding& f) { return f.script == "lesson"; });
+  ASSERT_NE(refused, report.findings.end());
+  EXPECT_NE(refused->message.find("at helper.py line 5 ("), std::string::npos) << refused->message;
+  EXPECT_EQ(refused->path, (m_root / "ex" / "helper.py").string());
+  EXPECT_EQ(refused->line, 5U);
+
+  // The helper, no longer UTF-8: the lesson's finding is at the helper's byte.
+  script("helper", "import jax\nx = 'caf\xe9'\n");
+  report = audit();
+  const auto unreadable = std::find_if(report.findings.begin(), report.findings.end(),
+                                       [](const AuditFinding& f) { return f.script == "lesson"; });
+  ASSERT_NE(unreadable, report.findings.end());
+  EXPECT_EQ(unreadable->kind, FindingKind::unreadable) << unreadable->message;
+  EXPECT_EQ(unreadable->line, 2U) << unreadable->message;
+  EXPECT_NE(unreadable->path.find("helper.py"), std::string::npos) << unreadable->path;
+}
+
 TEST(Audit, RouteAskSyntax) {
   EXPECT_EQ(parse_route_ask("a@v5litepod-8")->slice, "v5litepod-8");
   EXPECT_EQ(parse_route_ask("a@cpu")->script, "a");

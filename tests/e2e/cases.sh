@@ -429,7 +429,7 @@ case_pipeline__one_host_end_to_end() {
   expect_status 0
   expect_stdout_lacks "--worker=all"
   printf '%s\n' "$out" >"$dir/run.sh"
-  FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
+  run_pipeline "$dir" run.sh
   expect_status 0
   expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
   [[ -f "$dir/tpu-runs/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/worker-0.json" ]] || fail "no receipt"
@@ -646,7 +646,7 @@ case_pipeline__results_one_host() {
   run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --results gs://lab-results --format sh
   expect_status 0
   printf '%s\n' "$out" >"$dir/run.sh"
-  FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
+  run_pipeline "$dir" run.sh
   expect_status 0
   expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
   [[ -f "$dir/state/gcs/lab-results/lab-pod/standin-lesson/r1/worker-0/r1/artifacts/worker-0.json" ]] ||
@@ -785,7 +785,7 @@ case_pipeline__python_option_chooses_the_interpreter() {
   expect_status 0
   expect_stdout_contains " --python ~/jax-tpu-lab/.venv/bin/python3 -- "
   printf '%s\n' "$out" >"$dir/run.sh"
-  FAKEJAX_LOCAL_DEVICES=8 run_pipeline "$dir" run.sh
+  run_pipeline "$dir" run.sh
   expect_status 0
   expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"
   # A fresh VM's python3 has no jax: the run starts, and fails as the program does (not 96).
@@ -1173,7 +1173,7 @@ case_check__exit_codes_and_github_annotations() {
   run -C "$dir" check --format github --route distributed-02@v5litepod-8
   expect_status 3
   expect_stdout_contains "::error file=public/exercises/tpu-hello.py,title=tpulaunch stale-digest::'tpu-hello' changed since it was reviewed"
-  expect_stdout_contains "::error file=public/exercises/distributed-02.py,title=tpulaunch route-refused::route distributed-02@v5litepod-8 refused by cpu-only-stays-on-cpu"
+  expect_stdout_contains "::error file=public/exercises/distributed-02.py,line=10,title=tpulaunch route-refused::route distributed-02@v5litepod-8 refused by cpu-only-stays-on-cpu"
   expect_stdout_contains "::warning file=public/exercises/sharding-sketch.py,title=tpulaunch unreviewed::"
   run -C "$dir" check --format json
   expect_status 3

@@ -102,7 +102,7 @@ case_life__busy_tpu_refused_then_freed_with_kill_stale() {
   run -C "$dir" plan standin-lesson --slice v5litepod-8 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   printf '%s\n' "$out" >"$dir/run.sh"
   # A process of an earlier run still holds worker 0's devices and libtpu's lock.
-  FAKEJAX_LOCAL_DEVICES=8 GCLOUD_STANDIN_TPU_HOLDER=0 run_pipeline "$dir" run.sh
+  GCLOUD_STANDIN_TPU_HOLDER=0 run_pipeline "$dir" run.sh
   expect_status 94
   expect_stderr_contains "t1v-n-standin0-w-0: the TPU is busy: pid "
   expect_stderr_contains "stale-train.py"
@@ -112,7 +112,7 @@ case_life__busy_tpu_refused_then_freed_with_kill_stale() {
     --kill-stale --grace 2s --format sh
   expect_status 0
   printf '%s\n' "$out" >"$dir/run2.sh"
-  FAKEJAX_LOCAL_DEVICES=8 GCLOUD_STANDIN_TPU_HOLDER=0 run_pipeline "$dir" run2.sh
+  GCLOUD_STANDIN_TPU_HOLDER=0 run_pipeline "$dir" run2.sh
   expect_status 0
   expect_stderr_contains "--kill-stale: sending SIGTERM to pid "
   expect_stdout_contains "verified: training receipts (detailed form) of 1 worker on v5litepod-8"

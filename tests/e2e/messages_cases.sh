@@ -100,10 +100,12 @@ PY
   expect_stdout_empty
   expect_one_error_line
   expect_stderr_contains "execution-matrix.json:3:"
+  # JSON: the error line on stderr, and the report's document on stdout, the error its finding.
   run -C "$dir" check --format json
   expect_status 4
-  expect_stdout_empty
   expect_one_error_line
+  expect_stdout_contains '"kind": "config"'
+  expect_stdout_contains '"line": 3,'
   # A bad --route is check's error too: annotated, with no file to point at.
   run -C "$COURSE" check --format github --route tpu-hello@v5e-99
   expect_status 2

@@ -65,6 +65,33 @@ expect "fake jax: initialize() after a jax call is refused" 1 "must be called be
 g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any \
   --command='python3 -m venv v && v/bin/python -c "import jax; jax.distributed.initialize(); jax.distributed.initialize()"'
 expect "fake jax: initialize() twice is refused" 1 "distributed.initialize should only be called once."
+# Without initialize() a process of a multi-host slice is in no job, as with real JAX: it sees
+# itself only, and a collective blocks (FAKEJAX_TIMEOUT), then fails saying why.
+g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=all \
+  --command='~/venv/bin/python -c "import jax; print(\"sees\", jax.process_index(), jax.process_count(), jax.device_count(), len(jax.devices()))"'
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^sees 0 1 4 4$' "$WORK/out")" -eq 4 ]; then
+  ok "fake jax without initialize() on 4 workers: each is process 0 of 1 with its own 4 devices"
+else bad "fake jax without initialize() on 4 workers: each is process 0 of 1 with its own 4 devices"; fi
+FAKEJAX_TIMEOUT=1 g "${TPU[@]}" ssh pod "${ZP[@]}" --worker=all \
+  --command='~/venv/bin/python -c "from jax.experimental import multihost_utils as m; m.process_allgather(1)"'
+expect "fake jax without initialize(): a collective blocks, then fails naming the missing call" 1 \
+  "process_allgather waited 1 s for the other 3 hosts of this 4-host slice, which never answer: jax.distributed.initialize() was not called"
+g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any \
+  --command='v/bin/python -c "from jax.experimental import multihost_utils as m; import jax; print(m.process_allgather(7), jax.process_count())"'
+expect "fake jax without initialize() on one host: no call needed" 0 "" "[7] 1"
+# jax.local_device_count() is the devices per host of the node's accelerator type
+# (catalog/slices.json): solo is v5litepod-8 (8 chips), v3 counts TensorCores (8 a host).
+g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any --command='v/bin/python -c "import jax; print(jax.local_device_count())"'
+expect "fake jax on a v5litepod-8 node: 8 local devices" 0 "" "8"
+g standin create v3pod --zone="$ZONE" --workers=4 --accelerator-type=v3-32
+g "${TPU[@]}" ssh v3pod "${ZP[@]}" --worker=all \
+  --command='python3 -m venv v && v/bin/python -c "import jax; jax.distributed.initialize(); print(\"devices\", jax.local_device_count(), jax.device_count())"'
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^devices 8 32$' "$WORK/out")" -eq 4 ]; then
+  ok "fake jax on a v3-32 node: 8 devices a host (two TensorCores a chip), 32 in all"
+else bad "fake jax on a v3-32 node: 8 devices a host (two TensorCores a chip), 32 in all"; fi
+FAKEJAX_LOCAL_DEVICES=2 g "${TPU[@]}" ssh solo --zone="$ZONE" --project=any \
+  --command='v/bin/python -c "import jax; print(jax.local_device_count())"'
+expect "FAKEJAX_LOCAL_DEVICES overrides the accelerator type's" 0 "" "2"
 
 # ---------------------------------------------------------------- storage cp / rsync
 # A folder stands in for Cloud Storage: gs://BUCKET/NAME is $GCS/BUCKET/NAME. Naming follows

@@ -262,6 +262,31 @@ TEST_F(DetailedReceiptsTest, NonTpuBackendIsNotATpuResult) {
   EXPECT_TRUE(allowed->standin);
 }
 
+// --kind logs checks no receipt, yet a receipt from the stand-in's fake JAX makes it a stand-in
+// run, as for the other kinds: said with the test seam, a finding without it. A receipt that is
+// malformed or from a CPU is not the logs' business.
+TEST_F(DetailedReceiptsTest, LogsFromTheStandInSaySo) {
+  const auto logs = verify(VerifyKind::logs);
+  EXPECT_TRUE(logs.ok());
+  EXPECT_FALSE(logs.standin);
+  auto r = receipt(2);
+  r["backend"] = "cpu";
+  write_worker(2, r);
+  std::ofstream(artifacts(1) / "worker-1.json") << "{not json";
+  EXPECT_TRUE(verify(VerifyKind::logs).ok());
+  r["backend"] = "standin";
+  r["process_count"] = 1; // a wrong count: logs check none of it
+  write_worker(2, r);
+  const auto refused = verify(VerifyKind::logs);
+  ASSERT_EQ(refused.findings.size(), 1U);
+  EXPECT_TRUE(has(refused, 2, "worker-2.json", "backend: not a TPU result (backend 'standin')"));
+  EXPECT_FALSE(refused.standin);
+  auto allowed = verify_run(m_run.string(), slice_target(*m_slice), VerifyOptions{VerifyKind::logs, true});
+  ASSERT_TRUE(allowed.ok());
+  EXPECT_TRUE(allowed->ok());
+  EXPECT_TRUE(allowed->standin);
+}
+
 TEST_F(DetailedReceiptsTest, OwnedInputsMustBeDistinct) {
   auto r = receipt(3);
   r["owned_inputs"] = {0, 7};

@@ -376,6 +376,20 @@ TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {
   }
 }
 
+// Counts read as English: one host, one chip, one JAX device (a 1-chip slice), plurals otherwise.
+TEST_F(RenderTest, TextRouteSentenceCountsInEnglish) {
+  const std::string one = render_text(plan("v5litepod-1", RouteKind::single_host));
+  EXPECT_NE(one.find("route:  single-host: v5litepod-1 is 1 host x 1 chip; the script runs on worker 0 with 1 JAX "
+                     "device\n"),
+            std::string::npos)
+      << one;
+  const std::string eight = render_text(plan("v5litepod-8", RouteKind::single_host));
+  EXPECT_NE(eight.find("is 1 host x 8 chips; the script runs on worker 0 with 8 JAX devices\n"), std::string::npos)
+      << eight;
+  const std::string pod = render_text(plan("v5litepod-16", RouteKind::multi_host));
+  EXPECT_NE(pod.find("v5litepod-16 has 4 hosts x 4 chips = 16 chips;"), std::string::npos) << pod;
+}
+
 // A value that holds a newline continues on the next line as it is: the text form indents a
 // command where it starts, never inside a quoted value, so a paste runs what the sh form runs.
 TEST_F(RenderTest, TextIndentsWhereACommandStartsNeverInsideAValue) {

@@ -59,6 +59,14 @@ TEST_F(RouterTest, CpuOnlyGetsTheCpuRouteOnly) {
   }
 }
 
+TEST_F(RouterTest, RefusalsCountChipsInEnglish) {
+  const auto d = decide_for(reviewed(ScriptClass::cpu_only), "v6e-1");
+  EXPECT_NE(d.refusal->reason.find("on v6e-1 its 1 chip would sit idle while billing"), std::string::npos)
+      << d.refusal->reason;
+  const auto four = decide_for(reviewed(ScriptClass::cpu_only), "v5litepod-4");
+  EXPECT_NE(four.refusal->reason.find("its 4 chips would sit idle"), std::string::npos) << four.refusal->reason;
+}
+
 TEST_F(RouterTest, SingleHostCompatibleGetsOneHostSlicesOnly) {
   const auto status = reviewed(ScriptClass::single_host_compatible);
   EXPECT_EQ(decide_for(status, "v5litepod-8").route, RouteKind::single_host);

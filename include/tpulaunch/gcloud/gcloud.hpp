@@ -1,8 +1,9 @@
 #pragma once
 // gcloud's grammar, in one place: each gcloud command tpulaunch emits is built here by one
 // function, from typed values, as argv data (a ShellLine) that the one quoting function renders.
-// Nothing else spells "gcloud", a command group or a flag of it. The order of the words is the
-// one the plans have always shown (and the real gcloud 528 accepts: tests/real-gcloud).
+// Nothing else in the binary spells "gcloud", a command group or a flag of it (the run guard, a
+// bash program on the worker, calls `gcloud storage cp` itself for --results). The order of the
+// words is the one the plans have always shown (and the real gcloud 528 accepts: tests/real-gcloud).
 #include <optional>
 #include <string>
 #include <string_view>

@@ -78,15 +78,16 @@ struct PlanOptions {
 
 // What a step does. Renderers dispatch on it (one emitter per kind); `to_string` is the name the
 // text and JSON forms show.
-// prepare changes to the plan's folder and creates the download folders; write puts tpulaunch's
-// own programs (the run guard, the discovery program) in the run folder for stage to copy;
-// create/queue get the
-// TPU, after name_check has found no TPU (or queued resource) of that name; release defines how
-// to delete what holds quota (used when capacity fails, on preemption
-// with --teardown); wait polls until the TPU is usable; preemption_check defines the one state
-// query a failed step on a spot or preemptible TPU makes; `collect` is the one local download
-// of every worker's folder from the results bucket (--results), which replaces the per-worker
-// `fetch` steps.
+// prepare changes to the plan's folder and creates the download folders; write fills the run's
+// local stage folder (the run guard, the script or the discovery program, its course files, each
+// checked against its pinned digest) and writes the plan record, and stage copies that folder into
+// the run folder on every worker; create/queue get the TPU, after name_check has found no TPU (or
+// queued resource) of that name; release defines how to delete what holds quota (used when
+// capacity fails, on preemption with --teardown); wait polls until the TPU is usable;
+// preemption_check defines the one state query a failed step on a spot or preemptible TPU makes;
+// stop ends a slice's run when another slice's failed first (--slices); `collect` is the one local
+// download of every worker's folder from the results bucket (--results), which replaces the
+// per-worker `fetch` steps.
 enum class StepKind {
   prepare,
   write,

@@ -20,7 +20,7 @@ std::string_view to_string(Capacity capacity);
 // for its state.
 using Provisioning = gcloud::Provisioning;
 
-// How ssh and scp reach the workers (external addresses today).
+// How ssh and scp reach the workers: external addresses, --internal-ip or --tunnel-through-iap.
 using Connection = gcloud::Connection;
 
 // The most slices one plan asks for (--slices): a bound on the calls a plan emits, not gcloud's.

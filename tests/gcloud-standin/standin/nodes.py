@@ -12,7 +12,8 @@ from .grammar import QUEUED, SPECS, TPU_VM, parse_error, reject_not_emulated
 from .state import (
     ConfigLock, Node, check_credentials, get_node, internal_ip, load_config, operation_name,
     resource_name, resource_zone_project, state_dir, write_atomic)
-from .vm import kill_worker_processes, make_fake_root, stop_holders, write_worker_bin
+from .vm import (
+    chips_per_worker, kill_worker_processes, make_fake_root, stop_holders, write_worker_bin)
 
 
 NAME_RE = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")   # §5
@@ -78,12 +79,6 @@ def workers_for(accelerator_type):
     if chips % per_vm:
         return None
     return max(1, chips // per_vm)
-
-
-def chips_per_worker(accelerator_type, workers):
-    gen, _, n = accelerator_type.partition("-")
-    chips = int(n) if gen in ("v5litepod", "v6e") else int(n) // 2
-    return max(1, chips // workers)
 
 
 def create_node(name, config):

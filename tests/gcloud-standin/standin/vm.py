@@ -30,6 +30,24 @@ def device_kind(accelerator_type):
     return "accel" if accelerator_type.split("-")[0] in ACCEL_GENERATIONS else "vfio"
 
 
+def chips_per_worker(accelerator_type, workers):
+    """Chips per VM of an accelerator type: the number counts chips on v5e and v6e, TensorCores
+    (two a chip) before them (§4)."""
+    gen, _, n = accelerator_type.partition("-")
+    chips = int(n) if gen in ("v5litepod", "v6e") else int(n) // 2
+    return max(1, chips // workers)
+
+
+def devices_per_worker(accelerator_type, workers):
+    """What jax.local_device_count() is on one VM of the type (docs/catalog.md's devices per
+    host, catalog/slices.json's devices_per_host): one device a chip, but one a TensorCore on v2
+    and v3, whose chips' two cores are separate devices.  A node made without a type (an old
+    state folder) has v5litepod-16's 4."""
+    if not accelerator_type:
+        return 4
+    return chips_per_worker(accelerator_type, workers) * (2 if accelerator_type.split("-")[0] in ("v2", "v3") else 1)
+
+
 def make_fake_root(root, accelerator_type, chips):
     """dev/accel<i> or dev/vfio/<i> (regular files standing for the device nodes), an
     empty tmp/: where a TPU VM has its devices and libtpu its lock file."""
@@ -218,6 +236,8 @@ def remote_env(node, worker, user):
         "GCLOUD_STANDIN_WORKERS": str(node.workers),
         "GCLOUD_STANDIN_TPU": node.name,
         "GCLOUD_STANDIN_SHARED": str(node.shared),
+        # What the fake jax reports as jax.local_device_count() (FAKEJAX_LOCAL_DEVICES overrides it).
+        "GCLOUD_STANDIN_LOCAL_DEVICES": str(devices_per_worker(node.config.get("acceleratorType", ""), node.workers)),
         # The run guard's one test seam: where this worker's /dev and /tmp are.
         "TPULAUNCH_GUARD_ROOT": str(node.fake_root(worker)),
     }

@@ -6,9 +6,14 @@ stand-in lessons use, with JAX's names and rules:
 
   jax.distributed.initialize()   every process joins one group (a file
                                  rendezvous in $GCLOUD_STANDIN_SHARED); it must
-                                 come first and only once, as in JAX
+                                 come first and only once, as in JAX; without
+                                 it a process of a multi-host slice is alone
+                                 (process 0 of 1) and its collectives block,
+                                 then fail after $FAKEJAX_TIMEOUT
   jax.process_index() / process_count()
-  jax.local_device_count()       $FAKEJAX_LOCAL_DEVICES (default 4)
+  jax.local_device_count()       the devices per host of the stand-in node's
+                                 accelerator type ($GCLOUD_STANDIN_LOCAL_DEVICES;
+                                 $FAKEJAX_LOCAL_DEVICES overrides it)
   jax.device_count()             local devices x processes
   jax.devices() / local_devices()
   jax.experimental.multihost_utils.process_allgather / sync_global_devices /

@@ -12,6 +12,14 @@ then waits until all process_count members have joined.  Like real JAX on a
 TPU slice, the group is formed by the slice rather than by one ssh call, so
 workers started by separate `ssh --worker=i` calls meet as well.
 
+Without jax.distributed.initialize() a process of a multi-host slice forms no
+job, as with real JAX: it sees itself only (process 0 of 1, its own local
+devices), and a collective, which needs the other hosts, blocks until
+$FAKEJAX_TIMEOUT and then fails saying why.  So a multi-host run of a script
+that never initializes fails on the stand-in too, or reports the wrong
+topology, and a test can tell.  (Until issue 35 the stand-in formed the group
+anyway, and such a run "succeeded".)
+
 Collectives: the k-th collective of each process writes
 <session>/c<k>/p<index>.json atomically (temp file + os.replace) and waits for
 every process's file.  A peer that died without contributing, a mismatched
@@ -117,21 +125,30 @@ def _touch():
 
 # --- the jax.* queries ------------------------------------------------------
 
+def _in_job():
+    """Whether this process is part of its slice's job: it called jax.distributed.initialize(),
+    or it is its slice's only process.  Any other sees itself only."""
+    return _state["initialized"] or _count() == 1
+
+
 def process_index():
     _touch()
-    return _index()
+    return _index() if _in_job() else 0
 
 
 def process_count():
     _touch()
-    return _count()
+    return _count() if _in_job() else 1
 
 
 def local_device_count():
+    """FAKEJAX_LOCAL_DEVICES when a test sets it; else what the stand-in worker's accelerator
+    type has per host (GCLOUD_STANDIN_LOCAL_DEVICES, from the node's acceleratorType); else 4."""
     _touch()
-    n = _env_int("FAKEJAX_LOCAL_DEVICES", 4)
+    name = "FAKEJAX_LOCAL_DEVICES" if os.environ.get("FAKEJAX_LOCAL_DEVICES") else "GCLOUD_STANDIN_LOCAL_DEVICES"
+    n = _env_int(name, 4)
     if n < 1:
-        raise StandinError("fakejax (stand-in): FAKEJAX_LOCAL_DEVICES must be >= 1")
+        raise StandinError("fakejax (stand-in): {} must be >= 1".format(name))
     return n
 
 
@@ -162,7 +179,7 @@ def devices():
 
 
 def local_devices():
-    me = _index()
+    me = process_index()
     return [d for d in devices() if d.process_index == me]
 
 
@@ -320,6 +337,18 @@ def _join():
     _state["session"], _state["members"] = session, members
 
 
+def _wait_alone(kind, count):
+    """A collective of a process that never joined its slice's job: the other hosts never answer,
+    so it blocks, as real JAX would, here for $FAKEJAX_TIMEOUT only, then fails saying why."""
+    timeout = _timeout()
+    time.sleep(timeout)
+    raise StandinError(
+        "fakejax (stand-in): {} waited {:g} s for the other {} hosts of this {}-host slice, which never "
+        "answer: jax.distributed.initialize() was not called, so this process is in no job (it sees "
+        "process 0 of 1 and its own {} devices only) and a collective across hosts never completes; call "
+        "jax.distributed.initialize() first".format(kind, timeout, count - 1, count, local_device_count()))
+
+
 def collective(kind, name, value):
     """Every process contributes `value`; returns all values in process order."""
     _touch()
@@ -331,8 +360,8 @@ def collective(kind, name, value):
     count = _count()
     if count == 1:
         return [payload["value"]]
-    if _state["members"] is None:
-        _join()     # on a TPU slice the runtime forms the group even without initialize()
+    if not _state["initialized"]:
+        _wait_alone(kind, count)
     _state["step"] += 1
     step = _state["step"]
     where = _state["session"] / "c{:06d}".format(step)
