@@ -120,8 +120,16 @@ std::string json_text(const std::vector<Classified>& files) {
     j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
     nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
     for (const auto& e : f.result.evidence) {
-      evidence.push_back({{"file", evidence_path(f.path, e)}, {"rule", to_string(e.rule)},
-                          {"category", to_string(e.category)}, {"line", e.line}, {"column", e.column}, {"text", e.text}, {"implies", e.implies}, {"detail", e.detail}});
+      evidence.push_back(
+          {{"file", evidence_path(f.path, e)},
+           {"rule", to_string(e.rule)},
+           {"category", to_string(e.category)},
+           {"line", e.line},
+           {"column", e.column},
+           {"text", e.text},
+           {"implies", e.implies},
+           {"detail", e.detail},
+           {"uncalled_function", e.counts() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.uncalled)}});
     }
     j["evidence"] = std::move(evidence);
     list.push_back(std::move(j));
@@ -149,7 +157,7 @@ std::string plain_text(const std::vector<Classified>& files) {
                          to_string(e.category),
                          to_string(e.rule), e.text, e.implies);
       if (!e.detail.empty()) {
-        out += fmt::format("      {}: {}\n", is_undecided(e) ? "cannot tell" : "note", e.detail);
+        out += fmt::format("      {}: {}\n", is_undecided(e) && e.counts() ? "cannot tell" : "note", e.detail);
       }
     }
   }
@@ -179,7 +187,11 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
       failed = failed.value_or(below.error().code);
       continue;
     }
-    arguments.insert(arguments.end(), below->begin(), below->end());
+    for (const Error& error : below->unreadable) {
+      output.err += message_line(error);
+      failed = failed.value_or(error.code);
+    }
+    arguments.insert(arguments.end(), below->files.begin(), below->files.end());
   }
   for (const auto& argument : arguments) {
     auto classified = classify_file(argument, matrix);
