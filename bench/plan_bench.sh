@@ -9,9 +9,10 @@
 # Environment: PYTHON (default /usr/bin/python3: the real interpreter, not a pyenv shim),
 # RUNS (300), WARMUP (20), BENCH_OUT (/tmp/tpulaunch-bench/plan: hyperfine JSON exports).
 # Issue goals: median <= 2 ms and >= 12x faster than the Python function; the JSON plan of the
-# 4-host slice in <= 2.5 M instructions (issue 24: simplicity first). Issue 16's 1.5 M and >= 30x
-# fewer instructions than the Python function went with that budget: the ratio is reported, not
-# judged. Without valgrind the instruction counts are skipped.
+# 4-host slice in <= 3.0 M instructions (issue 35: nlohmann's own dump, no JSON writer of our own;
+# issue 24 had set 2.5 M). Issue 16's 1.5 M and >= 30x fewer instructions than the Python function
+# went with those budgets: the ratio is reported, not judged. Without valgrind the instruction
+# counts are skipped.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -111,11 +112,11 @@ for case in cases:
         fewer = ins["python3 -I -S"] / ins["tpulaunch"]
         verdict += "; {} instructions{}, {:.0f}x fewer than the lean python3 -I -S".format(
             mi(ins["tpulaunch"]),
-            (" (" + ("meets" if ins["tpulaunch"] <= 2.5e6 else "MISSES") + " 2.5 M)") if case == "multi-host-json" else "",
+            (" (" + ("meets" if ins["tpulaunch"] <= 3.0e6 else "MISSES") + " 3.0 M)") if case == "multi-host-json" else "",
             fewer)
     verdicts.append(verdict)
 print()
-print("goals (median <= 2 ms and >= 12x python; multi-host-json <= 2.5 M instructions):")
+print("goals (median <= 2 ms and >= 12x python; multi-host-json <= 3.0 M instructions):")
 for v in verdicts:
     print("  " + v)
 PY

@@ -4,9 +4,19 @@
 #   cmake -DINPUT=... -DOUTPUT=... -DVARIABLE=name -P embed_file.cmake
 #     a header that defines `inline constexpr char tpulaunch::embedded::name[]`, a compile-time
 #     constant, so a program for the remote side can be shell code (`Code`, shell.hpp).
+#   -DINPUT="a;b;c" (a list) embeds the files one after another, as one program (the run guard is
+#     five parts), and -DJOINED=FILE also writes that text to FILE, for the tools that check it.
 # The delimiter cannot occur in JSON, bash or Python text outside a string, and we check it does
 # not occur at all.
-file(READ "${INPUT}" content)
+set(content "")
+foreach(part IN LISTS INPUT)
+  file(READ "${part}" part_content)
+  string(APPEND content "${part_content}")
+endforeach()
+if(DEFINED JOINED)
+  file(WRITE "${JOINED}.tmp" "${content}")
+  file(RENAME "${JOINED}.tmp" "${JOINED}")
+endif()
 set(delimiter "tpl_embed")
 string(FIND "${content}" ")${delimiter}\"" clash)
 if(NOT clash EQUAL -1)

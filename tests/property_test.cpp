@@ -41,6 +41,7 @@
 #include "tpulaunch/catalog/catalog.hpp"
 #include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/plan/plan.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
 #include "tpulaunch/shell/shell.hpp"
@@ -425,7 +426,7 @@ echo() { rec echo "$@"; }
 hostname() { builtin printf '%s\n' t1v-n-fake-w-3; }
 tee() { local input=''; IFS= read -r -d '' input || true; rec tee "$@" "<stdin>$input"; }
 sha256sum() { local input=''; IFS= read -r -d '' input || true; rec sha256sum "$@" "<stdin>$input"; return "$FAKE_SHA_STATUS"; }
-# The run guard (src/remote/run_guard.bash) is `bash FILE ARGS...`: recorded with the file and its
+# The run guard (src/remote/run_guard/) is `bash FILE ARGS...`: recorded with the file and its
 # arguments as the remote shell passed them (its own behaviour is tests/remote/run_guard_test.bash).
 bash() {
   rec bash "$@"
@@ -622,15 +623,24 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   const std::string lab = home + "jax-tpu-lab/";
   const std::string python = "python";
   RemoteExpectation e;
+  // The run guard is in the run's stage folder (which the stage step copied into the run's folder),
+  // called by its path with the digest it checks itself against, the plan's digest and the run
+  // key (and the mark of a TPU the plan made); every value reaches it as one argument.
+  const RemoteProgram& guard_program = run_guard_program();
+  Record guard{"bash",     home + plan.remote_staged_dir() + "/tpulaunch-run-guard.sh",
+               "--guard-sha256", guard_program.sha256,
+               "--plan",   plan.plan_sha256,
+               "--script", plan.script,
+               "--run-id", plan.options.run_id};
+  if (!plan.target.mark.empty()) {
+    guard.insert(guard.end(), {"--mark", plan.target.mark});
+  }
   if (step.kind == StepKind::bootstrap) {
-    e.records = {{"mkdir", "-p", lab},
-                 {"python3", "-m", "venv", lab + ".venv"},
-                 {python, "TPU_RUN_DIR=<unset>", "JAX_PLATFORMS=<unset>", "-m", "pip", "install", "--quiet", "--upgrade",
-                  "jax[tpu]"}};
-    e.status = mode.py_status == 255 ? k_remote_mapped_255 : mode.py_status;
+    guard.push_back("--bootstrap");
+    e.records = {std::move(guard)};
+    e.status = mode.py_status;
     return e;
   }
-  const bool discovery = plan.program == PlanProgram::discovery;
   if (plan.options.form == PlanForm::course) {
     e.records = {{"set", "-o", "pipefail"},
                  {python, "TPU_RUN_DIR=<unset>", "JAX_PLATFORMS=tpu", lab + plan.script + ".py"},
@@ -638,23 +648,10 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
     e.status = mode.py_status;
     return e;
   }
-  const std::string run = home + plan.remote_run_dir + "/";
-  // The run guard is the file the stage step copied to the home folder, called by its name, with
-  // the digest it checks itself against; every value reaches it as one argument. A script in a
-  // subfolder lands in the home folder under its last name, and is moved to its subfolder of
-  // ~/jax-tpu-lab/.
-  const RemoteProgram& guard_program = run_guard_program();
-  const StagedScript placed = staged_script(plan.script);
-  Record guard{"bash",      home + guard_program.file_name,
-               "--guard-sha256", guard_program.sha256,
-               "--run-dir", home + plan.remote_run_dir,
-               "--log",     fmt::format("{}{}-tpu-{}.txt", run, placed.name, k_fake_host)};
-  const std::string staged = lab + placed.file;
-  const std::vector<std::string> stage =
-      discovery ? std::vector<std::string>{"--stage", home + discovery_program().file_name, run + "discover.py",
-                                           discovery_program().sha256}
-                : std::vector<std::string>{"--stage", home + placed.name + ".py", staged, plan.sha256};
-  guard.insert(guard.end(), stage.begin(), stage.end());
+  // Each staged file is named by its digest and its path below the stage folder's code/.
+  for (const StagedFile& file : plan.staged) {
+    guard.insert(guard.end(), {"--file", file.sha256, file.path});
+  }
   guard.push_back("--devices");
   guard.push_back(std::string(to_string(plan.target.slice->devices)));
   if (plan.results_run_url) {
@@ -673,7 +670,7 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
                   : chosen.starts_with("~/") ? home + chosen.substr(2)
                                              : chosen);
   guard.push_back("--");
-  guard.push_back(discovery ? run + "discover.py" : staged);
+  guard.push_back(gcloud::local_path(plan.staged.front().path));
   for (const std::string& arg : plan.options.args) {
     guard.push_back(arg);
   }
@@ -1071,18 +1068,19 @@ TEST_F(PlanPropertyTest, LocalScriptPathIsNeverReadAsAnOptionOrARemote) {
       failures.add(fmt::format("cpu run {} would pass an option to python", show(python)));
     }
     for (const Step& step : plan->steps) {
-      if (step.kind != StepKind::stage) {
-        continue;
-      }
       const auto argv = step.line.argv();
-      // gcloud compute tpus tpu-vm scp SRC DEST ...
-      const std::string& source = argv.at(5);
-      if (source.starts_with('-')) {
-        failures.add(fmt::format("exercises_dir '{}': stage passes {} to gcloud, which reads it as an option",
-                                 printable(directory), printable(source)));
-      } else if (gcloud_reads_as_remote(source)) {
-        failures.add(fmt::format("exercises_dir '{}': stage passes {} to gcloud, which reads it as a remote file",
-                                 printable(directory), printable(source)));
+      if (step.kind == StepKind::write) {
+        // tpulaunch stage ... --file LOCAL SHA256:PATH: neither word may read as an option.
+        for (std::size_t k = 0; k + 2 < argv.size(); ++k) {
+          if (argv[k] == "--file" && (argv[k + 1].starts_with('-') || argv[k + 2].starts_with('-'))) {
+            failures.add(fmt::format("exercises_dir '{}': the write step passes {} {}, read as an option",
+                                     printable(directory), printable(argv[k + 1]), printable(argv[k + 2])));
+          }
+        }
+      } else if (step.kind == StepKind::run &&
+                 (argv.back().find(" -- -") != std::string::npos || argv.back().find(" -- '-") != std::string::npos)) {
+        failures.add(fmt::format("exercises_dir '{}': the interpreter gets a script path it reads as an option",
+                                 printable(directory)));
       }
     }
   }

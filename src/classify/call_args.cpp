@@ -4,6 +4,7 @@
 #include <array>
 
 #include "classify/token_match.hpp"
+#include "tpulaunch/util/utf8.hpp"
 
 namespace tpulaunch::scan {
 namespace {
@@ -121,7 +122,7 @@ std::string source_text(std::span<const Token> tokens, std::size_t begin, std::s
     text += (*c == '\n' || *c == '\r' || *c == '\t') ? ' ' : *c;
   }
   if (text.size() > max) {
-    text.resize(max);
+    text.resize(utf8_cut(text, max));
     text += "...";
   }
   return text;

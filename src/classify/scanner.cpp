@@ -7,9 +7,10 @@
 #include <fmt/format.h>
 
 #include "classify/call_args.hpp"
+#include "classify/python_lexer_stream.hpp"
 #include "classify/scanner.hpp"
 #include "classify/token_match.hpp"
-#include "classify/python_lexer_stream.hpp"
+#include "tpulaunch/util/utf8.hpp"
 
 namespace tpulaunch::scan {
 namespace {
@@ -83,7 +84,7 @@ void Scanner::add_evidence_at(Rule rule, const Pos& pos, std::uint32_t stmt, std
   const auto first = text.find_first_not_of(" \t\f\v");
   text = first == std::string_view::npos ? std::string_view() : text.substr(first);
   text = text.substr(0, text.find_last_not_of(" \t\f\v") + 1);
-  std::string shown(text.substr(0, k_max_evidence_text));
+  std::string shown(text.substr(0, utf8_cut(text, k_max_evidence_text)));
   if (text.size() > k_max_evidence_text) {
     shown += "..."; // a minified or generated line: the start is enough to find it
   }

@@ -61,14 +61,13 @@ Result<Output> check_report(const CheckArgs& args, const Globals& globals) {
                       {"column", f.column == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.column)},
                       {"message", f.message}});
     }
-    out = dump_json(nlohmann::ordered_json{{"ok", errors == 0},
-                                           {"matrix", matrix.origin},
-                                           {"scripts", report.scripts},
-                                           {"entries", report.entries},
-                                           {"errors", errors},
-                                           {"warnings", warnings},
-                                           {"findings", list}}) +
-          "\n";
+    TPULAUNCH_TRY(out, json_text(nlohmann::ordered_json{{"ok", errors == 0},
+                                                        {"matrix", matrix.origin},
+                                                        {"scripts", report.scripts},
+                                                        {"entries", report.entries},
+                                                        {"errors", errors},
+                                                        {"warnings", warnings},
+                                                        {"findings", list}}));
     return output;
   }
   // GitHub attaches an annotation to a file by its path from the repository root, whatever -C

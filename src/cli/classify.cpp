@@ -7,11 +7,11 @@
 
 #include "commands.hpp"
 #include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/classify/source_encoding.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
-#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
-#include "tpulaunch/classify/source_encoding.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/values/validate.hpp"
 
@@ -26,9 +26,9 @@ struct ClassifyArgs {
 struct Classified {
   std::string path;
   std::string sha256;
-  Classification result;          // with the evidence of the course files it imports
-  std::vector<LessonFile> files;  // those course files
-  bool helper = false;            // the matrix's "helpers" name it: not a script
+  Classification result;         // with the evidence of the course files it imports
+  std::vector<LessonFile> files; // those course files
+  bool helper = false;           // the matrix's "helpers" name it: not a script
 };
 
 // The file to classify for one argument: an existing path; else, when the matrix loads, an id
@@ -101,40 +101,37 @@ std::string suggestion_text(const Classification& c) {
                      : std::string("none: a reviewer must decide");
 }
 
-std::string json_text(const std::vector<Classified>& files) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& f : files) {
-    nlohmann::ordered_json j;
-    j["path"] = f.path;
-    j["sha256"] = f.sha256;
-    j["helper"] = f.helper;
-    nlohmann::ordered_json course_files = nlohmann::ordered_json::array();
-    for (const auto& file : f.files) {
-      course_files.push_back(
-          {{"path", file.path}, {"staged", file.staged}, {"sha256", file.sha256}, {"declared", file.declared}});
-    }
-    j["course_files"] = std::move(course_files);
-    j["suggested_class"] = f.result.suggested ? nlohmann::ordered_json(to_string(*f.result.suggested)) : nullptr;
-    j["why"] = f.result.why;
-    j["contradictions"] = f.result.contradictions;
-    j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
-    nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
-    for (const auto& e : f.result.evidence) {
-      evidence.push_back(
-          {{"file", evidence_path(f.path, e)},
-           {"rule", to_string(e.rule)},
-           {"category", to_string(e.category)},
-           {"line", e.line},
-           {"column", e.column},
-           {"text", e.text},
-           {"implies", e.implies},
-           {"detail", e.detail},
-           {"uncalled_function", e.counts() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.uncalled)}});
-    }
-    j["evidence"] = std::move(evidence);
-    list.push_back(std::move(j));
+// One file's member of the JSON form's "files".
+nlohmann::ordered_json file_json(const Classified& f) {
+  nlohmann::ordered_json j;
+  j["path"] = f.path;
+  j["sha256"] = f.sha256;
+  j["helper"] = f.helper;
+  nlohmann::ordered_json course_files = nlohmann::ordered_json::array();
+  for (const auto& file : f.files) {
+    course_files.push_back(
+        {{"path", file.path}, {"staged", file.staged}, {"sha256", file.sha256}, {"declared", file.declared}});
   }
-  return dump_json(nlohmann::ordered_json{{"files", list}}) + "\n";
+  j["course_files"] = std::move(course_files);
+  j["suggested_class"] = f.result.suggested ? nlohmann::ordered_json(to_string(*f.result.suggested)) : nullptr;
+  j["why"] = f.result.why;
+  j["contradictions"] = f.result.contradictions;
+  j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
+  nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
+  for (const auto& e : f.result.evidence) {
+    evidence.push_back(
+        {{"file", evidence_path(f.path, e)},
+         {"rule", to_string(e.rule)},
+         {"category", to_string(e.category)},
+         {"line", e.line},
+         {"column", e.column},
+         {"text", e.text},
+         {"implies", e.implies},
+         {"detail", e.detail},
+         {"uncalled_function", e.counts() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.uncalled)}});
+  }
+  j["evidence"] = std::move(evidence);
+  return j;
 }
 
 std::string plain_text(const std::vector<Classified>& files) {
@@ -154,8 +151,7 @@ std::string plain_text(const std::vector<Classified>& files) {
     }
     for (const auto& e : f.result.evidence) {
       out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", evidence_path(f.path, e), e.line, e.column,
-                         to_string(e.category),
-                         to_string(e.rule), e.text, e.implies);
+                         to_string(e.category), to_string(e.rule), e.text, e.implies);
       if (!e.detail.empty()) {
         out += fmt::format("      {}: {}\n", is_undecided(e) && e.counts() ? "cannot tell" : "note", e.detail);
       }
@@ -193,6 +189,7 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
     }
     arguments.insert(arguments.end(), below->files.begin(), below->files.end());
   }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& argument : arguments) {
     auto classified = classify_file(argument, matrix);
     if (!classified) {
@@ -200,10 +197,27 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
       failed = failed.value_or(classified.error().code);
       continue;
     }
+    if (args.format == Format::json) {
+      // A file whose name JSON cannot carry (not UTF-8) is reported as one that cannot be read is:
+      // its own error line, and the other files' report.
+      nlohmann::ordered_json j = file_json(*classified);
+      if (auto carried = check_json_strings(j); !carried) {
+        output.err += message_line(
+            Error{carried.error().code, fmt::format("{}: {}", printable(classified->path), carried.error().message)});
+        failed = failed.value_or(carried.error().code);
+        continue;
+      }
+      list.push_back(std::move(j));
+      continue;
+    }
     files.push_back(std::move(classified).value());
   }
   output.code = failed.value_or(ExitCode::success);
-  output.out = args.format == Format::json ? json_text(files) : plain_text(files);
+  if (args.format == Format::json) {
+    TPULAUNCH_TRY(output.out, json_text(nlohmann::ordered_json{{"files", std::move(list)}}));
+  } else {
+    output.out = plain_text(files);
+  }
   return output;
 }
 
@@ -223,7 +237,8 @@ std::string rules_help() {
 
 Command setup_classify(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<ClassifyArgs>();
-  CLI::App* app = parent.add_subcommand("classify", "Read Python sources as tokens and report device/multi-host evidence");
+  CLI::App* app =
+      parent.add_subcommand("classify", "Read Python sources as tokens and report device/multi-host evidence");
   // Its options are registered when the command line names it (CLI11 calls this before parsing
   // the subcommand's words): a run pays for one subcommand's options, not all ten.
   app->preparse_callback([app, args](std::size_t /*remaining*/) {

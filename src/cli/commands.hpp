@@ -10,10 +10,10 @@
 #include <CLI/CLI.hpp>
 
 #include "tpulaunch/catalog/catalog.hpp"
-#include "tpulaunch/util/error.hpp"
-#include "tpulaunch/json/json_writer.hpp"
+#include "tpulaunch/json/json_text.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
 #include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/util/error.hpp"
 
 namespace tpulaunch::cli {
 
@@ -59,6 +59,7 @@ Command setup_check(CLI::App& parent, const Globals& globals);
 Command setup_discover(CLI::App& parent, const Globals& globals);
 Command setup_verify(CLI::App& parent, const Globals& globals);
 Command setup_guard(CLI::App& parent, const Globals& globals);
+Command setup_stage(CLI::App& parent, const Globals& globals);
 
 // The options every TPU pipeline takes (plan, discover), and the PlanOptions they make.
 struct TpuArgs {

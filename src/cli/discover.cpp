@@ -21,7 +21,7 @@ Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   Output output;
   output.err = zone_warning_line(catalog, options.zone, *slice);
   if (args.format == Format::json) {
-    output.out = plan_json(plan) + "\n";
+    TPULAUNCH_TRY(output.out, json_text(plan_json(plan)));
   } else if (args.format == Format::sh) {
     output.out = render_sh(plan);
   } else {

@@ -77,7 +77,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
     Output output;
     output.code = ExitCode::refused;
     if (args.format == Format::json) {
-      output.out = dump_json(refusal_json(context, *decision.refusal)) + "\n";
+      TPULAUNCH_TRY(output.out, json_text(refusal_json(context, *decision.refusal)));
     } else {
       output.err = render_refusal_text(context, *decision.refusal);
     }
@@ -103,7 +103,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
     output.err = zone_warning_line(catalog, options.zone, *slice);
   }
   if (args.format == Format::json) {
-    output.out = plan_json(plan) + "\n";
+    TPULAUNCH_TRY(output.out, json_text(plan_json(plan)));
   } else if (args.format == Format::sh) {
     output.out = render_sh(plan);
   } else {

@@ -6,6 +6,7 @@
 #include "tpulaunch/matrix/matrix_file.hpp"
 #include "tpulaunch/matrix/overrides.hpp"
 #include "tpulaunch/matrix/review.hpp"
+#include "tpulaunch/util/utf8.hpp"
 
 namespace tpulaunch::cli {
 namespace {
@@ -19,7 +20,22 @@ struct ReviewArgs {
   std::string jax_platforms;
 };
 
+// The matrix is JSON, whose text is UTF-8: a value for it that is not is refused, named, before
+// the matrix is touched (JSON cannot carry it, and the entry would otherwise hold other bytes).
+Status check_utf8_values(const ReviewArgs& args) {
+  for (const auto& [flag, value] :
+       {std::pair{"--by", &args.by}, std::pair{"--note", &args.note}, std::pair{"--override", &args.override_reason}}) {
+    if (const auto offset = first_non_utf8_byte(*value)) {
+      return usage_error(fmt::format("{} '{}': byte 0x{:02x} at offset {} is not UTF-8, and the matrix (JSON) holds "
+                                     "UTF-8 text only",
+                                     flag, printable(*value), static_cast<unsigned char>((*value)[*offset]), *offset));
+    }
+  }
+  return Ok{};
+}
+
 Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
+  TPULAUNCH_CHECK(check_utf8_values(args));
   ReviewRequest request;
   request.script_class = *parse_script_class(args.script_class);
   request.reviewed_by = args.by;

@@ -24,7 +24,9 @@ ShellLine create_line(const Slice& s) {
                                 .accelerator_type = s.name,
                                 .version = s.runtime_version,
                                 .provisioning = gcloud::Provisioning::standard,
-                                .async = false});
+                                .async = false,
+                                .internal_ips = false,
+                                .mark = {}});
 }
 
 Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
@@ -53,7 +55,7 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     j["tpu_devices"] = to_string(s.devices);
     j["create_command"] = to_shell(create_line(s));
     j["zones"] = catalog.zones_offering(s);
-    output.out = dump_json(j) + "\n";
+    TPULAUNCH_TRY(output.out, json_text(j));
     return output;
   }
   std::string& out = output.out;

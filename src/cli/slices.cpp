@@ -81,9 +81,9 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
     for (const Slice* s : slices) {
       list.push_back(slice_json(*s));
     }
-    output.out = dump_json(nlohmann::ordered_json{
-                     {"catalog", catalog.origin()}, {"generations", generations_json(catalog)}, {"slices", list}}) +
-                 "\n";
+    TPULAUNCH_TRY(output.out,
+                  json_text(nlohmann::ordered_json{
+                      {"catalog", catalog.origin()}, {"generations", generations_json(catalog)}, {"slices", list}}));
   } else if (args.format == Format::svg) {
     output.out = render_topology_svg(slices);
   } else {

@@ -53,7 +53,7 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
                           {"message", f.message}});
     }
     j["findings"] = std::move(findings);
-    output.out = dump_json(j) + "\n";
+    TPULAUNCH_TRY(output.out, json_text(j));
     return output;
   }
   std::string& out = output.out;

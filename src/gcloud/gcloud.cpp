@@ -39,6 +39,13 @@ void add_connection(ShellLine& line, Connection connection) {
   }
 }
 
+// --metadata=tpulaunch_run=MARK: the mark of capacity the plan creates.
+void add_mark(ShellLine& line, const std::string& mark) {
+  if (!mark.empty()) {
+    line.word(flag("--metadata", std::string(k_mark_key) + "=" + mark));
+  }
+}
+
 void add_provisioning(ShellLine& line, Provisioning provisioning) {
   switch (provisioning) {
   case Provisioning::standard: break;
@@ -122,6 +129,7 @@ ShellLine tpu_vm_create(const TpuVmCreate& call) {
   if (call.internal_ips) {
     line.word("--internal-ips");
   }
+  add_mark(line, call.mark);
   add_project(line, call.at);
   return line;
 }
@@ -158,6 +166,7 @@ ShellLine queued_create(const QueuedCreate& call) {
   if (call.internal_ips) {
     line.word("--internal-ips");
   }
+  add_mark(line, call.mark);
   add_project(line, call.at);
   return line;
 }

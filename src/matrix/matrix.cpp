@@ -9,11 +9,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/json/json_reader.hpp"
-#include "tpulaunch/json/json_writer.hpp"
-#include "tpulaunch/values/validate.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/text_file.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -420,7 +419,7 @@ std::string serialize_matrix(const Matrix& matrix) {
   for (const auto& [key, member] : matrix.extra.items()) {
     root[key] = member;
   }
-  return dump_json(root) + "\n";
+  return root.dump(2) + "\n";
 }
 
 std::string override_rule_text(const EvidenceOverride& override_item) {

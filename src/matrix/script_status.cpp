@@ -145,6 +145,7 @@ Result<ScriptStatus> resolve_script(const Matrix& matrix, std::string_view id, c
   ScriptStatus status;
   status.id = std::string(id);
   status.path = matrix.script_path(id);
+  status.course_path = matrix.course_path(std::string(id) + ".py");
   status.entry = matrix.find(id);
   status.helper = matrix.is_helper(status.id + ".py");
 

@@ -40,7 +40,7 @@ Step create_step(const Plan& plan) {
                              plan.target.internal_ips ? k_internal_only : "");
   step.line = gcloud::tpu_vm_create({plan.target.tpu, plan.target.location(), plan.target.slice->name,
                                      plan.target.runtime_version, plan.target.provisioning, true,
-                                     plan.target.internal_ips});
+                                     plan.target.internal_ips, plan.target.mark});
   return step;
 }
 
@@ -58,7 +58,7 @@ Step queue_step(const Plan& plan) {
                              valid_until.empty() ? "" : ", waiting at most " + valid_until + " for capacity");
   step.line = gcloud::queued_create({target.queued_resource, target.tpu, target.location(), target.slice->name,
                                      target.runtime_version, target.provisioning, valid_until, target.nodes,
-                                     target.internal_ips});
+                                     target.internal_ips, target.mark});
   return step;
 }
 
@@ -84,8 +84,8 @@ Step name_check_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::name_check;
   step.where = StepWhere::local;
-  step.summary = fmt::format("check that no {} named {} exists yet (this plan creates it): a state printed here means "
-                             "one does, and the plan stops (exit {})",
+  step.summary = fmt::format("check that no {} named {} exists yet (this plan creates it): quiet when none does; one "
+                             "that does is named, and the plan stops (exit {})",
                              queued ? "queued resource" : "TPU", plan.target.capacity_name(),
                              to_int(PipelineStatus::name_taken));
   step.line = capacity_state_line(plan);
@@ -125,16 +125,17 @@ Step wait_step(const Plan& plan, int poll_seconds, int deadline_seconds) {
 }
 
 // One per slice: with --slices any slice's node may be the one preempted, and the run then fails
-// on every slice (the others wait for it), so each node is asked.
+// on every slice (the others wait for it), so each node is asked. Every TPU plan has them, spot or
+// not: a TPU made by hand may be a spot one, and any TPU may be in repair.
 Step preemption_check_step(const Plan& plan, int slice) {
   Step step;
   step.kind = StepKind::preemption_check;
   step.where = StepWhere::local;
   step.when = StepWhen::step_failed;
   step.slice = slice_of(plan, slice);
-  step.summary = fmt::format("ask for the {} TPU's state once{}: PREEMPTED or TERMINATED is reported as such (exit {})",
-                             to_string(plan.target.provisioning), on_slice(plan, slice),
-                             to_int(PipelineStatus::preempted));
+  step.summary = fmt::format("ask for the TPU's state once{}: PREEMPTED, TERMINATED or REPAIRING is reported as such, "
+                             "not as a failed program (exit {})",
+                             on_slice(plan, slice), to_int(PipelineStatus::preempted));
   step.line = node_state_line(plan, slice);
   return step;
 }
@@ -148,6 +149,7 @@ Step teardown_step(const Plan& plan) {
   step.when = StepWhen::verify_succeeded;
   step.summary = fmt::format("delete {}", deleted_what(plan));
   step.line = delete_line(plan);
+  step.mark_check = mark_check(plan, 0);
   return step;
 }
 
@@ -162,10 +164,11 @@ Status add_capacity_steps(Plan& plan) {
     plan.steps.push_back(queued ? queue_step(plan) : create_step(plan));
     plan.steps.push_back(release_step(plan));
     plan.steps.push_back(wait_step(plan, poll, deadline));
-  } else if (plan.preemptible()) {
+  } else if (plan.preemptible() || (plan.options.teardown && plan.options.form == PlanForm::full)) {
+    // How to give an existing TPU back after a preemption (--teardown), and what to say when not.
     plan.steps.push_back(release_step(plan));
   }
-  if (plan.preemptible()) {
+  if (plan.options.form == PlanForm::full) {
     for (int slice = 0; slice < plan.target.nodes; ++slice) {
       plan.steps.push_back(preemption_check_step(plan, slice));
     }

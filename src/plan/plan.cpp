@@ -2,53 +2,74 @@
 
 #include <chrono>
 #include <ctime>
+#include <random>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "steps.hpp"
 #include "tpulaunch/matrix/exercises.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
+#include "tpulaunch/util/sha256.hpp"
 
 namespace tpulaunch {
 namespace {
 
 using namespace planning;
 
-// The files the full form stages: the run guard (called where it lands), then the script moved
-// into ~/jax-tpu-lab/ (or the discovery program into the run folder), then the course files the
-// script imports, each moved to its place below ~/jax-tpu-lab/ and pinned by its digest.
-std::vector<StagedFile> staged_files(const Plan& plan, const std::vector<LessonFile>& lesson = {}) {
-  const auto written = [&](const RemoteProgram& program, std::string place) {
-    return StagedFile{plan.local_run_dir + "/" + program.file_name, program.file_name, std::move(place), program.sha256};
-  };
-  std::vector<StagedFile> files{written(run_guard_program(), "")};
-  if (plan.program == PlanProgram::discovery) {
-    files.push_back(written(discovery_program(), plan.remote_run_dir + "/" + std::string(k_discovery_file)));
-  } else {
-    const StagedScript staged = staged_script(plan.script);
-    files.push_back(StagedFile{plan.path, staged.name + ".py", std::string(k_lab) + staged.file, plan.sha256});
-    for (const LessonFile& file : lesson) {
-      const auto slash = file.staged.rfind('/');
-      files.push_back(StagedFile{file.path, file.staged.substr(slash == std::string::npos ? 0 : slash + 1),
-                                 std::string(k_lab) + file.staged, file.sha256});
-    }
+// The files the full form stages below the stage folder's code/: the script (or the discovery
+// program) and the course files it imports, each at its course-relative path, pinned by its digest.
+std::vector<StagedFile> staged_files(const Plan& plan, const ScriptStatus* script) {
+  if (script == nullptr) {
+    const RemoteProgram& program = discovery_program();
+    return {StagedFile{"", std::string(k_discovery_file), program.sha256}}; // tpulaunch's own: `stage --discovery` writes it
+  }
+  std::vector<StagedFile> files{StagedFile{plan.path, script->course_path, plan.sha256}};
+  for (const LessonFile& file : script->files) {
+    files.push_back(StagedFile{file.path, file.course_path, file.sha256});
   }
   return files;
 }
 
-// gcloud scp copies every source into the home folder by its name: two files of one name would
-// land on each other.
-Status check_staged_names(const Plan& plan) {
-  for (std::size_t i = 1; i < plan.staged.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (plan.staged[i].home_name == plan.staged[j].home_name) {
-        return usage_error(fmt::format("'{}' stages {} and {}, which share the name {}: one scp call lands every "
-                                       "file in the worker's home folder by its name; rename one of them",
-                                       plan.script, plan.staged[j].local, plan.staged[i].local, plan.staged[i].home_name));
-      }
-    }
+// The plan's digest: what the run is, written out unambiguously (each value with its length) and
+// hashed. Two plans with the same digest stage the same files and run them the same way.
+std::string plan_digest(const Plan& plan) {
+  std::string text = "tpulaunch-plan 1\n";
+  const auto add = [&text](std::string_view key, std::string_view value) {
+    text += fmt::format("{} {}:{}\n", key, value.size(), value);
+  };
+  add("script", plan.script);
+  add("run-id", plan.options.run_id);
+  add("slice", plan.target.slice->name);
+  add("slices", std::to_string(plan.target.nodes));
+  add("guard", run_guard_program().sha256);
+  for (const StagedFile& file : plan.staged) {
+    add("file", file.path);
+    add("sha256", file.sha256);
   }
-  return Ok{};
+  add("python", plan.options.python);
+  add("jax-platforms", plan.jax_platforms);
+  for (const EnvVar& var : plan.options.env) {
+    add("env", var.name + "=" + var.value);
+  }
+  for (const std::string& arg : plan.options.args) {
+    add("arg", arg);
+  }
+  add("timeout", std::to_string(plan.timeout_seconds));
+  add("grace", std::to_string(plan.grace_seconds));
+  add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
+  add("results", plan.results_run_url.value_or(""));
+  return sha256_hex(text);
+}
+
+// The full form's files and identity: what it stages, its digest, and the mark of capacity it
+// creates.
+void seal(Plan& plan, const ScriptStatus* script) {
+  plan.staged = staged_files(plan, script);
+  plan.plan_sha256 = plan_digest(plan);
+  if (plan.target.capacity != Capacity::existing) {
+    plan.target.mark = plan.plan_id();
+  }
 }
 
 // One bootstrap, stage and run call per slice (node); the sh form starts the runs together, since
@@ -65,7 +86,17 @@ void add_stage(Plan& plan) {
   }
 }
 
+// The run's own folder on every worker: one per script and run id (the run key).
+std::string remote_run_dir(std::string_view script, std::string_view run_id) {
+  return fmt::format("{}runs/{}/{}", k_lab, script, run_id);
+}
+
+// With --slices, one stop step per slice before the runs (defined there, as the release step is
+// before the wait): the first slice whose run fails stops the others.
 void add_runs(Plan& plan, const std::vector<Word>& program, const std::string& summary) {
+  for (int slice = 0; plan.target.multislice() && slice < plan.target.nodes; ++slice) {
+    plan.steps.push_back(stop_step(plan, slice));
+  }
   for (int slice = 0; slice < plan.target.nodes; ++slice) {
     plan.steps.push_back(full_run_step(plan, program, summary, slice));
   }
@@ -113,6 +144,7 @@ std::string_view to_string(StepKind kind) {
   case StepKind::bootstrap: return "bootstrap";
   case StepKind::stage: return "stage";
   case StepKind::run: return "run";
+  case StepKind::stop: return "stop";
   case StepKind::fetch: return "fetch";
   case StepKind::collect: return "collect";
   case StepKind::verify: return "verify";
@@ -127,6 +159,7 @@ std::string_view to_string(StepWhen when) {
   case StepWhen::capacity_unusable: return "capacity-unusable";
   case StepWhen::step_failed: return "step-failed";
   case StepWhen::verify_succeeded: return "verify-succeeded";
+  case StepWhen::other_slice_failed: return "other-slice-failed";
   }
   return "always";
 }
@@ -152,7 +185,8 @@ std::string_view class_name(const Plan& plan) {
 
 std::string default_run_id() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  return fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(now));
+  std::random_device random;
+  return fmt::format("{:%Y%m%dT%H%M%SZ}-{:06x}", fmt::gmtime(now), random() & 0xffffffU);
 }
 
 Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options) {
@@ -188,7 +222,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
                                    script.id));
   }
   plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", plan.target.tpu, script.id, options.run_id);
-  plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
+  plan.remote_run_dir = remote_run_dir(script.id, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, script.id));
   const bool full = options.form == PlanForm::full;
   plan.steps.push_back(prepare_step(plan));
@@ -198,23 +232,23 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
                                    script.id, script.files.front().course_path));
   }
   if (full) {
-    plan.staged = staged_files(plan, script.files);
-    TPULAUNCH_CHECK(check_staged_names(plan));
-    plan.steps.push_back(write_step(plan, run_guard_program(), plan.staged.front()));
+    seal(plan, &script);
+    plan.steps.push_back(write_step(plan));
     const bool qualified = script.entry != nullptr && script.entry->script_class == ScriptClass::multi_host_qualified;
     plan.verify = options.verify.value_or(qualified ? VerifyKind::training : VerifyKind::logs);
     if (plan.multi_host()) {
       plan.steps.push_back(preflight_step());
     }
     TPULAUNCH_CHECK(add_capacity_steps(plan));
-    add_bootstrap(plan);
   }
   add_stage(plan);
   if (full) {
-    add_runs(plan, {lab_path(staged_script(script.id).file)},
+    add_bootstrap(plan);
+    // Relative to the stage folder's code/, where the guard runs it ("./" before a leading '-').
+    add_runs(plan, {Word(gcloud::local_path(script.course_path))},
              plan.multi_host()
-                 ? "put the script in place, check its digest and the TPU's holders, then run on every worker at once"
-                 : "put the script in place, check its digest and the TPU's holders, then run on the TPU VM");
+                 ? "check the staged files' digests and the TPU's holders, then run on every worker at once"
+                 : "check the staged files' digests and the TPU's holders, then run on the TPU VM");
   } else {
     plan.steps.push_back(course_run_step(plan));
   }
@@ -234,20 +268,18 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.verify = VerifyKind::discovery;
   TPULAUNCH_CHECK(resolve_lifecycle(plan, slice));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);
-  plan.remote_run_dir = std::string(k_lab) + "runs/" + options.run_id;
+  plan.remote_run_dir = remote_run_dir(plan.script, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, plan.script));
   plan.steps.push_back(prepare_step(plan));
-  plan.staged = staged_files(plan);
-  plan.steps.push_back(write_step(plan, run_guard_program(), plan.staged.front()));
-  plan.steps.push_back(write_step(plan, discovery_program(), plan.staged.back()));
+  seal(plan, nullptr);
+  plan.steps.push_back(write_step(plan));
   if (plan.multi_host()) {
     plan.steps.push_back(preflight_step());
   }
   TPULAUNCH_CHECK(add_capacity_steps(plan));
-  add_bootstrap(plan);
-  // The guard moves the program into the run folder, so it comes back with the receipts it wrote.
   add_stage(plan);
-  add_runs(plan, {home_path(plan.staged.back().place)},
+  add_bootstrap(plan);
+  add_runs(plan, {Word(std::string(k_discovery_file))},
            "discovery receipt only (not training): every worker reports its topology");
   add_fetch_verify_teardown(plan, true);
   return plan;

@@ -18,8 +18,8 @@ constexpr Code k_then{"; "};
 constexpr Code k_and{" && "};
 constexpr Code k_not{"!"};
 constexpr Code k_pipe{" | "};
-constexpr Code k_map_255{"; status=$?; if [ \"$status\" -eq 255 ]; then status=254; fi; exit \"$status\""};
-static_assert(k_remote_mapped_255 == 254, "keep the remote code in step with the code above");
+constexpr Code k_subshell_open{"( "};
+constexpr Code k_subshell_close{" )"};
 // A local path as an argument: gcloud::local_path's "./" keeps a leading '-' from reading as an
 // option to python on the CPU route too.
 using gcloud::local_path;
@@ -87,6 +87,7 @@ Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellL
   step.summary = std::move(summary) + on_slice(plan, slice);
   step.line = gcloud::tpu_vm_ssh({plan.target.node(slice), plan.target.location(), worker_flag(every_worker_flag(plan)),
                                   remote_command, plan.target.connection});
+  step.mark_check = mark_check(plan, slice);
   return step;
 }
 
@@ -113,6 +114,13 @@ std::vector<std::string> local_folders(const Plan& plan) {
 
 } // namespace
 
+std::optional<ShellLine> mark_check(const Plan& plan, int slice) {
+  if (plan.target.mark.empty()) {
+    return std::nullopt;
+  }
+  return gcloud::tpu_vm_describe({plan.target.node(slice), plan.target.location(), std::string(gcloud::k_mark_format)});
+}
+
 std::optional<int> slice_of(const Plan& plan, int slice) {
   return plan.target.multislice() ? std::optional<int>(slice) : std::nullopt;
 }
@@ -122,6 +130,18 @@ std::string on_slice(const Plan& plan, int slice) {
 }
 
 Word lab_path(std::string_view rest) { return home_path(std::string(k_lab) + std::string(rest)); }
+
+Word guard_path(const Plan& plan) { return home_path(plan.remote_staged_dir() + "/" + std::string(k_run_guard_file)); }
+
+ShellLine guard_call(const Plan& plan) {
+  ShellLine command;
+  command.word("bash").word(guard_path(plan)).word("--guard-sha256").word(run_guard_program().sha256);
+  command.word("--plan").word(plan.plan_sha256).word("--script").word(plan.script).word("--run-id").word(plan.options.run_id);
+  if (!plan.target.mark.empty()) {
+    command.word("--mark").word(plan.target.mark);
+  }
+  return command;
+}
 
 // Local: change to the plan's folder (so every relative path resolves as it did for the plan) and
 // create the folders the plan writes into. One line, so that the text form pasted line by line
@@ -156,20 +176,37 @@ Step prepare_step(const Plan& plan) {
   return step;
 }
 
-// Local: tpulaunch writes its own programs (the run guard, the discovery program) into the run
-// folder, where the stage step copies them from; `tpulaunch guard` prints the same bytes, and
-// --sha256 makes a tpulaunch with another guard refuse before any TPU time is spent.
-Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file) {
+// Local: tpulaunch writes the run's stage folder (its run guard, the script or the discovery
+// program, the course files, each copied from where the plan read it and checked against the
+// digest the plan pinned) and the run's plan record (plan.rec: whose run the folder holds, which
+// verify and `runs` read). `tpulaunch guard` prints the same guard, and --guard-sha256 makes a
+// tpulaunch with another guard refuse before any TPU time is spent.
+Step write_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::write;
-  step.summary = fmt::format("write tpulaunch's {} ({} lines, which tpulaunch guard{} prints) for the stage step to copy",
-                             program.what, std::count(program.text.begin(), program.text.end(), '\n'),
-                             &program == &discovery_program() ? " --discovery" : "");
-  step.line = ShellLine{Word(plan.options.tpulaunch_program), "guard"};
-  if (&program == &discovery_program()) {
-    step.line.word("--discovery");
+  const std::size_t course_files = plan.staged.size() - 1;
+  step.summary = fmt::format(
+      "write the run's stage folder (tpulaunch's run guard, which tpulaunch guard prints, {}; each file checked against "
+      "its pinned digest) and its plan record",
+      plan.program == PlanProgram::discovery ? "and the discovery program"
+      : course_files == 0                    ? "and the script"
+                                             : fmt::format("the script and {} course file{}", course_files,
+                                                           course_files == 1 ? "" : "s"));
+  step.line = ShellLine{Word(plan.options.tpulaunch_program), "stage", Word(plan.local_run_dir)};
+  step.line.word("--script").word(plan.script).word("--run-id").word(plan.options.run_id);
+  step.line.word("--plan").word(plan.plan_sha256).word("--slice").word(plan.target.slice->name);
+  if (plan.target.multislice()) {
+    step.line.word("--slices").word(std::to_string(plan.target.nodes));
   }
-  step.line.word("--write").word(file.local).word("--sha256").word(file.sha256);
+  step.line.word("--guard-sha256").word(run_guard_program().sha256);
+  if (plan.program == PlanProgram::discovery) {
+    step.line.word("--discovery");
+  } else {
+    for (const StagedFile& file : plan.staged) {
+      // SHA256:PATH, one word that never starts with '-' whatever the course's folder names.
+      step.line.word("--file").word(local_path(file.local)).word(file.sha256 + ":" + file.path);
+    }
+  }
   return step;
 }
 
@@ -181,14 +218,11 @@ Step preflight_step() {
   return step;
 }
 
+// Through the run guard, which the stage step put in the run folder: it checks the TPU's mark
+// first, then makes ~/jax-tpu-lab/.venv and installs jax[tpu] (a remote 255 becomes 254).
 Step bootstrap_step(const Plan& plan, int slice) {
-  ShellLine command;
-  command.word("mkdir").word("-p").word(home_path(std::string(k_lab)));
-  command.code(k_and).word("python3").word("-m").word("venv").word(lab_path(".venv"));
-  command.code(k_and).word(lab_path(".venv/bin/python")).word("-m").word("pip").word("install").word("--quiet")
-      .word("--upgrade").word("jax[tpu]");
-  // gcloud reads a remote 255 as its ssh failing and runs the whole command again, up to 10 times.
-  command.code(k_map_255);
+  ShellLine command = guard_call(plan);
+  command.word("--bootstrap");
   return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker", command,
                   slice);
 }
@@ -199,12 +233,11 @@ Step stage_step(const Plan& plan, int slice) {
   step.where = StepWhere::remote;
   step.workers = every_worker(plan);
   step.slice = slice_of(plan, slice);
-  const std::string_view what = plan.staged.empty()                    ? "the script"
-                                : plan.program == PlanProgram::discovery ? "the run guard and the discovery program"
-                                : plan.staged.size() > 2                 ? "the run guard, the script and its course files"
-                                                                         : "the run guard and the script";
-  step.summary =
-      fmt::format("copy {} to {}{}", what, plan.multi_host() ? "every worker" : "the TPU VM", on_slice(plan, slice));
+  step.summary = plan.staged.empty()
+                     ? fmt::format("copy the script to {}{}", plan.multi_host() ? "every worker" : "the TPU VM",
+                                   on_slice(plan, slice))
+                     : fmt::format("copy the stage folder into the run's own folder ~/{}/ on {}{}", plan.remote_run_dir,
+                                   plan.multi_host() ? "every worker" : "the TPU VM", on_slice(plan, slice));
   gcloud::TpuVmScp copy{.sources = {},
                         .destination = {},
                         .recurse = false,
@@ -212,35 +245,38 @@ Step stage_step(const Plan& plan, int slice) {
                         .worker = worker_flag(every_worker_flag(plan)),
                         .connection = plan.target.connection};
   // The course form copies into ~/jax-tpu-lab/, which a fresh TPU VM does not have. The full form
-  // copies into the home folder, which always exists (`NAME:`), and the run call moves the files
-  // into place: no failed copy, no retries, and no extra gcloud call.
+  // copies the stage folder's jax-tpu-lab/ into the home folder, which always exists (`NODE:`):
+  // scp merges it into ~/jax-tpu-lab/ (made if missing), so its files land in the run's own folder,
+  // ~/jax-tpu-lab/runs/<id>/<run-id>/staged-<plan id>/, and nowhere else.
   if (plan.options.form == PlanForm::course) {
     copy.sources.emplace_back(local_path(plan.path));
     copy.destination = remote(plan, slice, home_path(std::string(k_lab)));
   } else {
-    for (const StagedFile& file : plan.staged) {
-      copy.sources.emplace_back(local_path(file.local));
-    }
+    copy.sources.emplace_back(local_path(plan.local_stage_dir()));
     copy.destination = remote(plan, slice, Word());
+    copy.recurse = true;
+    step.mark_check = mark_check(plan, slice);
   }
   step.line = gcloud::tpu_vm_scp(copy);
   return step;
 }
 
 // As the course keeps a CPU receipt: set -o pipefail; python FILE | tee ID-cpu.txt. The status is
-// the program's (pipefail), not tee's.
+// the program's (pipefail), not tee's. In a subshell: pasted into a person's shell, the text form
+// must not leave pipefail set there.
 Step cpu_run_step(const Plan& plan) {
   Step run;
   run.kind = StepKind::run;
   run.summary = fmt::format("run on this machine's CPU, keeping the output in {}", plan.cpu_receipt);
-  run.line.word("set").word("-o").word("pipefail").code(k_then);
+  run.line.code(k_subshell_open).word("set").word("-o").word("pipefail").code(k_then);
   add_env(run.line, plan);
   run.line.word(local_python(plan)).word(local_path(plan.path));
   add_args(run.line, plan);
   // The output goes to <receipt>.partial, which becomes the receipt only when the program
   // succeeded: a failed run again never truncates the receipt of one that worked.
   const std::string partial = plan.cpu_receipt + ".partial";
-  run.line.code(k_pipe).word("tee").word(partial).code(k_and).word("mv").word("-f").word(partial).word(plan.cpu_receipt);
+  run.line.code(k_pipe).word("tee").word(partial).code(k_subshell_close).code(k_and);
+  run.line.word("mv").word("-f").word(partial).word(plan.cpu_receipt);
   return run;
 }
 
@@ -258,26 +294,17 @@ Step course_run_step(const Plan& plan) {
 }
 
 // The run step of the full form. One ssh call does everything remote, through the run guard
-// (src/remote/run_guard.bash): create the run folder (so every worker's fetch finds it, whatever
-// happens next), put the staged script in place and check it against the reviewed digest, stop at
-// once when the interpreter is missing, look for processes that hold the TPU, run with
-// TPU_RUN_DIR exported, the --env values, a per-host log and --timeout, record the worker's
-// outcome in its run folder, upload it with --results, and keep a 255 from looking like an ssh
-// failure. The guard is the file the stage step copied (plan.staged's first), called by its name
-// and checking its own digest first; `program` is the interpreter's arguments.
+// (src/remote/run_guard/) in the run's stage folder: claim the run (or re-attach to it when gcloud
+// runs the command again after a dropped connection), check every staged file against its digest,
+// stop at once when the interpreter is missing, look for processes that hold the TPU, run the
+// program in the stage folder's code/ with TPU_RUN_DIR exported, the --env values, a per-host log
+// and --timeout, record the worker's outcome in its run folder, upload it with --results, and keep
+// a 255 from looking like an ssh failure. `program` is the interpreter's arguments.
 Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice) {
-  const std::string run = plan.remote_run_dir + "/";
   const LifecycleOptions& life = plan.options.lifecycle;
-  const StagedFile& guard = plan.staged.front();
-  ShellLine command;
-  command.word("bash").word(home_path(guard.home_name)).word("--guard-sha256").word(guard.sha256);
-  command.word("--run-dir").word(home_path(plan.remote_run_dir));
-  // A script in a subfolder (id "advanced/sub_lesson") is copied to ~/sub_lesson.py and moved to
-  // ~/jax-tpu-lab/advanced/sub_lesson.py; its log is sub_lesson-tpu-<host>.txt in the run folder.
-  const StagedScript staged = staged_script(plan.script);
-  command.word("--log").word(home_path(run + staged.name + "-tpu-").append(k_hostname).append(".txt"));
-  for (auto file = std::next(plan.staged.begin()); file != plan.staged.end(); ++file) {
-    command.word("--stage").word(home_path(file->home_name)).word(home_path(file->place)).word(file->sha256);
+  ShellLine command = guard_call(plan);
+  for (const StagedFile& file : plan.staged) {
+    command.word("--file").word(file.sha256).word(file.path);
   }
   command.word("--devices").word(std::string(to_string(plan.target.slice->devices)));
   if (plan.timeout_seconds > 0) {
@@ -310,6 +337,18 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
     summary += fmt::format(", for at most {}", life.timeout->text());
   }
   return ssh_step(plan, StepKind::run, std::move(summary), command, slice);
+}
+
+Step stop_step(const Plan& plan, int slice) {
+  ShellLine command = guard_call(plan);
+  command.word("--stop").word("another slice of the run failed first");
+  Step step = ssh_step(plan, StepKind::stop,
+                       "end the run here (a program that runs gets SIGTERM, then SIGKILL; one not started yet never "
+                       "starts), so it does not wait for the failed slice until a timeout",
+                       command, slice);
+  step.when = StepWhen::other_slice_failed;
+  step.mark_check.reset(); // the run step checked it, and the guard checks it again
+  return step;
 }
 
 // `process` is the JAX process (worker + slice x hosts): its slice's node, its worker there.

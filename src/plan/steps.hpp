@@ -15,11 +15,17 @@ namespace tpulaunch::planning {
 
 // The course's folder in each worker's home.
 inline constexpr std::string_view k_lab = "jax-tpu-lab/";
-// The discovery program's name in the run folder, where the guard puts it.
-inline constexpr std::string_view k_discovery_file = "discover.py";
 
 // ~/jax-tpu-lab/<rest> on a worker.
 Word lab_path(std::string_view rest);
+// The run guard in the run's stage folder on a worker, and the arguments every call of it starts
+// with (its digest, the plan's digest, the run key, the mark).
+Word guard_path(const Plan& plan);
+ShellLine guard_call(const Plan& plan);
+
+// The describe call that prints the mark of slice `slice`'s node, when the plan created it
+// (Target::mark); nullopt otherwise.
+std::optional<ShellLine> mark_check(const Plan& plan, int slice);
 
 // The slice a per-slice step names: nullopt on one slice, where steps name none.
 std::optional<int> slice_of(const Plan& plan, int slice);
@@ -28,7 +34,7 @@ std::string on_slice(const Plan& plan, int slice);
 
 // The steps of the run itself (steps.cpp), in the order a plan has them.
 Step prepare_step(const Plan& plan);
-Step write_step(const Plan& plan, const RemoteProgram& program, const StagedFile& file);
+Step write_step(const Plan& plan);
 Step preflight_step();
 Step bootstrap_step(const Plan& plan, int slice);
 Step stage_step(const Plan& plan, int slice);
@@ -37,6 +43,8 @@ Step course_run_step(const Plan& plan);
 // Per-slice steps take the slice (0 on one slice); fetch takes the JAX process (worker + slice x hosts).
 Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice);
 Step fetch_step(const Plan& plan, int process, bool full);
+// --slices: ends the run on slice `slice` (its run guard's --stop), when another slice failed first.
+Step stop_step(const Plan& plan, int slice);
 Step collect_step(const Plan& plan);
 Step verify_step(const Plan& plan);
 Step teardown_step(const Plan& plan);

@@ -19,7 +19,7 @@ Status needs(bool ok, std::string_view message) {
 // --slices N: N nodes of one queued resource (--queued), or N existing TPUs <tpu>-0 ... <tpu>-(N-1).
 // tpu-vm create has no multi-node form, so --create is refused; gcloud itself refuses a count of 1
 // and passes 0 to the API, so the count is checked here (docs/multislice.md §2.1).
-Status resolve_slices(const PlanOptions& options) {
+Status resolve_slices(const PlanOptions& options, const Slice& slice) {
   const LifecycleOptions& life = options.lifecycle;
   if (!life.slices) {
     return Ok{};
@@ -28,6 +28,11 @@ Status resolve_slices(const PlanOptions& options) {
   if (slices < 2 || slices > k_max_slices) {
     return usage_error(fmt::format("--slices {}: expected 2 to {} slices (one slice is a plan without --slices)",
                                    slices, k_max_slices));
+  }
+  if (slice.generation == "v2" || slice.generation == "v3") {
+    return usage_error(fmt::format("--slices with {}: Multislice needs TPU v4 or later (docs/multislice.md), and {} is "
+                                   "a {} slice",
+                                   slice.name, slice.name, slice.generation));
   }
   TPULAUNCH_CHECK(needs(life.capacity != Capacity::create,
                         "--slices with --create: tpu-vm create makes one node only; use --queued (one queued resource "
@@ -64,7 +69,7 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
   TPULAUNCH_CHECK(needs(creates || !life.internal_ips,
                         "--internal-ips asks for workers without external addresses when the TPU is made: it needs "
                         "--create or --queued (an existing TPU's addresses are what they are)"));
-  TPULAUNCH_CHECK(resolve_slices(options));
+  TPULAUNCH_CHECK(resolve_slices(options, slice));
   Target target;
   target.nodes = life.slices.value_or(1);
   target.project = options.project;

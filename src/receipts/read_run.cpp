@@ -7,6 +7,7 @@
 
 #include "tpulaunch/receipts/run_folder.hpp"
 #include "tpulaunch/receipts/verify.hpp"
+#include "tpulaunch/run/records.hpp"
 #include "tpulaunch/util/text_file.hpp"
 
 namespace tpulaunch {
@@ -81,6 +82,7 @@ FetchedWorker read_worker(const fs::path& run, const std::string& folder) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.is_regular_file(ec) && entry.path().extension() == ".txt") {
       ++fetched.logs;
+      fetched.log_names.push_back(entry.path().filename().string());
     }
   }
   for (const auto& entry : fs::directory_iterator(dir / "artifacts", ec)) {
@@ -116,7 +118,23 @@ Result<VerifyReport> verify_run(const std::string& folder, const Target& target,
   for (int worker = 0; worker < target.processes(); ++worker) {
     workers.push_back(read_worker(path, process_folder(worker, target.hosts(), target.nodes)));
   }
-  VerifyReport report = verify_fetched(workers, target, options);
+  // Whose run this is: the plan record the plan's write step left beside the worker folders.
+  VerifyOptions checked = options;
+  std::optional<VerifyFinding> no_plan;
+  const std::string plan_file = (path / std::string(k_plan_record_file)).string();
+  auto text = read_text_file(plan_file, "plan record", k_max_receipt_bytes);
+  auto plan = text ? parse_plan_record(*text, plan_file) : Result<PlanRecord>(text.error());
+  if (plan) {
+    checked.plan = std::move(plan).value();
+  } else {
+    no_plan = VerifyFinding{-1, std::string(k_plan_record_file),
+                            fmt::format("{}: whose results these are cannot be told (the plan's write step writes it)",
+                                        plan.error().message)};
+  }
+  VerifyReport report = verify_fetched(workers, target, checked);
+  if (no_plan) {
+    report.findings.insert(report.findings.begin(), *no_plan);
+  }
   report.folder = folder;
   return report;
 }

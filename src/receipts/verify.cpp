@@ -1,11 +1,13 @@
 #include "tpulaunch/receipts/verify.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "receipt.hpp"
+#include "tpulaunch/run/records.hpp"
 #include "tpulaunch/json/json_reader.hpp"
 
 namespace tpulaunch {
@@ -73,41 +75,74 @@ private:
   }
 
   // The run guard's record of this worker's part: anything but `state=succeeded` is a finding,
-  // with the worker's own one-sentence summary (printed as text, never as terminal control).
+  // with the worker's own one-sentence summary (printed as text, never as terminal control); so is
+  // a record of another run, plan, start or worker.
   void check_status_record(int worker, const FetchedWorker& fetched) {
     if (!fetched.status_record) {
       return;
     }
-    const FetchedFile& record = *fetched.status_record;
-    if (!record.error.empty()) {
-      add(worker, record.name, record.error);
+    const FetchedFile& file = *fetched.status_record;
+    if (!file.error.empty()) {
+      add(worker, file.name, file.error);
       return;
     }
-    std::string state;
-    std::string summary;
-    std::size_t start = 0;
-    while (start < record.text.size()) {
-      std::size_t end = record.text.find('\n', start);
-      if (end == std::string::npos) {
-        end = record.text.size();
-      }
-      const std::string_view line(record.text.data() + start, end - start);
-      if (line.starts_with("state=")) {
-        state = line.substr(6);
-      } else if (line.starts_with("summary=")) {
-        summary = line.substr(8);
-      }
-      start = end + 1;
+    const Record record = parse_record(file.text);
+    if (!check_identity(worker, file.name, record)) {
+      return;
     }
+    const std::string state = record.value("state");
+    const std::string summary = record.value("summary");
     if (state != "succeeded") {
-      add(worker, record.name,
+      add(worker, file.name,
           fmt::format("the worker recorded {}: {}", state.empty() ? "no outcome" : printable(state),
                       summary.empty() ? "no summary" : printable(summary)));
     }
   }
 
+  // The record is this run's: the plan record's script, run id, plan and start, and this worker's
+  // index (within its slice). False, with a finding, when it is another's.
+  bool check_identity(int worker, const std::string& name, const Record& record) {
+    const int hosts = std::max(m_target.hosts(), 1);
+    const std::string index = std::to_string(worker % hosts);
+    if (record.value("worker") != index && record.get("worker")) {
+      add(worker, name, fmt::format("is worker {}'s record, not worker {}'s", printable(record.value("worker")), index));
+      return false;
+    }
+    if (!m_options.plan) {
+      return true;
+    }
+    const PlanRecord& plan = *m_options.plan;
+    if (record.value("script") != plan.script || record.value("run-id") != plan.run_id ||
+        record.value("plan") != plan.plan_sha256) {
+      add(worker, name,
+          fmt::format("belongs to run {}/{} (plan {}), not to this run {}/{} (plan {}): another run's results",
+                      printable(record.value("script")), printable(record.value("run-id")),
+                      printable(record.value("plan").substr(0, 16)), plan.script, plan.run_id,
+                      plan.plan_sha256.substr(0, 16)));
+      return false;
+    }
+    if (record.value("start") != plan.start) {
+      add(worker, name,
+          fmt::format("comes from an earlier start of this plan (start token {}, this one's is {}): a plan pasted or "
+                      "run again runs nothing again, so these are the first start's results",
+                      printable(record.value("start").substr(0, 8)), plan.start.substr(0, 8)));
+      return false;
+    }
+    return true;
+  }
+
   void check_log(int worker, const FetchedWorker& fetched) {
     m_report.logs_found += fetched.logs;
+    if (m_options.plan) {
+      // The run guard names each log <script>-tpu-<host>.txt (the last part of a nested id).
+      const std::string& script = m_options.plan->script;
+      const std::string prefix = script.substr(script.rfind('/') + 1) + "-tpu-";
+      for (const std::string& name : fetched.log_names) {
+        if (!name.starts_with(prefix)) {
+          add(worker, name, fmt::format("is not a log of {} (its logs are {}<host>.txt)", script, prefix));
+        }
+      }
+    }
     if (fetched.logs != 1) {
       add(worker, "log", fetched.logs == 0 ? fmt::format("no stdout log (*.txt) in {}", fetched.folder)
                                            : fmt::format("{} logs in {}, expected one per host", fetched.logs, fetched.folder));

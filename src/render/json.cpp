@@ -1,130 +1,131 @@
-// The JSON form of a plan (json_writer.hpp's layout), of a slice and of a refusal.
+// The JSON form of a plan, of a slice and of a refusal: documents of nlohmann's own types, which
+// json_text (json_text.hpp) prints with nlohmann's dump(2).
 #include "tpulaunch/render/render.hpp"
 
 #include <algorithm>
 
 #include "render/render_parts.hpp"
 #include "tpulaunch/matrix/lesson.hpp"
-#include "tpulaunch/json/json_writer.hpp"
 
 namespace tpulaunch {
 namespace {
 
+using Json = nlohmann::ordered_json;
 using render_parts::condition_text;
 using render_parts::plan_notes;
 
 std::string_view where_name(StepWhere where) { return where == StepWhere::local ? "local" : "remote"; }
 
+// An empty object with room for `members`: ordered_json's object is a vector, and growing it
+// moves every member again (a plan's JSON is some 20 objects of up to 30 members).
+Json object_with_room(std::size_t members) {
+  Json j = Json::object();
+  j.get_ref<Json::object_t&>().reserve(members);
+  return j;
+}
+
+// The text, or null when it is empty.
+Json string_or_null(std::string_view text) {
+  return text.empty() ? Json(nullptr) : Json(text);
+}
+
 // The values of a TPU route: where it runs, the run, the capacity's lifecycle, the environment
 // and what the stage step copies.
-void write_tpu_values(JsonWriter& w, const Plan& plan) {
-  w.key("form").string(plan.options.form == PlanForm::course ? "course" : "full");
-  w.key("tpu").string(plan.target.tpu);
-  w.key("zone").string(plan.target.zone);
-  w.key("project").string_or_null(plan.target.project);
-  w.key("run_id").string(plan.options.run_id);
-  w.key("local_run_dir").string(plan.local_run_dir);
-  w.key("results").string_or_null(plan.results_run_url.value_or(""));
-  w.key("verify").string(to_string(plan.verify));
+void add_tpu_values(Json& j, const Plan& plan) {
+  j["form"] = plan.options.form == PlanForm::course ? "course" : "full";
+  j["tpu"] = plan.target.tpu;
+  j["zone"] = plan.target.zone;
+  j["project"] = string_or_null(plan.target.project);
+  j["run_id"] = plan.options.run_id;
+  j["local_run_dir"] = plan.local_run_dir;
+  if (plan.options.form == PlanForm::full) {
+    j["plan_sha256"] = plan.plan_sha256;
+    j["remote_run_dir"] = "~/" + plan.remote_run_dir;
+    j["mark"] = string_or_null(plan.target.mark);
+  }
+  j["results"] = string_or_null(plan.results_run_url.value_or(""));
+  j["verify"] = to_string(plan.verify);
   const LifecycleOptions& life = plan.options.lifecycle;
-  w.key("lifecycle").begin_object();
-  w.key("capacity").string(to_string(plan.target.capacity));
-  w.key("provisioning").string(to_string(plan.target.provisioning));
-  w.key("runtime_version").string_or_null(plan.target.capacity == Capacity::existing ? "" : plan.target.runtime_version);
-  w.key("queued_resource").string_or_null(plan.target.queued_resource);
+  Json lifecycle = object_with_room(16);
+  lifecycle["capacity"] = to_string(plan.target.capacity);
+  lifecycle["provisioning"] = to_string(plan.target.provisioning);
+  lifecycle["runtime_version"] =
+      string_or_null(plan.target.capacity == Capacity::existing ? "" : plan.target.runtime_version);
+  lifecycle["queued_resource"] = string_or_null(plan.target.queued_resource);
   if (plan.target.multislice()) {
     // --slices: the nodes, slice s being node s; each gets the MEGASCALE_* values (docs/multislice.md).
-    w.key("slices").integer(plan.target.nodes);
-    w.key("nodes").begin_array();
+    lifecycle["slices"] = plan.target.nodes;
+    Json nodes = Json::array();
     for (int node = 0; node < plan.target.nodes; ++node) {
-      w.string(plan.target.node(node));
+      nodes.push_back(plan.target.node(node));
     }
-    w.end_array();
+    lifecycle["nodes"] = std::move(nodes);
   }
-  w.key("valid_until").string_or_null(life.valid_until ? life.valid_until->text() : "");
-  w.key("timeout_seconds");
-  if (plan.timeout_seconds > 0) {
-    w.integer(plan.timeout_seconds);
-  } else {
-    w.null();
-  }
-  w.key("grace_seconds").integer(plan.grace_seconds);
-  w.key("kill_stale").boolean(life.kill_stale);
-  w.key("tpu_devices").string(to_string(plan.target.slice->devices));
-  w.key("preemption_check").boolean(plan.preemptible());
-  w.end_object();
-  w.key("jax_platforms").begin_object();
-  w.key("value").string(plan.jax_platforms);
-  w.key("source").string(plan.jax_platforms_reviewed ? "reviewed" : "default");
-  w.end_object();
-  // What the stage step copies, where each lands, and the digest the run guard checks: the
-  // run guard first (run where it lands), then what it moves into place.
-  w.key("staged").begin_array();
+  lifecycle["valid_until"] = string_or_null(life.valid_until ? life.valid_until->text() : "");
+  lifecycle["timeout_seconds"] = plan.timeout_seconds > 0 ? Json(plan.timeout_seconds) : Json(nullptr);
+  lifecycle["grace_seconds"] = plan.grace_seconds;
+  lifecycle["kill_stale"] = life.kill_stale;
+  lifecycle["tpu_devices"] = to_string(plan.target.slice->devices);
+  lifecycle["preemption_check"] = plan.options.form == PlanForm::full;
+  j["lifecycle"] = std::move(lifecycle);
+  j["jax_platforms"] = {{"value", plan.jax_platforms},
+                        {"source", plan.jax_platforms_reviewed ? "reviewed" : "default"}};
+  // What the stage folder holds below code/ (the write step copies each file there from `local`,
+  // the stage step copies the folder to ~/<remote_run_dir>/staged-<plan id>/), and the digest the
+  // write step and the run guard check.
+  Json staged = Json::array();
   for (const StagedFile& file : plan.staged) {
-    w.begin_object();
-    w.key("local").string(file.local);
-    w.key("worker").string("~/" + file.home_name);
-    w.key("place").string_or_null(file.place.empty() ? "" : "~/" + file.place);
-    w.key("sha256").string(file.sha256);
-    w.end_object();
+    staged.push_back({{"local", string_or_null(file.local)}, {"path", file.path}, {"sha256", file.sha256}});
   }
-  w.end_array();
+  j["staged"] = std::move(staged);
 }
 
 // One step, the `index`th: what it is, when it runs, its command (as argv and as text), and the
 // loop of a wait.
-void write_step(JsonWriter& w, const Plan& plan, const Step& step, std::size_t index) {
-  w.begin_object();
-  w.key("index").integer(index);
-  w.key("name").string(step.name());
-  w.key("where").string(where_name(step.where));
-  w.key("workers").string_or_null(step.workers ? step.workers->text() : "");
+Json step_json(const Plan& plan, const Step& step, std::size_t index) {
+  Json j = object_with_room(16);
+  j["index"] = index;
+  j["name"] = step.name();
+  j["where"] = where_name(step.where);
+  j["workers"] = string_or_null(step.workers ? step.workers->text() : "");
   if (step.slice) {
-    w.key("slice").integer(*step.slice);
+    j["slice"] = *step.slice;
   }
-  w.key("concurrent_group").string_or_null(concurrent_group(step));
-  w.key("summary").string(step.summary);
-  w.key("when").string(to_string(step.when));
+  j["concurrent_group"] = string_or_null(concurrent_group(step));
+  j["summary"] = step.summary;
+  j["when"] = to_string(step.when);
   if (step.when != StepWhen::always) {
-    w.key("condition").string(condition_text(plan, step));
+    j["condition"] = condition_text(plan, step);
   }
   // A line of one program is its argv; a line with shell syntax (&&, |, ;) is no argv, and says so.
   const bool shell_syntax = std::any_of(step.line.elements().begin(), step.line.elements().end(),
                                         [](const ShellLine::Element& e) { return std::holds_alternative<Code>(e); });
-  w.key("argv");
+  std::string command = to_shell(step.line);
   if (shell_syntax) {
-    w.null();
-    w.key("shell").string(to_shell(step.line));
+    j["argv"] = nullptr;
+    j["shell"] = command;
   } else {
-    w.begin_array();
-    for (const auto& element : step.line.elements()) {
-      // ShellLine::argv(), one word at a time: a one-part word's text is that part.
-      const auto& word = std::get<Word>(element);
-      w.string(word.parts().size() == 1 ? word.parts().front().text : word.text());
-    }
-    w.end_array();
+    j["argv"] = step.line.argv();
   }
-  w.key("command").string(to_shell(step.line));
+  j["command"] = std::move(command);
+  if (step.mark_check) {
+    // The step runs only when this describe call prints the plan's mark (the TPU is the one it made).
+    j["mark_check"] = {{"command", to_shell(*step.mark_check)}, {"expect", plan.target.mark}};
+  }
   if (step.kind == StepKind::name_check) {
-    w.key("expect").string("absent"); // the describe call must fail: a state means the name is taken
+    j["expect"] = "absent"; // the describe call must fail: a state means the name is taken
   }
   if (step.poll) {
     // The line is the describe call to repeat: a failed look is looked at again, a state in
     // stop_on runs the release step, and so does the deadline.
-    w.key("loop").begin_object();
-    w.key("until").string(step.poll->until);
-    w.key("stop_on").begin_array();
-    for (const std::string& state : step.poll->stop_on) {
-      w.string(state);
-    }
-    w.end_array();
-    w.key("every_seconds").integer(step.poll->every_seconds);
-    w.key("deadline_seconds").integer(step.poll->deadline_seconds);
-    w.key("on_error").string("look-again");
-    w.key("on_stop").string("release");
-    w.end_object();
+    j["loop"] = {{"until", step.poll->until},
+                 {"stop_on", step.poll->stop_on},
+                 {"every_seconds", step.poll->every_seconds},
+                 {"deadline_seconds", step.poll->deadline_seconds},
+                 {"on_error", "look-again"},
+                 {"on_stop", "release"}};
   }
-  w.end_object();
+  return j;
 }
 
 } // namespace
@@ -147,78 +148,74 @@ nlohmann::ordered_json slice_json(const Slice& s) {
   return j;
 }
 
-std::string plan_json(const Plan& plan) {
-  JsonWriter w(32U * 1024U);
-  w.begin_object();
-  w.key("script").string(plan.script);
-  w.key("path").string_or_null(plan.path);
-  w.key("class").string(class_name(plan));
-  w.key("sha256").string_or_null(plan.sha256);
-  w.key("route").string(to_string(plan.route));
-  w.key("slice");
-  if (plan.target.slice == nullptr) {
-    w.null();
-  } else {
-    w.value(slice_json(*plan.target.slice));
-  }
-  w.key("multi_host").boolean(plan.multi_host());
+Json plan_json(const Plan& plan) {
+  Json j = object_with_room(32);
+  j["script"] = plan.script;
+  j["path"] = string_or_null(plan.path);
+  j["class"] = class_name(plan);
+  j["sha256"] = string_or_null(plan.sha256);
+  j["route"] = to_string(plan.route);
+  j["slice"] = plan.target.slice == nullptr ? Json(nullptr) : slice_json(*plan.target.slice);
+  j["multi_host"] = plan.multi_host();
   if (plan.route != RouteKind::cpu) {
-    write_tpu_values(w, plan);
+    add_tpu_values(j, plan);
   } else {
-    w.key("receipt").string(plan.cpu_receipt);
+    j["receipt"] = plan.cpu_receipt;
   }
-  w.key("directory").string_or_null(plan.options.directory);
-  w.key("python").string_or_null(plan.options.python);
-  w.key("env").begin_object();
+  j["directory"] = string_or_null(plan.options.directory);
+  j["python"] = string_or_null(plan.options.python);
+  Json env = Json::object();
   for (const EnvVar& var : plan.options.env) {
-    w.key(var.name).string(var.value);
+    env[var.name] = var.value;
   }
-  w.end_object();
-  w.key("args").begin_array();
-  for (const std::string& arg : plan.options.args) {
-    w.string(arg);
-  }
-  w.end_array();
-  w.key("steps").begin_array();
-  std::vector<std::size_t> fetch_steps;
+  j["env"] = std::move(env);
+  j["args"] = plan.options.args;
+  Json steps = Json::array();
+  steps.get_ref<Json::array_t&>().reserve(plan.steps.size());
+  Json fetch_steps = Json::array();
+  Json run_steps = Json::array();
+  Json stop_steps = Json::array();
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
-    write_step(w, plan, step, i);
+    steps.push_back(step_json(plan, step, i));
     if (step.kind == StepKind::fetch) {
       fetch_steps.push_back(i);
+    } else if (concurrent_group(step) == "run") {
+      run_steps.push_back(i);
+    } else if (step.kind == StepKind::stop) {
+      stop_steps.push_back(i);
     }
   }
-  w.end_array();
-  w.key("concurrency").begin_array();
+  j["steps"] = std::move(steps);
+  Json concurrency = Json::array();
+  if (!run_steps.empty()) {
+    // --slices: every slice's run starts at the same time (each waits in initialization for the
+    // others); the first to fail runs the stop step of every other slice still running.
+    concurrency.push_back({{"group", "run"},
+                           {"steps", std::move(run_steps)},
+                           {"start", "together"},
+                           {"on_failure", "stop-the-others"},
+                           {"stop_steps", std::move(stop_steps)},
+                           {"note", "start every step of the group at once, and wait for all; when one fails, run "
+                                    "the stop step of each slice whose run is still going (a slice waits for the "
+                                    "others in initialization)"}});
+  }
   if (!fetch_steps.empty()) {
-    w.begin_object();
-    w.key("group").string(concurrent_group(StepKind::fetch));
-    w.key("steps").begin_array();
-    for (const std::size_t index : fetch_steps) {
-      w.integer(index);
-    }
-    w.end_array();
-    w.key("max_parallel").integer(plan.options.parallel);
-    w.key("note").string("each worker's fetch is independent; a failure never stops the others");
-    w.end_object();
+    concurrency.push_back({{"group", concurrent_group(StepKind::fetch)},
+                           {"steps", std::move(fetch_steps)},
+                           {"max_parallel", plan.options.parallel},
+                           {"note", "each worker's fetch is independent; a failure never stops the others"}});
   }
-  w.end_array();
-  w.key("notes").begin_array();
-  for (const std::string& note : plan_notes(plan)) {
-    w.string(note);
-  }
-  w.end_array();
+  j["concurrency"] = std::move(concurrency);
+  j["notes"] = plan_notes(plan);
   if (plan.program == PlanProgram::discovery) {
     // What a discovery run is, and what each worker's receipt must report.
-    w.key("receipt").string("discovery");
-    w.key("expected").begin_object();
-    w.key("process_count").integer(plan.target.processes());
-    w.key("local_device_count").integer(plan.target.slice->local_device_count());
-    w.key("device_count").integer(plan.target.devices());
-    w.end_object();
+    j["receipt"] = "discovery";
+    j["expected"] = {{"process_count", plan.target.processes()},
+                     {"local_device_count", plan.target.slice->local_device_count()},
+                     {"device_count", plan.target.devices()}};
   }
-  w.end_object();
-  return std::move(w).take();
+  return j;
 }
 
 nlohmann::ordered_json refusal_json(const RefusalContext& context, const Refusal& refusal) {

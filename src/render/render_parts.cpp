@@ -25,10 +25,26 @@ std::string condition_text(const Plan& plan, const Step& step) {
     return text.empty() ? "only when you choose to delete it" : text;
   }
   case StepWhen::step_failed:
-    return fmt::format("only if a step fails on this {} TPU", to_string(plan.target.provisioning));
+    return plan.preemptible() ? fmt::format("only if a step fails on this {} TPU", to_string(plan.target.provisioning))
+                              : "only if a step on the TPU fails";
   case StepWhen::verify_succeeded: return "only after verify succeeded";
+  case StepWhen::other_slice_failed: return "only if another slice's run fails first";
   }
   return "";
+}
+
+namespace {
+constexpr Code k_test_open{"test \"$("};
+constexpr Code k_test_equals{")\" = "};
+constexpr Code k_and{" && "};
+} // namespace
+
+ShellLine pasted_line(const Plan& plan, const Step& step) {
+  if (!step.mark_check) {
+    return step.line;
+  }
+  return ShellLine().code(k_test_open).line(*step.mark_check).code(k_test_equals).word(plan.target.mark).code(k_and).line(
+      step.line);
 }
 
 const Step* find_step(const Plan& plan, StepKind kind) {
@@ -40,7 +56,7 @@ std::vector<std::string> plan_notes(const Plan& plan) {
   std::vector<std::string> notes;
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
     notes.emplace_back("the run step calls tpulaunch's run guard, which the write step puts in the run folder and "
-                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's "
+                       "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard/ in tpulaunch's "
                        "source); it checks its own digest, the staged files' digests and the TPU's holders before "
                        "the program runs");
   }
@@ -69,12 +85,23 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                        "external addresses reach only through Cloud NAT (or a proxy) on the TPU's network; without "
                        "one the bootstrap step fails");
   }
-  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    notes.push_back(
-        fmt::format("if a command after the first gcloud call fails, the TPU {} is left running (and "
-                    "billing); once you have looked at the results, delete it with: {}",
-                    plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
-                    to_shell(teardown->line)));
+  const Step* release = find_step(plan, StepKind::release);
+  const std::string what =
+      plan.target.queued() ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu;
+  if (release != nullptr && plan.options.teardown) {
+    notes.push_back(fmt::format("if a command after the first gcloud call fails, the {} is left running (and billing); "
+                                "once you have looked at the results, delete it with: {}",
+                                what, to_shell(release->line)));
+  } else if (release != nullptr && plan.target.capacity != Capacity::existing) {
+    notes.push_back(fmt::format("this plan makes {} and does not delete it (no --teardown): it keeps running (and "
+                                "billing) after the plan ends, whatever the plan's outcome; delete it with: {}",
+                                what, to_shell(release->line)));
+  }
+  if (!plan.target.mark.empty()) {
+    notes.push_back(fmt::format("the create call marks the TPU as this plan's (metadata {}={}), and every later step "
+                                "that touches it checks the mark first: pasted after a create that failed on a name "
+                                "someone else holds, those lines do nothing",
+                                gcloud::k_mark_key, plan.target.mark));
   }
   if (plan.target.multislice()) {
     notes.push_back(fmt::format(

@@ -12,10 +12,16 @@ namespace tpulaunch::render_parts {
 // What a conditional step waits for, in words: the text form's label, the sh form's comment and
 // the JSON form's "condition". Empty for a step that always runs.
 std::string condition_text(const Plan& plan, const Step& step);
-// What a person must know that the commands do not say (text and JSON forms).
+// What a person must know that the commands do not say: the text form's "notes:", the JSON
+// form's "notes", the sh form's comments at its top.
 std::vector<std::string> plan_notes(const Plan& plan);
 // The plan's first step of that kind, or nullptr.
 const Step* find_step(const Plan& plan, StepKind kind);
+
+// A step's line as a pasted line runs it: `test "$(MARK-CHECK)" = MARK && LINE` for a step that
+// needs the plan's mark (Step::mark_check), so a paste after a failed create touches nothing; the
+// line itself otherwise.
+ShellLine pasted_line(const Plan& plan, const Step& step);
 
 // A state read into $state, or words that say it could not be read (the name check, the text
 // form's wait).

@@ -7,15 +7,11 @@
 
 #include "render/render_parts.hpp"
 #include "render/sh_notes.hpp"
+#include "render/sh_parts.hpp"
 #include "tpulaunch/embedded/collect_check_bash.hpp"
 #include "tpulaunch/embedded/fetch_bash.hpp"
-#include "tpulaunch/embedded/left_running_bash.hpp"
-#include "tpulaunch/embedded/left_running_trap_bash.hpp"
-#include "tpulaunch/embedded/preemption_bash.hpp"
-#include "tpulaunch/embedded/release_capacity_bash.hpp"
 #include "tpulaunch/embedded/slices_bash.hpp"
 #include "tpulaunch/embedded/tpulaunch_program_bash.hpp"
-#include "tpulaunch/embedded/wait_for_capacity_bash.hpp"
 #include "tpulaunch/embedded/worker_report_bash.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
 #include "tpulaunch/util/exit_code.hpp"
@@ -25,8 +21,8 @@ namespace {
 
 using render_parts::condition_text;
 using render_parts::find_step;
-using render_parts::k_state_or_unread;
 using sh_notes::add_line;
+using namespace sh_parts;
 using sh_notes::add_notes;
 using sh_notes::quoted_text;
 using sh_notes::QuotedText;
@@ -42,7 +38,6 @@ constexpr Code k_strict{"set -euo pipefail"};
 constexpr Code k_step_function{"step() { echo \"tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*\" >&2; }"};
 constexpr Code k_cpu_banner{"echo \"tpulaunch: run $SCRIPT on the CPU\" >&2"};
 constexpr Code k_done{"step \"done: results in $RUN_DIR\""};
-constexpr Code k_to_stderr{" >&2"};
 constexpr Code k_if_not{"if ! "};
 constexpr Code k_then_block{"; then\n  "};
 constexpr Code k_exit_1_fi{"\n  exit 1\nfi"};
@@ -51,11 +46,6 @@ constexpr Code k_quiet{" >/dev/null 2>&1"};
 // any TPU time is spent, and named on stderr (src/remote/tpulaunch_program.bash).
 constexpr Code k_tpulaunch_program_check = Code{embedded::tpulaunch_program_bash}.without_final_newline();
 constexpr Code k_tpulaunch_program{"\"$TPULAUNCH_PROGRAM\" "};
-// tpu_left_running: prints @message@ (src/remote/left_running.bash). From the first call that
-// uses the TPU on, the trap (src/remote/left_running_trap.bash) calls it on any failure (a step, a
-// fetch, verify, set -e): a TPU that is still billing is never left silently.
-constexpr Code k_left_running_function = Code{embedded::left_running_bash}.without_final_newline();
-constexpr Code k_left_running_trap = Code{embedded::left_running_trap_bash}.without_final_newline();
 constexpr Code k_run_status_0{"run_status=0"};
 constexpr Code k_or_run_status{" || run_status=$?"};
 // The fetch library (src/remote/fetch.bash), for bounded parallel downloads: each fetch runs in
@@ -80,43 +70,21 @@ constexpr Code k_run_failed{"if ((run_status != 0)); then\n"
 // killed, failed with status S, succeeded; from each worker's run record.
 constexpr Code k_worker_report_library = Code{embedded::worker_report_bash}.without_final_newline();
 constexpr Code k_report_workers{"report_workers"};
-// --slices: the runs started together, their waits, the report by slice (src/remote/slices.bash).
+// --slices: the runs started together, their waits, the first failure stopping the rest (stop_slice,
+// filled with the stop steps), the report by slice (src/remote/slices.bash).
 constexpr Code k_slices_library = Code{embedded::slices_bash}.without_final_newline();
 constexpr Code k_in_background{" &\nrun_pids+=(\"$!\")"};
 constexpr Code k_wait_slices{"wait_slices"};
-constexpr Code k_report_slices{"report_slices"};
 
-// --- capacity: create or queue, wait, release ------------------------------------------------------
-// release_capacity: runs @release@, the command that deletes what holds quota
-// (src/remote/release_capacity.bash); RELEASE is the same command as text, for messages.
-constexpr Code k_release_function = Code{embedded::release_capacity_bash}.without_final_newline();
-// capacity_state runs @describe@; wait_for_capacity WANT 'DEAD ENDS' POLL DEADLINE WHAT polls it
-// (src/remote/wait_for_capacity.bash), and stops with @capacity_failed@ or @capacity_deadline@.
-constexpr Code k_wait_functions = Code{embedded::wait_for_capacity_bash}.without_final_newline();
-
-// name-check: the describe call succeeds only when something of that name exists, which this plan
-// did not create: it stops, naming the state, before it creates or touches anything.
-constexpr Code k_name_check_open{"if state=$("};
-constexpr Code k_name_check_then{" 2>/dev/null); then\n  "};
-constexpr Code k_exit_open{"\n  exit "};
-constexpr Code k_fi{"\nfi"};
 // prepare: a run folder that exists already is a run that happened before.
 constexpr Code k_if_not_block{"if ! { "};
 constexpr Code k_block_then{"; }; then\n  "};
 
-// --- preemption: one state query a node after a failed step on a spot or preemptible TPU -------
-// node_state NODE runs @describe@'s branch for NODE; check_preempted asks each of @nodes@;
-// stop_if_preempted (which stops with @preempted@) and failed_step use it (src/remote/preemption.bash).
-constexpr Code k_preemption_functions = Code{embedded::preemption_bash}.without_final_newline();
 constexpr Code k_or_failed_step{" || failed_step $?"};
-constexpr Code k_case_on_node{"case $1 in"};
-constexpr Code k_case_branch_start{"\n    "};
-constexpr Code k_case_pattern_end{") "};
-constexpr Code k_case_branch_end{" ;;"};
-constexpr Code k_case_end{"\n  esac"};
 constexpr Code k_check_preempted_if_run_failed{"if ((run_status != 0)); then\n  check_preempted\nfi"};
 constexpr Code k_check_preempted_if_failed{
-    "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+    "if ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi"};
+constexpr Code k_stop_if_preempted{"stop_if_preempted"};
 constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"};
 
 // --results: after the one download, every worker whose run folder did not arrive is named (its
@@ -128,7 +96,7 @@ constexpr Code k_or_collect_status{" || collect_status=$?"};
 // Names the workers whose run folder did not arrive (src/remote/collect_check.bash).
 constexpr Code k_collect_check = Code{embedded::collect_check_bash}.without_final_newline();
 constexpr Code k_check_preempted_if_collect_failed{
-    "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\n  stop_if_preempted\nfi"};
+    "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi"};
 constexpr Code k_collect_exit{"if ((collect_status != 0 || ${#missing[@]} > 0)); then\n  exit 1\nfi"};
 static_assert(k_worker_folder_prefix == "worker-", "the collect check spells the worker folders as run_folder.hpp does");
 
@@ -144,20 +112,10 @@ constexpr Code k_set_parallel{"PARALLEL="};
 constexpr Code k_set_results{"RESULTS="};
 constexpr Code k_set_script{"SCRIPT="};
 constexpr Code k_set_teardown{"TEARDOWN="};
-constexpr Code k_set_release{"RELEASE="};
 constexpr Code k_set_slices{"SLICES="};
 constexpr Code k_set_hosts{"HOSTS="};
-
-// A status of the script's own stops, as the one word that fills its hole.
-ShellLine status_word(PipelineStatus status) { return ShellLine{Word(std::to_string(to_int(status)))}; }
-
-// readonly NAME=value
-ShellLine readonly_value(Code name_equals, std::string value) {
-  return ShellLine{"readonly", Word(name_equals).append(std::move(value))};
-}
-
-// echo MESSAGE >&2, the message one quoted word.
-ShellLine echo_error(std::string message) { return ShellLine{"echo", Word(std::move(message))}.code(k_to_stderr); }
+constexpr Code k_set_mark{"MARK="};
+constexpr Code k_set_remote_run_dir{"REMOTE_RUN_DIR="};
 
 // if ! CONDITION; then echo MESSAGE >&2; exit 1; fi (on four lines).
 ShellLine stop_unless(const ShellLine& condition, std::string message) {
@@ -169,14 +127,12 @@ ShellLine stop_unless(const ShellLine& condition, std::string message) {
       .code(k_exit_1_fi);
 }
 
-// step 'NAME: SUMMARY': the progress line on stderr.
-ShellLine step_banner(const Step& step) {
-  return ShellLine{"step", Word(fmt::format("{}: {}", step.name(), step.summary))};
+// require_mark NODE before a step that needs the plan's mark (Step::mark_check).
+void add_mark_check(ShellScript& sh, const Plan& plan, const Step& step) {
+  if (step.mark_check) {
+    sh.line(ShellLine{"require_mark", Word(plan.target.node(step.slice.value_or(0)))});
+  }
 }
-
-// One emitter per step kind. Each gets the steps of one group: a single step, or every step of a
-// concurrent group (the fetches) at once.
-using ShEmitter = void (*)(ShellScript& sh, const Plan& plan, std::span<const Step> steps);
 
 void emit_preflight(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
   const Step& step = steps.front();
@@ -195,31 +151,12 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
     return;
   }
   sh.line(step_banner(step));
+  add_mark_check(sh, plan, step);
+  // A failed copy or bootstrap first asks whether the TPU was preempted (full form: the preemption
+  // functions are there).
   const bool on_the_tpu = step.kind == StepKind::bootstrap || step.kind == StepKind::stage;
-  add_line(sh, plan.preemptible() && on_the_tpu ? ShellLine(step.line).code(k_or_failed_step) : step.line);
-}
-
-void emit_name_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
-  const Step& step = steps.front();
-  const bool queued = plan.target.queued();
-  sh.line(step_banner(step));
-  const std::string name = queued ? plan.target.queued_resource : plan.target.tpu;
-  add_line(sh, ShellLine()
-                   .code(k_name_check_open)
-                   .line(step.line)
-                   .code(k_name_check_then)
-                   .line(ShellLine{"echo", Word(fmt::format("tpulaunch: error: a {} named {} exists already (state ",
-                                                            queued ? "queued resource" : "TPU", name))
-                                               .append(k_state_or_unread)
-                                               .append(fmt::format("), and this plan creates it: nothing was created "
-                                                                   "or touched; choose another {}, or use that one "
-                                                                   "without {}",
-                                                                   queued ? "--queued-resource" : "--tpu",
-                                                                   queued ? "--queued" : "--create"))}
-                             .code(k_to_stderr))
-                   .code(k_exit_open)
-                   .line(status_word(PipelineStatus::name_taken))
-                   .code(k_fi));
+  add_line(sh, on_the_tpu && plan.options.form == PlanForm::full ? ShellLine(step.line).code(k_or_failed_step)
+                                                                  : step.line);
 }
 
 // prepare on a TPU route: a run folder that exists already stops the script before anything else.
@@ -243,47 +180,6 @@ void emit_prepare(ShellScript& sh, const Plan& plan, std::span<const Step> steps
                    .code(k_fi));
 }
 
-void emit_release(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
-  const Step& step = steps.front();
-  sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
-  sh.line(readonly_value(k_set_release, to_shell(step.line)));
-  add_line(sh, fill_holes(k_release_function, {{"release", step.line}}));
-}
-
-void emit_wait(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
-  const Step& step = steps.front();
-  const Poll& poll = *step.poll;
-  sh.line(step_banner(step));
-  add_line(sh, fill_holes(k_wait_functions, {{"describe", step.line},
-                                             {"capacity_failed", status_word(PipelineStatus::capacity_failed)},
-                                             {"capacity_deadline", status_word(PipelineStatus::capacity_deadline)}}));
-  std::string dead_ends;
-  for (const auto& state : poll.stop_on) {
-    dead_ends += (dead_ends.empty() ? "" : " ") + state;
-  }
-  const bool queued = plan.target.queued();
-  add_line(sh, ShellLine{"wait_for_capacity", Word(poll.until), Word(dead_ends), Word(std::to_string(poll.every_seconds)),
-                    Word(std::to_string(poll.deadline_seconds)),
-                    Word(queued ? "queued resource " + plan.target.queued_resource : "TPU VM " + plan.target.tpu)});
-}
-
-// The preemption check of each node (one on one slice), as one set of functions: node_state is a
-// case with a branch per node, `NODE) describe-line ;;`, and check_preempted asks them in order.
-void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
-  ShellLine branches = ShellLine().code(k_case_on_node);
-  ShellLine nodes;
-  for (const Step& step : steps) {
-    sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
-    const Word node = plan.target.node(step.slice.value_or(0));
-    branches.code(k_case_branch_start).word(node).code(k_case_pattern_end).line(step.line).code(k_case_branch_end);
-    nodes.word(node);
-  }
-  branches.code(k_case_end);
-  add_line(sh, fill_holes(k_preemption_functions, {{"describe", branches},
-                                                   {"nodes", nodes},
-                                                   {"preempted", status_word(PipelineStatus::preempted)}}));
-}
-
 void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   if (plan.route == RouteKind::cpu) {
@@ -297,18 +193,39 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
                                  "each",
                                  plan.target.nodes, plan.target.node(0), plan.target.node(plan.target.nodes - 1)))});
     sh.code(k_run_status_0);
-    sh.code(k_slices_library);
+    for (const Step& slice : steps) {
+      add_mark_check(sh, plan, slice);
+    }
     for (const Step& slice : steps) {
       add_line(sh, ShellLine(slice.line).code(k_in_background));
     }
     sh.code(k_wait_slices);
   } else {
-    sh.line(step_banner(step)).code(k_run_status_0);
+    sh.line(step_banner(step));
+    add_mark_check(sh, plan, step);
+    sh.code(k_run_status_0);
     add_line(sh, ShellLine(step.line).code(k_or_run_status));
   }
-  if (plan.preemptible()) {
+  if (plan.options.form == PlanForm::full) {
     sh.code(k_check_preempted_if_run_failed);
   }
+}
+
+// --slices: the stop steps, one per slice, become stop_slice (a case on the slice) in the slices
+// library (src/remote/slices.bash), which the runs that follow use: the first slice to fail stops
+// the others.
+void emit_stop(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  ShellLine branches = ShellLine().code(k_case_on_node);
+  for (const Step& step : steps) {
+    sh.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
+    branches.code(k_case_branch_start)
+        .word(std::to_string(step.slice.value_or(0)))
+        .code(k_case_pattern_end)
+        .line(step.line)
+        .code(k_case_branch_end);
+  }
+  branches.code(k_case_end);
+  add_line(sh, fill_holes(k_slices_library, {{"stop", branches}}));
 }
 
 void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
@@ -323,13 +240,10 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   }
   sh.code(k_fetch_wait_all);
   sh.code(k_fetch_failed);
-  if (plan.target.multislice()) {
-    sh.code(k_report_slices); // its library came with the runs
-  } else if (plan.options.form == PlanForm::full) {
-    sh.code(k_worker_report_library).code(k_report_workers);
-  }
-  if (plan.preemptible()) {
-    sh.code(k_check_preempted_if_failed);
+  // After a failure, one look at the TPU's state first: the report then names a worker lost to a
+  // preemption as such, and the script stops with 92, not as a failed program.
+  if (plan.options.form == PlanForm::full) {
+    sh.code(k_check_preempted_if_failed).code(k_worker_report_library).code(k_report_workers).code(k_stop_if_preempted);
   }
   sh.code(k_run_failed);
   sh.code(k_fetch_exit);
@@ -348,20 +262,14 @@ void emit_tpulaunch(ShellScript& sh, const Plan& /*plan*/, std::span<const Step>
   add_line(sh, std::move(line));
 }
 
-void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+void emit_collect(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.line(step_banner(step));
   sh.code(k_collect_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_collect_status));
   sh.code(k_collect_check);
-  if (plan.options.form == PlanForm::full && plan.target.multislice()) {
-    sh.code(k_report_slices); // its library came with the runs
-  } else if (plan.options.form == PlanForm::full) {
-    sh.code(k_worker_report_library).code(k_report_workers);
-  }
-  if (plan.preemptible()) {
-    sh.code(k_check_preempted_if_collect_failed);
-  }
+  sh.code(k_check_preempted_if_collect_failed).code(k_worker_report_library).code(k_report_workers).code(
+      k_stop_if_preempted);
   sh.code(k_run_failed).code(k_collect_exit);
 }
 
@@ -376,6 +284,7 @@ ShEmitter sh_emitter(StepKind kind) {
   case StepKind::release: return emit_release;
   case StepKind::wait: return emit_wait;
   case StepKind::preemption_check: return emit_preemption_check;
+  case StepKind::stop: return emit_stop;
   case StepKind::name_check: return emit_name_check;
   case StepKind::prepare: return emit_prepare;
   case StepKind::create:
@@ -387,16 +296,6 @@ ShEmitter sh_emitter(StepKind kind) {
   return emit_plain;
 }
 
-// What a person must know when a step fails after the TPU is in use and --teardown was asked:
-// the TPU is still billing, and the exact command that deletes it.
-std::string left_running_message(const Plan& plan, const Step& teardown) {
-  return fmt::format(
-      "tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and billing). "
-      "Once you have looked at the results, delete it with: {}",
-      plan.target.multislice() ? "queued resource " + plan.target.queued_resource : plan.target.tpu,
-      to_shell(teardown.line));
-}
-
 // The values a reader (and the step function) needs, the verify program's presence, and the
 // local folders the downloads land in.
 void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
@@ -406,6 +305,9 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   sh.line(readonly_value(k_set_run_id, plan.options.run_id));
   sh.line(readonly_value(k_set_run_dir, plan.local_run_dir));
   sh.line(readonly_value(k_set_workers, std::to_string(plan.workers())));
+  if (plan.options.form == PlanForm::full) {
+    sh.line(readonly_value(k_set_remote_run_dir, plan.remote_run_dir));
+  }
   if (plan.target.multislice()) {
     sh.line(readonly_value(k_set_slices, std::to_string(plan.target.nodes)));
     sh.line(readonly_value(k_set_hosts, std::to_string(plan.target.hosts())));
@@ -415,8 +317,11 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   } else {
     sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
   }
-  if (plan.preemptible()) {
+  if (plan.options.form == PlanForm::full) {
     sh.line(readonly_value(k_set_teardown, plan.options.teardown ? "1" : "0"));
+  }
+  if (!plan.target.mark.empty()) {
+    sh.line(readonly_value(k_set_mark, plan.target.mark));
   }
   sh.blank().code(k_step_function).blank();
   const Step* own = find_step(plan, StepKind::write);
@@ -427,9 +332,7 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
     add_line(sh, fill_holes(k_tpulaunch_program_check, {{"program", ShellLine{own->line.argv().front()}}}));
     sh.blank();
   }
-  if (const Step* teardown = find_step(plan, StepKind::teardown)) {
-    add_line(sh, fill_holes(k_left_running_function, {{"message", ShellLine{left_running_message(plan, *teardown)}}}));
-  }
+  add_capacity_functions(sh, plan);
 }
 
 } // namespace
@@ -438,8 +341,9 @@ std::string render_sh(const Plan& plan) {
   ShellScript sh;
   sh.code(k_shebang);
   if (plan.route == RouteKind::cpu) {
-    // `set -o pipefail; python … | tee …` is two commands, and a note covers one: the CPU
-    // script's few lines get theirs for the whole file, which a note before the first command does.
+    // `( set -o pipefail; python … | tee … ) && mv …` is several commands, and a note covers one:
+    // the CPU script's few lines get theirs for the whole file, which a note before the first
+    // command does.
     QuotedText found;
     for (const Step& step : plan.steps) {
       found |= quoted_text(step.line);
@@ -448,7 +352,9 @@ std::string render_sh(const Plan& plan) {
   }
   sh.comment(fmt::format("Generated by tpulaunch {}: {} ({}) on the {} route.", TPULAUNCH_VERSION, plan.script,
                          class_name(plan), to_string(plan.route)));
-  sh.code(k_regenerate).code(k_strict).blank();
+  sh.code(k_regenerate);
+  sh_notes::add_plan_notes(sh, render_parts::plan_notes(plan));
+  sh.code(k_strict).blank();
   sh.line(readonly_value(k_set_script, plan.script));
   if (plan.route == RouteKind::cpu) {
     sh.blank();
@@ -462,8 +368,9 @@ std::string render_sh(const Plan& plan) {
   bool trap_set = false;
   for (std::size_t i = 0; i < plan.steps.size();) {
     std::size_t end = i + 1;
-    // The preemption checks of several slices, too: one function asks every node.
-    if (!concurrent_group(plan.steps[i]).empty() || plan.steps[i].kind == StepKind::preemption_check) {
+    // The preemption checks and stop steps of several slices, too: one function each reaches every node.
+    if (!concurrent_group(plan.steps[i]).empty() || plan.steps[i].kind == StepKind::preemption_check ||
+        plan.steps[i].kind == StepKind::stop) {
       while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
         ++end;
       }
@@ -473,8 +380,8 @@ std::string render_sh(const Plan& plan) {
     // the moment its create (or queue) call succeeded: never for a name the plan did not create.
     const bool after_capacity =
         i > 0 && (plan.steps[i - 1].kind == StepKind::create || plan.steps[i - 1].kind == StepKind::queue);
-    if (!trap_set && plan.options.teardown && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
-      sh.code(k_left_running_trap);
+    if (!trap_set && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
+      add_exit_trap(sh, plan);
       trap_set = true;
     }
     sh_emitter(plan.steps[i].kind)(sh, plan, std::span<const Step>(plan.steps).subspan(i, end - i));

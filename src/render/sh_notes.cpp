@@ -1,6 +1,8 @@
 // The sh form's notes for shellcheck (sh_notes.hpp).
 #include "render/sh_notes.hpp"
 
+#include <string_view>
+#include <utility>
 #include <variant>
 
 namespace tpulaunch::sh_notes {
@@ -51,6 +53,35 @@ void add_notes(ShellScript& sh, const QuotedText& found) {
 void add_line(ShellScript& sh, ShellLine line) {
   add_notes(sh, quoted_text(line));
   sh.line(std::move(line));
+}
+
+void add_plan_notes(ShellScript& sh, const std::vector<std::string>& notes) {
+  constexpr std::size_t k_width = 98; // a comment's text, after its "# "
+  if (notes.empty()) {
+    return;
+  }
+  sh.comment("Notes:");
+  for (const std::string& note : notes) {
+    std::string line("- ");
+    bool words = false; // a word is on `line` already
+    std::size_t from = 0;
+    while (from < note.size()) {
+      std::size_t end = note.find(' ', from);
+      end = end == std::string::npos ? note.size() : end;
+      const std::string_view word(note.data() + from, end - from);
+      if (words && line.size() + 1 + word.size() > k_width) {
+        sh.comment(std::exchange(line, std::string(2, ' '))); // continued under the text after "- "
+        words = false;
+      }
+      if (words) {
+        line.push_back(' ');
+      }
+      line.append(word);
+      words = true;
+      from = end + 1;
+    }
+    sh.comment(std::move(line));
+  }
 }
 
 } // namespace tpulaunch::sh_notes

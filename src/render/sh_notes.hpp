@@ -2,7 +2,11 @@
 // The notes the sh form puts before a line for shellcheck (and a reader) about the text the line
 // quotes: a --command= text that holds `$` for the remote shell; any other value that holds `$` or
 // a backquote, which is text here; and a value that holds a backslash before a quote, which the one
-// quoting function writes as '\'' again and again, correctly, at two levels. Internal to src/render/.
+// quoting function writes as '\'' again and again, correctly, at two levels. Also the plan's own
+// notes, as comments at the script's top. Internal to src/render/.
+#include <string>
+#include <vector>
+
 #include "tpulaunch/shell/shell.hpp"
 
 namespace tpulaunch::sh_notes {
@@ -26,5 +30,8 @@ QuotedText quoted_text(const ShellLine& line);
 void add_notes(ShellScript& sh, const QuotedText& found);
 // Appends `line` (one command) after its notes.
 void add_line(ShellScript& sh, ShellLine line);
+// The plan's notes (render_parts::plan_notes, the text form's "notes:") as comments: "# Notes:",
+// then each note as "# - …", wrapped at 100 columns. Nothing for no notes.
+void add_plan_notes(ShellScript& sh, const std::vector<std::string>& notes);
 
 } // namespace tpulaunch::sh_notes

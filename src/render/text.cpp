@@ -1,9 +1,12 @@
 // The text form of a plan (for a person, who may paste its commands) and of a refusal.
 #include "tpulaunch/render/render.hpp"
 
+#include <variant>
+
 #include <fmt/format.h>
 
 #include "render/render_parts.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/receipts/run_folder.hpp"
 
@@ -12,6 +15,7 @@ namespace {
 
 using render_parts::condition_text;
 using render_parts::k_state_or_unread;
+using render_parts::pasted_line;
 using render_parts::plan_notes;
 
 std::string route_sentence(const Plan& plan) {
@@ -33,24 +37,6 @@ std::string route_sentence(const Plan& plan) {
   }
   return fmt::format("single-host: {} is 1 host x {} chips; the script runs on worker 0 with {} JAX devices", s.name,
                      s.chips_per_host, s.local_device_count());
-}
-
-// Indents every line of `text` by `prefix`.
-std::string indent(std::string_view text, std::string_view prefix) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const auto end = text.find('\n', start);
-    const auto line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    out += prefix;
-    out += line;
-    out += '\n';
-    if (end == std::string_view::npos) {
-      break;
-    }
-    start = end + 1;
-  }
-  return out;
 }
 
 // The text form's wait: a loop a person can paste, which looks again after a failed look and stops
@@ -89,6 +75,28 @@ ShellLine text_wait_line(const Plan& plan, const Step& step) {
   return line;
 }
 
+// The name check as a line a person can paste: quiet when the name is free, one line on stderr
+// when it is taken. A paste goes on to the next line whatever this one says; what keeps a taken
+// name safe is the mark every later line checks (pasted_line).
+constexpr Code k_text_name_check_open{"if state=$("};
+constexpr Code k_text_name_check_then{" 2>/dev/null); then echo "};
+constexpr Code k_text_name_check_close{" >&2; fi"};
+
+ShellLine text_name_check_line(const Plan& plan, const Step& step) {
+  const bool queued = plan.target.queued();
+  return ShellLine()
+      .code(k_text_name_check_open)
+      .line(step.line)
+      .code(k_text_name_check_then)
+      .word(Word(fmt::format("tpulaunch: error: a {} named {} exists already (state ", queued ? "queued resource" : "TPU",
+                             plan.target.capacity_name()))
+                .append(k_state_or_unread)
+                .append(fmt::format("), and this plan creates it: the create line below fails, and every line after "
+                                    "it checks the TPU's mark (metadata {}={}), so nothing here touches that one",
+                                    gcloud::k_mark_key, plan.target.mark)))
+      .code(k_text_name_check_close);
+}
+
 } // namespace
 
 std::string render_text(const Plan& plan) {
@@ -120,13 +128,26 @@ std::string render_text(const Plan& plan) {
   for (const Step& step : plan.steps) {
     if (step.when != StepWhen::always) {
       commands.comment(fmt::format("{} ({}): {}", step.name(), condition_text(plan, step), step.summary));
-      commands.comment("  " + to_shell(step.line));
+      commands.comment("  " + to_shell(pasted_line(plan, step)));
       continue;
     }
     commands.comment(fmt::format("{}: {}", step.name(), step.summary));
-    commands.line(step.poll ? text_wait_line(plan, step) : step.line);
+    if (step.poll) {
+      commands.line(text_wait_line(plan, step));
+    } else if (step.kind == StepKind::name_check) {
+      commands.line(text_name_check_line(plan, step));
+    } else {
+      commands.line(pasted_line(plan, step));
+    }
   }
-  out += indent(to_shell(commands), "  ");
+  // Each command and comment is indented by two spaces where it starts, and nowhere else: a quoted
+  // value that holds a newline goes on, on the next line, exactly as the sh form has it, so a
+  // paste runs the very bytes sh runs (indenting every line put two spaces into the value).
+  for (const ShellScript::Element& element : commands.elements()) {
+    out += "  ";
+    out += std::visit([](const auto& part) { return to_shell(part); }, element);
+    out += '\n';
+  }
   const auto notes = plan_notes(plan);
   if (!notes.empty()) {
     out += "\nnotes:\n";

@@ -36,7 +36,7 @@ constexpr std::uint64_t any_high(std::uint64_t word) {
 
 // The end of the run of bytes, from `from` on, that a JSON string holds as they are: printable
 // ASCII other than '"' and '\\' (0x7f included, as nlohmann's dump() leaves it). The JSON reader
-// and writer both use it.
+// uses it.
 inline std::size_t plain_json_run(std::string_view text, std::size_t from) {
   std::size_t i = from;
   for (; i + 8 <= text.size(); i += 8) {

@@ -54,6 +54,38 @@ LinePosition position_of(std::string_view text, std::size_t offset) {
 
 } // namespace
 
+std::optional<std::size_t> first_non_utf8_byte(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (i + 8 <= text.size() && byte_scan::any_high(byte_scan::word_at(text, i)) == 0) {
+      i += 8; // eight ASCII bytes
+      continue;
+    }
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+std::size_t utf8_cut(std::string_view text, std::size_t max) {
+  if (max >= text.size()) {
+    return text.size();
+  }
+  std::size_t cut = max;
+  // Back over continuation bytes (10xxxxxx) to the start of the sequence byte `max` belongs to.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
+    --cut;
+  }
+  return cut;
+}
+
 void append_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

@@ -13,15 +13,15 @@ case_plan__cpu_route() {
   run -C "$COURSE" plan distributed-02
   expect_status 0
   expect_stdout_golden plan-cpu-distributed-02.txt
-  expect_stdout_contains "set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial && mv -f distributed-02-cpu.txt.partial distributed-02-cpu.txt"
+  expect_stdout_contains "( set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial ) && mv -f distributed-02-cpu.txt.partial distributed-02-cpu.txt"
   expect_stdout_lacks "gcloud compute"   # no TPU command (the clone's path may hold the word)
   run -C "$COURSE" plan distributed-02 --format sh
   expect_status 0
-  expect_stdout_contains $'\nset -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial && mv -f'
+  expect_stdout_contains $'\n( set -o pipefail; python3 public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial ) && mv -f'
   # The course's own CPU line (its receipt written only when the program succeeded).
   run -C "$COURSE" plan distributed-02 --course
   expect_status 0
-  expect_stdout_contains $'\n  set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial'
+  expect_stdout_contains $'\n  ( set -o pipefail; python public/exercises/distributed-02.py | tee distributed-02-cpu.txt.partial )'
 }
 
 # A cpu-only script with no jax: its output, its receipt and its exit status through the sh form.
@@ -303,10 +303,17 @@ case_plan__environment_defaults() {
   expect_stdout_lacks "--project"
 }
 
+# A UTC timestamp and six random hex digits: three plans made in the same second (a loop) get
+# three run ids.
 case_plan__default_run_id_is_a_utc_timestamp() {
-  run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --tpu my-pod --zone us-west4-a --format json
-  expect_status 0
-  [[ "$out" =~ \"run_id\":\ \"[0-9]{8}T[0-9]{6}Z\" ]] || fail "run_id is not a UTC timestamp"
+  local ids=() i
+  for i in 1 2 3; do
+    run -C "$COURSE" plan tpu-hello --slice v5litepod-8 --tpu my-pod --zone us-west4-a --format json
+    expect_status 0
+    [[ "$out" =~ \"run_id\":\ \"([0-9]{8}T[0-9]{6}Z-[0-9a-f]{6})\" ]] || fail "run_id is not a UTC timestamp and a suffix"
+    ids+=("${BASH_REMATCH[1]}")
+  done
+  [[ "$(printf '%s\n' "${ids[@]}" | sort -u | wc -l)" == 3 ]] || fail "three plans share a run id: ${ids[*]}"
 }
 
 case_plan__script_path_argument() {
@@ -402,11 +409,11 @@ case_pipeline__four_hosts_end_to_end() {
   python3 - "$dir/calls.txt" <<'PY' || fail "gcloud calls are not in the expected order"
 import json, sys
 calls = [json.loads(l) for l in open(sys.argv[1])]
-verbs = [c[3] + ("" if c[3] != "scp" else (":down" if c[4] == "--recurse" else ":up")) for c in calls]
-# bootstrap (ssh), stage (scp up: the run guard and the script in one call), run (ssh), four
-# fetches (scp down), teardown (delete) last
-assert verbs[:3] == ["ssh", "scp:up", "ssh"], verbs
-assert "/tpulaunch-run-guard-" in calls[1][4] and calls[1][5] == "public/exercises/standin-lesson.py", calls[1]
+verbs = [c[3] + ("" if c[3] != "scp" else (":down" if ":" in c[5] else ":up")) for c in calls]
+# stage (scp up: the run's stage folder, the run guard and the script in it, in one call),
+# bootstrap (ssh, through the staged guard), run (ssh), four fetches (scp down), teardown last
+assert verbs[:3] == ["scp:up", "ssh", "ssh"], verbs
+assert calls[0][4:7] == ["--recurse", "./tpu-runs/lab-pod/standin-lesson/r1/stage/jax-tpu-lab", "lab-pod:"], calls[0]
 assert verbs[3:7] == ["scp:down"] * 4, verbs
 assert verbs[7:] == ["delete"], verbs
 assert sorted(c[-2] for c in calls[3:7]) == [f"--worker={i}" for i in range(4)], calls[3:7]
@@ -573,8 +580,8 @@ case_pipeline__results_four_hosts_three_local_calls() {
     [[ -f "$dir/$RESULTS_DIR/worker-$i/r1/standin-lesson-tpu-t1v-n-standin0-w-$i.txt" ]] ||
       fail "worker $i's log is not in the bucket under worker-$i/r1/"
   done
-  # bootstrap, stage, run, the one download, teardown: no per-worker call on this machine.
-  [[ "$(local_calls "$dir" | tr '\n' ',')" == "ssh,scp,ssh,storage cp,delete," ]] ||
+  # stage, bootstrap, run, the one download, teardown: no per-worker call on this machine.
+  [[ "$(local_calls "$dir" | tr '\n' ',')" == "scp,ssh,ssh,storage cp,delete," ]] ||
     fail "local gcloud calls: $(local_calls "$dir" | tr '\n' ',')"
   [[ "$(worker_uploads "$dir" | tr '\n' ',')" == "0 0,1 0,2 0,3 0," ]] ||
     fail "each worker uploads once: $(worker_uploads "$dir" | tr '\n' ',')"
@@ -604,7 +611,7 @@ case_pipeline__results_failing_worker_still_uploads() {
   done
   [[ "$(worker_uploads "$dir" | tr '\n' ',')" == "0 0,1 0,2 0,3 0," ]] ||
     fail "uploads: $(worker_uploads "$dir" | tr '\n' ',')"
-  [[ "$(local_calls "$dir" | tr '\n' ',')" == "ssh,scp,ssh,storage cp," ]] ||
+  [[ "$(local_calls "$dir" | tr '\n' ',')" == "scp,ssh,ssh,storage cp," ]] ||
     fail "local gcloud calls: $(local_calls "$dir" | tr '\n' ',')"
   ! tpu_deleted "$dir" || fail "the TPU was deleted after a failure"
 }
@@ -670,9 +677,11 @@ case_pipeline__staged_digest_mismatch_refuses_to_run() {
   # The file changes after planning: what gets staged is no longer what was reviewed.
   echo "# changed after the plan was made" >>"$dir/public/exercises/standin-lesson.py"
   run_pipeline "$dir" run.sh
-  expect_status 97
-  expect_stderr_contains "does not match the reviewed sha256"
-  ! grep -rq '"kind": "training"' "$dir/tpu-runs" 2>/dev/null || fail "the program ran despite the digest mismatch"
+  # The write step checks every file against the plan's digest before anything is copied (the
+  # run guard checks them again on each worker: tests/remote/run_guard_test.bash).
+  expect_status 3
+  expect_stderr_contains "tpulaunch: refused: public/exercises/standin-lesson.py changed since the plan was made"
+  [[ ! -s "$dir/state/calls.jsonl" ]] || fail "gcloud was called although the staged file changed"
   ! tpu_deleted "$dir" || fail "the TPU was deleted after a refused run"
 }
 
@@ -699,16 +708,17 @@ case_pipeline__fresh_vm_without_bootstrap_stops_early() {
   expect_status 96
   for i in 0 1 2 3; do
     # The path as the worker's shell expanded it: its home, then jax-tpu-lab/.venv/bin/python.
-    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at $dir/state/tpus/lab-pod/worker-$i/home/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH"
+    expect_stderr_contains "tpulaunch: t1v-n-standin0-w-$i: error: no Python interpreter at $dir/state/tpus/lab-pod/worker-$i/home/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap, or choose one with --python PATH"
   done
   expect_stderr_contains "the run failed with status 96"
   expect_stderr_contains "the TPU is left running"
-  python3 - "$dir/state" <<'PY' || fail "the stand-in saw more than stage, run and one wave of fetches, or a retry"
+  python3 - "$dir/state" <<'PY' || fail "the stand-in saw more than stage, run, describe and one wave of fetches, or a retry"
 import json, sys
 calls = [json.loads(l) for l in open(sys.argv[1] + "/calls.jsonl")]
 verbs = [c["argv"][3] + (":up" if c["argv"][3] == "scp" and c["argv"][4] != "--recurse" else "") for c in calls]
-assert verbs == ["scp:up", "ssh", "scp", "scp", "scp", "scp"], verbs
-assert [c["exit"] for c in calls] == [0, 96, 0, 0, 0, 0], [c["exit"] for c in calls]
+# After the failed run, one describe tells whether the TPU was preempted (it was not).
+assert verbs == ["scp", "ssh", "describe", "scp", "scp", "scp", "scp"], verbs
+assert [c["exit"] for c in calls] == [0, 96, 0, 0, 0, 0, 0], [c["exit"] for c in calls]
 assert calls[0]["argv"][6] == "lab-pod:", calls[0]["argv"]
 runs = [json.loads(l) for l in open(sys.argv[1] + "/runs.jsonl")]
 assert all(r["attempt"] == 1 for r in runs), runs
@@ -733,26 +743,30 @@ assert [c[3] for c in calls] == ["scp", "ssh", "scp", "scp", "scp", "scp"], call
 PY
 }
 
-# A script in a subfolder of the exercises folder (id advanced/stand/lesson) is staged under the
-# same relative path on every worker, on a fresh VM as well: the copy lands in the home folder and
-# the run guard creates ~/jax-tpu-lab/advanced/stand/ before moving it there. Still three rounds.
+# A script in a subfolder of the exercises folder (id advanced/stand/lesson) keeps its course path
+# in the run's stage folder on every worker, on a fresh VM as well; nothing lands in the home
+# folder outside ~/jax-tpu-lab/runs/<script>/<run id>/ (and the venv --bootstrap makes), and the logs come back into the script's
+# own run folder.
 case_pipeline__subfolder_script_is_staged_under_its_path() {
-  local dir i
+  local dir i home
   dir=$(standin_course pipeline-subfolder 4)
   mkdir -p "$dir/public/exercises/advanced/stand"
   cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/advanced/stand/lesson.py"
   "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests >/dev/null
   run -C "$dir" plan advanced/stand/lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   expect_status 0
-  expect_stdout_contains " --stage ~/lesson.py ~/jax-tpu-lab/advanced/stand/lesson.py "
+  expect_stdout_contains "--file public/exercises/advanced/stand/lesson.py "
   printf '%s\n' "$out" >"$dir/run.sh"
   run_pipeline "$dir" run.sh
   expect_status 0
   expect_stdout_contains "verified: training receipts (detailed form) of 4 workers on v5litepod-16"
   for i in 0 1 2 3; do
-    [[ -f "$dir/state/tpus/lab-pod/worker-$i/home/jax-tpu-lab/advanced/stand/lesson.py" ]] ||
-      fail "worker $i has no ~/jax-tpu-lab/advanced/stand/lesson.py"
-    [[ ! -e "$dir/state/tpus/lab-pod/worker-$i/home/lesson.py" ]] || fail "worker $i still has the copy in its home"
+    home=$dir/state/tpus/lab-pod/worker-$i/home
+    compgen -G "$home/jax-tpu-lab/runs/advanced/stand/lesson/r1/staged-*/code/public/exercises/advanced/stand/lesson.py" \
+      >/dev/null || fail "worker $i has no staged copy under its course path in the run folder"
+    # --bootstrap makes the interpreter's venv; staging adds nothing else.
+    [[ "$(cd "$home" && find . -mindepth 1 -maxdepth 2 | sort | tr '\n' ' ')" == "./jax-tpu-lab ./jax-tpu-lab/.venv ./jax-tpu-lab/runs " ]] ||
+      fail "worker $i's home holds more than the venv and the runs folder: $(cd "$home" && find . -mindepth 1 -maxdepth 2 | tr '\n' ' ')"
     compgen -G "$dir/tpu-runs/lab-pod/advanced/stand/lesson/r1/worker-$i/r1/lesson-tpu-*.txt" >/dev/null ||
       fail "worker $i's log was not fetched into the script's own run folder"
   done
@@ -1402,7 +1416,13 @@ case_docs__help_exit_codes_match_readme() {
 }
 
 case_standin__selftest() {
-  bash "$STANDIN/selftest.sh" >&2 || fail "the gcloud stand-in's self-test failed"
+  bash "$STANDIN/selftest.sh" rest >&2 || fail "the gcloud stand-in's self-test failed"
+}
+
+# The self-test's part on a run's mark and a dropped connection, apart (it stands alone), so that
+# ctest runs it beside the rest and neither nears the time limit.
+case_standin__selftest_mark() {
+  bash "$STANDIN/selftest.sh" mark >&2 || fail "the gcloud stand-in's self-test (mark, dropped connection) failed"
 }
 
 # --- verbose: -v logs each decision to stderr through spdlog; stdout is unchanged ----------------
@@ -1560,8 +1580,9 @@ case_pipeline__helper_modules_are_staged_with_the_script() {
     fail "the lesson could not be reviewed"
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format json
   expect_status 0
-  python3 -c 'import json,sys; s=json.loads(sys.argv[1])["staged"]; p=[x["place"] for x in s]
-assert p[2:] == ["~/jax-tpu-lab/lesson_helpers.py", "~/jax-tpu-lab/pkg/__init__.py", "~/jax-tpu-lab/pkg/util.py"], p' "$out" ||
+  # Each at its course-relative path below the stage folder's code/.
+  python3 -c 'import json,sys; s=json.loads(sys.argv[1])["staged"]; p=[x["path"] for x in s]
+assert p == ["public/exercises/" + f for f in ("standin-lesson.py", "lesson_helpers.py", "pkg/__init__.py", "pkg/util.py")], p' "$out" ||
     fail "the course files are not staged in place: $out"
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   expect_status 0

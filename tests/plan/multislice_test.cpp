@@ -89,7 +89,7 @@ TEST_F(MultisliceTest, EveryWorkerOfEverySliceIsFetchedIntoItsSliceFolder) {
   ASSERT_EQ(fetches.size(), 8U);
   const auto last = fetches.back()->line.argv();
   EXPECT_EQ(last[4], "scp");
-  EXPECT_EQ(last[6], "pod-1:~/jax-tpu-lab/runs/r1");
+  EXPECT_EQ(last[6], "pod-1:~/jax-tpu-lab/runs/lesson/r1");
   EXPECT_EQ(last[7], "./tpu-runs/pod/lesson/r1/slice-1/worker-3/");
   EXPECT_EQ(last.back(), "--worker=3");
   const auto verify = of_kind(*p, StepKind::verify).front()->line.argv();

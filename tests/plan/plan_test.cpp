@@ -54,16 +54,19 @@ TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {
   m_options.bootstrap = true;
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "bootstrap", "stage", "run", "fetch",
-                                                "fetch", "fetch", "fetch", "verify", "teardown"}));
-  EXPECT_EQ(count_worker_all(p), 3); // bootstrap, stage, run
+  // The guard is staged first, and bootstrap goes through it; a failed step asks for the TPU's
+  // state (spot or not), and --teardown knows how to delete it.
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "release", "preemption-check", "stage",
+                                                "bootstrap", "run", "fetch", "fetch", "fetch", "fetch", "verify",
+                                                "teardown"}));
+  EXPECT_EQ(count_worker_all(p), 3); // stage, bootstrap, run
   EXPECT_EQ(p.verify, VerifyKind::training);
 }
 
 TEST_F(PlanTest, SingleHostHasNoWorkerAllAndNoPreflight) {
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   EXPECT_EQ(count_worker_all(p), 0);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "stage", "run", "fetch", "verify"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preemption-check", "stage", "run", "fetch", "verify"}));
 }
 
 TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
@@ -96,51 +99,69 @@ TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
             "~/jax-tpu-lab/lesson-tpu.txt'");
 }
 
-TEST_F(PlanTest, RunStepCallsTheStagedRunGuardByName) {
+TEST_F(PlanTest, RunStepCallsTheStagedRunGuardInTheRunsOwnFolder) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const RemoteProgram& guard = run_guard_program();
-  const std::string local_guard = "./tpu-runs/pod/lesson/r1/" + guard.file_name;
-  // The plan writes the guard into its run folder, and stages it with the script in one scp call.
-  ASSERT_EQ(p.steps[1].kind, StepKind::write);
-  EXPECT_EQ(p.steps[1].line.argv(), (std::vector<std::string>{"tpulaunch", "guard", "--write", local_guard, "--sha256",
-                                                             guard.sha256}));
-  ASSERT_EQ(p.steps[3].kind, StepKind::stage);
-  EXPECT_EQ(to_shell(p.steps[3].line), "gcloud compute tpus tpu-vm scp " + local_guard +
-                                           " public/exercises/lesson.py pod: --zone=us-central1-a --worker=all");
-  const auto& run = p.steps[4];
-  ASSERT_EQ(run.kind, StepKind::run);
-  const std::string command = run.line.argv().back();
-  EXPECT_EQ(command, "--command=bash ~/" + guard.file_name + " --guard-sha256 " + guard.sha256 +
-                         " --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/lesson-tpu-\"$(hostname)\".txt "
-                         "--stage ~/lesson.py ~/jax-tpu-lab/lesson.py " +
-                         std::string(64, 'a') +
-                         " --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- "
-                         "~/jax-tpu-lab/lesson.py");
-  // No --timeout, --grace or --kill-stale unless asked for.
+  const std::string a64(64, 'a');
+  ASSERT_EQ(p.plan_sha256.size(), 64U);
+  const std::string id = p.plan_sha256.substr(0, 16);
+  EXPECT_EQ(p.plan_id(), id);
+  EXPECT_EQ(p.remote_run_dir, "jax-tpu-lab/runs/lesson/r1");
+  // The write step fills the stage folder, each file checked against its digest.
+  const Step& write = step(p, StepKind::write);
+  EXPECT_EQ(write.line.argv(),
+            (std::vector<std::string>{"tpulaunch", "stage", "./tpu-runs/pod/lesson/r1", "--script", "lesson", "--run-id",
+                                      "r1", "--plan", p.plan_sha256, "--slice", "v5litepod-16", "--guard-sha256",
+                                      guard.sha256, "--file", "public/exercises/lesson.py",
+                                      a64 + ":public/exercises/lesson.py"}));
+  // One scp of the stage folder's jax-tpu-lab/ into the home folder: it lands in the run's folder.
+  EXPECT_EQ(to_shell(step(p, StepKind::stage).line),
+            "gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/pod/lesson/r1/stage/jax-tpu-lab pod: "
+            "--zone=us-central1-a --worker=all");
+  const std::string command = step(p, StepKind::run).line.argv().back();
+  EXPECT_EQ(command, "--command=bash ~/jax-tpu-lab/runs/lesson/r1/staged-" + id + "/tpulaunch-run-guard.sh "
+                         "--guard-sha256 " + guard.sha256 + " --plan " + p.plan_sha256 +
+                         " --script lesson --run-id r1 --file " + a64 +
+                         " public/exercises/lesson.py --devices vfio --env JAX_PLATFORMS=tpu --python "
+                         "~/jax-tpu-lab/.venv/bin/python -- public/exercises/lesson.py");
+  // No --timeout, --grace, --kill-stale or --mark unless asked for (or the plan made the TPU).
   EXPECT_EQ(command.find("--timeout"), std::string::npos);
   EXPECT_EQ(command.find("--kill-stale"), std::string::npos);
-  // The guard's name carries its digest, and the plan lists what it stages with their digests.
-  EXPECT_EQ(guard.file_name, "tpulaunch-run-guard-" + guard.sha256.substr(0, 12) + ".sh");
-  ASSERT_EQ(p.staged.size(), 2U);
-  EXPECT_EQ(p.staged[0].place, "");
-  EXPECT_EQ(p.staged[1].place, "jax-tpu-lab/lesson.py");
-  EXPECT_EQ(p.staged[1].sha256, std::string(64, 'a'));
+  EXPECT_EQ(command.find("--mark"), std::string::npos);
+  ASSERT_EQ(p.staged.size(), 1U);
+  EXPECT_EQ(p.staged[0], (StagedFile{"public/exercises/lesson.py", "public/exercises/lesson.py", a64}));
 }
 
-TEST_F(PlanTest, ScriptInASubfolderIsStagedUnderItsPath) {
+TEST_F(PlanTest, PlanDigestNamesWhatRunsAndHowAndDefaultRunIdsDiffer) {
+  const Plan first = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(plan("v5litepod-16", RouteKind::multi_host).plan_sha256, first.plan_sha256);
+  m_options.args = {"--steps", "10"};
+  const Plan with_args = plan("v5litepod-16", RouteKind::multi_host);
+  m_options.args.clear();
+  m_options.run_id = "r2";
+  const Plan other_run = plan("v5litepod-16", RouteKind::multi_host);
+  m_options.run_id = "r1";
+  m_status.actual_sha256 = std::string(64, 'b');
+  const Plan other_script = plan("v5litepod-16", RouteKind::multi_host);
+  for (const Plan* other : {&with_args, &other_run, &other_script}) {
+    EXPECT_NE(other->plan_sha256, first.plan_sha256);
+  }
+  // Plans made in the same second get different default run ids.
+  const std::string one = default_run_id();
+  const std::string two = default_run_id();
+  EXPECT_NE(one, two);
+  EXPECT_TRUE(value_rule(ValueKind::run_id).accepts(one)) << one;
+}
+
+TEST_F(PlanTest, ScriptInASubfolderKeepsItsCoursePath) {
   m_status.id = "advanced/sub_lesson";
   m_status.path = "public/exercises/advanced/sub_lesson.py";
+  m_status.course_path = "public/exercises/advanced/sub_lesson.py";
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  ASSERT_EQ(p.steps[3].kind, StepKind::stage);
-  EXPECT_EQ(to_shell(p.steps[3].line), "gcloud compute tpus tpu-vm scp ./tpu-runs/pod/advanced/sub_lesson/r1/" +
-                                           run_guard_program().file_name +
-                                           " public/exercises/advanced/sub_lesson.py pod: --zone=us-central1-a --worker=all");
-  const std::string command = p.steps[4].line.argv().back();
-  EXPECT_NE(command.find(" --log ~/jax-tpu-lab/runs/r1/sub_lesson-tpu-\"$(hostname)\".txt --stage ~/sub_lesson.py "
-                         "~/jax-tpu-lab/advanced/sub_lesson.py "),
-            std::string::npos)
-      << command;
-  EXPECT_TRUE(command.ends_with(" -- ~/jax-tpu-lab/advanced/sub_lesson.py")) << command;
+  EXPECT_EQ(p.remote_run_dir, "jax-tpu-lab/runs/advanced/sub_lesson/r1");
+  const std::string command = step(p, StepKind::run).line.argv().back();
+  EXPECT_NE(command.find(" public/exercises/advanced/sub_lesson.py --devices"), std::string::npos) << command;
+  EXPECT_TRUE(command.ends_with(" -- public/exercises/advanced/sub_lesson.py")) << command;
   EXPECT_EQ(p.local_run_dir, "./tpu-runs/pod/advanced/sub_lesson/r1");
   // The course's own commands copy into ~/jax-tpu-lab/ only.
   m_options.form = PlanForm::course;
@@ -148,6 +169,50 @@ TEST_F(PlanTest, ScriptInASubfolderIsStagedUnderItsPath) {
   ASSERT_FALSE(course.ok());
   EXPECT_EQ(course.error().code, ExitCode::usage);
   EXPECT_NE(course.error().message.find("--course"), std::string::npos);
+}
+
+// Two course packages, each with an __init__.py: every file keeps its course-relative path, so
+// nothing lands on another (the old layout copied each by its bare name into the home folder).
+TEST_F(PlanTest, CourseFilesOfOneNameInTwoPackagesAreStagedApart) {
+  m_status.files = {LessonFile{"public/exercises/data/__init__.py", "data/__init__.py", "public/exercises/data/__init__.py",
+                               std::string(64, 'b'), false},
+                    LessonFile{"public/exercises/model/__init__.py", "model/__init__.py",
+                               "public/exercises/model/__init__.py", std::string(64, 'c'), false}};
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  ASSERT_EQ(p.staged.size(), 3U);
+  EXPECT_EQ(p.staged[1].path, "public/exercises/data/__init__.py");
+  EXPECT_EQ(p.staged[2].path, "public/exercises/model/__init__.py");
+  EXPECT_NE(step(p, StepKind::run).line.argv().back().find(
+                " --file " + std::string(64, 'c') + " public/exercises/model/__init__.py "),
+            std::string::npos);
+}
+
+// A plan that creates its TPU marks it, and every later step that touches it checks the mark.
+TEST_F(PlanTest, CreatedCapacityIsMarkedAndEveryStepOnItChecksTheMark) {
+  m_options.lifecycle.capacity = Capacity::create;
+  m_options.teardown = true;
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  ASSERT_EQ(p.target.mark, p.plan_id());
+  const std::string mark_flag = "--metadata=tpulaunch_run=" + p.plan_id();
+  const auto argv = step(p, StepKind::create).line.argv();
+  EXPECT_NE(std::find(argv.begin(), argv.end(), mark_flag), argv.end());
+  for (const Step& s : p.steps) {
+    const bool touches = s.kind == StepKind::stage || s.kind == StepKind::bootstrap || s.kind == StepKind::run ||
+                         s.kind == StepKind::teardown;
+    EXPECT_EQ(s.mark_check.has_value(), touches) << s.name();
+    if (s.mark_check) {
+      EXPECT_EQ(to_shell(*s.mark_check),
+                "gcloud compute tpus tpu-vm describe pod --zone=us-central1-a --format='value(metadata.tpulaunch_run)'");
+    }
+  }
+  EXPECT_NE(step(p, StepKind::run).line.argv().back().find(" --mark " + p.plan_id() + " "), std::string::npos);
+  // An existing TPU is the user's: no mark, no check.
+  m_options.lifecycle.capacity = Capacity::existing;
+  const Plan existing = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_TRUE(existing.target.mark.empty());
+  for (const Step& s : existing.steps) {
+    EXPECT_FALSE(s.mark_check) << s.name();
+  }
 }
 
 TEST_F(PlanTest, CpuReceiptOfAScriptInASubfolderGetsItsFolder) {
@@ -159,16 +224,15 @@ TEST_F(PlanTest, CpuReceiptOfAScriptInASubfolderGetsItsFolder) {
   EXPECT_EQ(result->cpu_receipt, "advanced/sub_lesson-cpu.txt");
   ASSERT_EQ(result->steps.size(), 2U);
   EXPECT_EQ(to_shell(result->steps[0].line), "mkdir -p advanced/");
-  EXPECT_EQ(to_shell(result->steps[1].line),
-            "set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee advanced/sub_lesson-cpu.txt.partial && "
-            "mv -f advanced/sub_lesson-cpu.txt.partial advanced/sub_lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[1].line), "( set -o pipefail; python3 public/exercises/advanced/sub_lesson.py | tee "
+                                             "advanced/sub_lesson-cpu.txt.partial ) && "
+                                             "mv -f advanced/sub_lesson-cpu.txt.partial advanced/sub_lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, FullFormStagesIntoTheHomeFolder) {
   // A fresh TPU VM has no ~/jax-tpu-lab: the copy goes to the home folder, which always exists.
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  ASSERT_EQ(p.steps[3].kind, StepKind::stage);
-  EXPECT_TRUE(to_shell(p.steps[3].line).ends_with(" public/exercises/lesson.py pod: --zone=us-central1-a --worker=all"));
+  EXPECT_TRUE(to_shell(step(p, StepKind::stage).line).ends_with("/stage/jax-tpu-lab pod: --zone=us-central1-a --worker=all"));
 }
 
 TEST_F(PlanTest, PythonEnvAndArgsReachTheRunThroughTheQuotingFunction) {
@@ -176,9 +240,9 @@ TEST_F(PlanTest, PythonEnvAndArgsReachTheRunThroughTheQuotingFunction) {
   m_options.env = {{"SEED", "it's $HOME"}, {"EMPTY", ""}};
   m_options.args = {"--steps", "10 20", "$(id)"};
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
-  const std::string command = p.steps[3].line.argv().back();
+  const std::string command = step(p, StepKind::run).line.argv().back();
   EXPECT_NE(command.find("--env JAX_PLATFORMS=tpu --env SEED='it'\\''s $HOME' --env EMPTY='' --python ~/'my env/bin/python' "
-                         "-- ~/jax-tpu-lab/lesson.py --steps '10 20' '$(id)'"),
+                         "-- public/exercises/lesson.py --steps '10 20' '$(id)'"),
             std::string::npos)
       << command;
   m_options.env = {{"JAX_PLATFORMS", "cpu"}};
@@ -213,11 +277,9 @@ TEST_F(PlanTest, VerifyGetsTheCatalogAndMatrixThePlanUsed) {
 }
 
 TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
-  std::ifstream in(std::string(TPULAUNCH_SOURCE_DIR) + "/src/remote/run_guard.bash");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string guard = text.str();
-  for (const auto& [name, status] : {std::pair{"status_run_exists", PipelineStatus::run_exists},
+  const std::string guard(run_guard_program().text);
+  for (const auto& [name, status] : {std::pair{"status_not_ours", PipelineStatus::not_ours},
+                                     std::pair{"status_run_exists", PipelineStatus::run_exists},
                                      std::pair{"status_busy", PipelineStatus::tpu_busy},
                                      std::pair{"status_upload_failed", PipelineStatus::upload_failed},
                                      std::pair{"status_no_python", PipelineStatus::no_python},
@@ -227,7 +289,7 @@ TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
                                      std::pair{"status_mapped_255", PipelineStatus::mapped_255}}) {
     EXPECT_NE(guard.find(fmt::format("readonly {}={}\n", name, to_int(status))), std::string::npos) << name;
   }
-  // The only test seam, and the paths it moves.
+  // The test seams, and the paths they move.
   EXPECT_NE(guard.find("root=${TPULAUNCH_GUARD_ROOT:-}"), std::string::npos);
   EXPECT_NE(guard.find("lock_file=\"$root/tmp/libtpu_lockfile\""), std::string::npos);
 }
@@ -267,10 +329,12 @@ TEST_F(PlanTest, JaxPlatformsIsTpuUnlessAReviewRecordsAnother) {
   EXPECT_EQ(to_shell(cpu->steps.back().line).find("JAX_PLATFORMS"), std::string::npos);
 }
 
-TEST_F(PlanTest, DefaultPlanHasNoLifecycleSteps) {
+TEST_F(PlanTest, DefaultPlanHasNoLifecycleStepsButThePreemptionCheck) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "stage", "run", "fetch", "fetch", "fetch", "fetch", "verify"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "preemption-check", "stage", "run",
+                                                "fetch", "fetch", "fetch", "fetch", "verify"}));
   EXPECT_FALSE(p.preemptible());
+  EXPECT_EQ(step(p, StepKind::preemption_check).when, StepWhen::step_failed);
 }
 
 TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
@@ -281,7 +345,7 @@ TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
   const Plan p = plan("v4-32", RouteKind::multi_host);
   // A created TPU is a fresh VM: the plan bootstraps it. The name is checked before creating.
   EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "name-check", "create", "release", "wait",
-                                                "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
+                                                "preemption-check", "stage", "bootstrap", "run", "fetch", "fetch", "fetch",
                                                 "fetch", "verify", "teardown"}));
   EXPECT_EQ(p.steps[3].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "describe", "pod", "--zone=us-central1-a",
@@ -289,7 +353,7 @@ TEST_F(PlanTest, CreateIsAsyncThenWaitsForReadyWithADeadline) {
   EXPECT_EQ(p.steps[4].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "create", "pod", "--zone=us-central1-a",
                                       "--accelerator-type=v4-32", "--version=tpu-ubuntu2204-base", "--spot", "--async",
-                                      "--project=my-project-1"}));
+                                      "--metadata=tpulaunch_run=" + p.plan_id(), "--project=my-project-1"}));
   EXPECT_EQ(p.steps[5].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "tpu-vm", "delete", "pod", "--zone=us-central1-a",
                                       "--quiet", "--project=my-project-1"}));
@@ -321,7 +385,7 @@ TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "name-check", "queue", "release", "wait",
-                                                "preemption-check", "bootstrap", "stage", "run", "fetch", "fetch", "fetch",
+                                                "preemption-check", "stage", "bootstrap", "run", "fetch", "fetch", "fetch",
                                                 "fetch", "verify", "teardown"}));
   EXPECT_EQ(p.target.queued_resource, "pod-qr");
   EXPECT_EQ(p.steps[3].line.argv(),
@@ -330,7 +394,8 @@ TEST_F(PlanTest, QueuedResourceIsCreatedPolledAndDeletedWithForce) {
   EXPECT_EQ(p.steps[4].line.argv(),
             (std::vector<std::string>{"gcloud", "compute", "tpus", "queued-resources", "create", "pod-qr", "--node-id=pod",
                                       "--zone=us-central1-a", "--accelerator-type=v5litepod-16",
-                                      "--runtime-version=v2-alpha-tpuv5-lite", "--spot", "--valid-until-duration=6h"}));
+                                      "--runtime-version=v2-alpha-tpuv5-lite", "--spot", "--valid-until-duration=6h",
+                                      "--metadata=tpulaunch_run=" + p.plan_id()}));
   const std::vector<std::string> release{"gcloud", "compute", "tpus", "queued-resources", "delete", "pod-qr",
                                          "--zone=us-central1-a", "--force", "--quiet"};
   EXPECT_EQ(p.steps[5].line.argv(), release);
@@ -409,7 +474,7 @@ TEST_F(PlanTest, ProjectIsEmittedOnlyWhenGiven) {
       EXPECT_NE(std::find(argv.begin(), argv.end(), "--project=my-project-1"), argv.end()) << s.name();
     }
   }
-  EXPECT_EQ(gcloud_steps, 6);
+  EXPECT_EQ(gcloud_steps, 7); // the preemption check, stage, run and four fetches
 }
 
 TEST_F(PlanTest, InvalidValuesAreRefusedBeforeAnyCommandIsBuilt) {
@@ -429,8 +494,10 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   auto result = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 1U);
-  EXPECT_EQ(to_shell(result->steps[0].line), "set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt.partial && mv -f lesson-cpu.txt.partial "
-            "lesson-cpu.txt");
+  // In a subshell: pasted, the text form leaves no pipefail in the person's shell.
+  EXPECT_EQ(to_shell(result->steps[0].line),
+            "( set -o pipefail; python3 public/exercises/lesson.py | tee lesson-cpu.txt.partial ) && "
+            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
   EXPECT_EQ(result->cpu_receipt, "lesson-cpu.txt");
   PlanOptions course;
   course.form = PlanForm::course;
@@ -439,40 +506,32 @@ TEST_F(PlanTest, CpuRouteKeepsTheCoursesReceipt) {
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->steps.size(), 2U);
   EXPECT_EQ(to_shell(result->steps[0].line), "cd /c");
-  EXPECT_EQ(to_shell(result->steps[1].line), "set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt.partial && mv -f lesson-cpu.txt.partial "
-            "lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[1].line),
+            "( set -o pipefail; python public/exercises/lesson.py | tee lesson-cpu.txt.partial ) && "
+            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
   PlanOptions chosen;
   chosen.python = "/opt/py 3/bin/python";
   chosen.env = {{"A", "x y"}};
   chosen.args = {"-v"};
   result = build_plan(m_status, RouteKind::cpu, nullptr, chosen);
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(to_shell(result->steps[0].line),
-            "set -o pipefail; A='x y' '/opt/py 3/bin/python' public/exercises/lesson.py -v | tee lesson-cpu.txt.partial && "
-            "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
+  EXPECT_EQ(to_shell(result->steps[0].line), "( set -o pipefail; A='x y' '/opt/py 3/bin/python' "
+                                             "public/exercises/lesson.py -v | tee lesson-cpu.txt.partial ) && "
+                                             "mv -f lesson-cpu.txt.partial lesson-cpu.txt");
 }
 
 TEST_F(PlanTest, DiscoveryPlanWritesDiscoveryReceiptsOnly) {
   auto result = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->verify, VerifyKind::discovery);
-  bool saw_run = false;
-  for (const auto& s : result->steps) {
-    if (s.kind == StepKind::run) {
-      saw_run = true;
-      const std::string command = s.line.argv().back();
-      // The program is staged like the script: moved into the run folder, checked, and run from there.
-      EXPECT_NE(command.find(" --stage ~/" + discovery_program().file_name + " ~/jax-tpu-lab/runs/r1/discover.py " +
-                             discovery_program().sha256 + " "),
-                std::string::npos)
-          << command;
-      EXPECT_NE(command.find(" --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/runs/r1/discover.py"),
-                std::string::npos)
-          << command;
-      EXPECT_EQ(command.find("worker-"), std::string::npos);
-    }
-  }
-  EXPECT_TRUE(saw_run);
+  EXPECT_EQ(result->remote_run_dir, "jax-tpu-lab/runs/discovery/r1");
+  // tpulaunch's own program is staged like a script: below code/, checked, and run from there.
+  const std::vector<std::string> write = step(*result, StepKind::write).line.argv();
+  EXPECT_EQ(write.back(), "--discovery");
+  const std::string command = step(*result, StepKind::run).line.argv().back();
+  EXPECT_NE(command.find(" --file " + discovery_program().sha256 + " discover.py "), std::string::npos) << command;
+  EXPECT_TRUE(command.ends_with(" --python ~/jax-tpu-lab/.venv/bin/python -- discover.py")) << command;
+  EXPECT_EQ(command.find("worker-"), std::string::npos);
 }
 
 TEST_F(PlanTest, StepsSayWhichWorkersTheyReach) {
@@ -487,9 +546,8 @@ TEST_F(PlanTest, StepsSayWhichWorkersTheyReach) {
     }
   }
   const Plan single = plan("v5litepod-8", RouteKind::single_host);
-  ASSERT_EQ(single.steps[2].kind, StepKind::stage);
-  EXPECT_EQ(single.steps[2].workers, Workers::one(0));
-  EXPECT_EQ(single.steps[2].workers->text(), "0");
+  EXPECT_EQ(step(single, StepKind::stage).workers, Workers::one(0));
+  EXPECT_EQ(step(single, StepKind::stage).workers->text(), "0");
   EXPECT_EQ(Workers::all().text(), "all");
 }
 
@@ -508,12 +566,13 @@ TEST_F(PlanTest, ResultsReplaceTheFetchesWithOneDownload) {
   m_options.results = "gs://lab-results/course";
   m_options.teardown = true;
   const Plan p = plan("v5litepod-256", RouteKind::multi_host);
-  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "stage", "run", "collect", "verify", "teardown"}));
+  EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "release", "preemption-check", "stage",
+                                                "run", "collect", "verify", "teardown"}));
   ASSERT_TRUE(p.results_run_url);
   EXPECT_EQ(*p.results_run_url, "gs://lab-results/course/pod/lesson/r1");
   int gcloud_calls = 0;
   for (const auto& s : p.steps) {
-    gcloud_calls += s.line.argv().front() == "gcloud" && s.kind != StepKind::teardown ? 1 : 0;
+    gcloud_calls += s.line.argv().front() == "gcloud" && s.when == StepWhen::always ? 1 : 0;
   }
   EXPECT_EQ(gcloud_calls, 3); // stage, run, collect: for 64 workers as for one
   const Step& collect = step(p, StepKind::collect);
@@ -553,8 +612,8 @@ TEST_F(PlanTest, ResultsForDiscoveryMirrorItsLocalFolder) {
   auto result = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(*result->results_run_url, "gs://lab-results/topology/pod/discovery/r1");
-  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "write", "preflight", "stage", "run", "collect",
-                                                      "verify"}));
+  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "preflight", "preemption-check", "stage", "run",
+                                                      "collect", "verify"}));
   EXPECT_EQ(step(*result, StepKind::collect).line.argv().back(), "./tpu-runs/pod/discovery/");
 }
 
@@ -590,11 +649,12 @@ TEST(Plan, VerifyKindsRoundTrip) {
   EXPECT_FALSE(parse_verify_kind("train"));
 }
 
-TEST(Plan, DefaultRunIdIsAUtcTimestamp) {
+TEST(Plan, DefaultRunIdIsAUtcTimestampAndSixRandomHexDigits) {
   const std::string id = default_run_id();
-  ASSERT_EQ(id.size(), 16U);
+  ASSERT_EQ(id.size(), 23U);
   EXPECT_EQ(id[8], 'T');
-  EXPECT_EQ(id.back(), 'Z');
+  EXPECT_EQ(id.substr(15, 2), "Z-");
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 17), std::string::npos) << id;
 }
 
 } // namespace

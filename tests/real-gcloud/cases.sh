@@ -186,6 +186,182 @@ case_grammar__private_network() {
 EOF
 }
 
+# --- the harness itself: what the stand-in's knobs model, shown with the real gcloud ------------
+
+# both_gcloud ARGS...: one gcloud call through the stand-in (state $standin_dir/state) and through
+# the real gcloud ($real_dir's loopback API); they must end with the same status and print the same
+# stdout. Sets $status, $out, $err of the real call and $standin_status, $standin_out, $standin_err.
+both_gcloud() {
+  standin_status=0
+  (cd "$standin_dir" && env -u CLOUDSDK_COMPUTE_ZONE GCLOUD_STANDIN_STATE="$standin_dir/state" \
+    CLOUDSDK_CORE_PROJECT=lab-project-1 "$STANDIN/gcloud" "$@" >"$standin_dir/gcloud.out" 2>"$standin_dir/gcloud.err" \
+    </dev/null) || standin_status=$?
+  standin_out=$(cat "$standin_dir/gcloud.out")
+  standin_err=$(cat "$standin_dir/gcloud.err")
+  status=0
+  real_gcloud "$real_dir" "$@" || status=$?
+  out=$(cat "$real_dir/gcloud.out")
+  err=$(cat "$real_dir/gcloud.err")
+  if [[ "$status" != "$standin_status" || "$out" != "$standin_out" ]]; then
+    fail "gcloud $*: the real gcloud gave status $status and stdout [$out], the stand-in $standin_status and [$standin_out]"$'\n'"--- real stderr: $err"$'\n'"--- stand-in stderr: $standin_err"
+  fi
+}
+
+# yaml_metadata: the metadata block of a describe's yaml on stdin.
+yaml_metadata() {
+  sed -n '/^metadata:/,/^[^ ]/p' | sed '$!b; /^[^ ]/d'
+}
+
+# A run's mark (issue 34): --metadata on tpu-vm create and queued-resources create, as the real
+# gcloud parses it (calliope's ArgDict: the last --metadata wins, `KEY` alone is refused with exit
+# 2), keeps it on the node, prints it with describe (value(metadata.KEY): an empty line when the key
+# is absent; yaml quotes a mark of digits only) and serves it from every worker's metadata server
+# (404 for a key the node lacks). Nodes made by hand (a TPU someone else owns) carry another mark
+# or none. The stand-in must print what the real gcloud prints.
+case_harness__metadata_mark() {
+  local way dir at=(--zone=us-west4-a) curl
+  # One write per worker (its value and curl's status), so that two workers' lines never interleave.
+  # shellcheck disable=SC2016  # expanded on the worker
+  curl='v=$(curl -sSf -H "Metadata-Flavor: Google" http://metadata.google.internal/computeMetadata/v1/instance/attributes/tpulaunch_run); echo "$v $?"'
+  for way in standin real; do
+    dir=$(workdir "rg-metadata-$way")
+    mkdir -p "$dir/state"
+    GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create other --zone=us-west4-a --workers=2 \
+      --project=lab-project-1 --accelerator-type=v4-16 --metadata=tpulaunch_run=ffffffffffffffff >/dev/null
+    GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create bare --zone=us-west4-a --workers=1 \
+      --project=lab-project-1 --accelerator-type=v4-8 >/dev/null
+    printf -v "${way}_dir" '%s' "$dir"
+  done
+  export GCLOUD_STANDIN_NODE_STATES=READY GCLOUD_STANDIN_QR_STATES=ACTIVE
+  trap 'real_cloud_stop "$real_dir"' EXIT
+  real_cloud_start "$real_dir"
+
+  both_gcloud compute tpus tpu-vm create mine "${at[@]}" --accelerator-type=v4-16 --version=tpu-ubuntu2204-base \
+    --metadata=tpulaunch_run=0123456789abcdef --async
+  [[ "$status" == 0 ]] || fail "create --metadata: status $status: $err"
+  both_gcloud compute tpus tpu-vm describe mine "${at[@]}" '--format=value(metadata.tpulaunch_run)'
+  [[ "$out" == 0123456789abcdef ]] || fail "describe did not print the mark: [$out]"
+  both_gcloud compute tpus tpu-vm describe bare "${at[@]}" '--format=value(metadata.tpulaunch_run)'
+  [[ "$status" == 0 && "$(od -An -c "$real_dir/gcloud.out" | tr -d ' ')" == '\n' ]] ||
+    fail "a node without the key: not one empty line: status $status, [$(od -An -c "$real_dir/gcloud.out")]"
+  both_gcloud compute tpus tpu-vm describe other "${at[@]}" '--format=value(metadata.tpulaunch_run)'
+  [[ "$out" == ffffffffffffffff ]] || fail "another's mark: [$out]"
+  # Repeated, the last --metadata wins; a value of digits only is quoted in yaml.
+  both_gcloud compute tpus tpu-vm create digits "${at[@]}" --accelerator-type=v4-8 --version=tpu-ubuntu2204-base \
+    --metadata=tpulaunch_run=1 --metadata=tpulaunch_run=0123456789012345,owner= --async
+  both_gcloud compute tpus tpu-vm describe digits "${at[@]}" '--format=value(metadata)'
+  [[ "$out" == "owner=;tpulaunch_run=0123456789012345" ]] || fail "value(metadata): [$out]"
+  real_gcloud "$real_dir" compute tpus tpu-vm describe digits "${at[@]}" --format=yaml || fail "describe --format=yaml"
+  GCLOUD_STANDIN_STATE="$standin_dir/state" "$STANDIN/gcloud" compute tpus tpu-vm describe digits "${at[@]}" \
+    --project=lab-project-1 --format=yaml >"$standin_dir/gcloud.out" </dev/null
+  [[ "$(yaml_metadata <"$real_dir/gcloud.out")" == $'metadata:\n  owner: \'\'\n  tpulaunch_run: \'0123456789012345\'' ]] ||
+    fail "the real gcloud's yaml: $(cat "$real_dir/gcloud.out")"
+  diff -u <(yaml_metadata <"$standin_dir/gcloud.out") <(yaml_metadata <"$real_dir/gcloud.out") >&2 ||
+    fail "the stand-in's yaml metadata (-) is not the real gcloud's (+)"
+  both_gcloud compute tpus tpu-vm create spelt "${at[@]}" --accelerator-type=v4-8 --version=v --metadata=tpulaunch_run
+  [[ "$status" == 2 && "$err" == *"argument --metadata: Bad syntax for dict arg: [tpulaunch_run]."* &&
+    "$standin_err" == *"argument --metadata: Bad syntax for dict arg: [tpulaunch_run]."* ]] ||
+    fail "--metadata=KEY without a value: status $status: $err"$'\n'"stand-in: $standin_err"
+  # A queued resource's node spec carries it to its node.
+  both_gcloud compute tpus queued-resources create mine-qr "${at[@]}" --node-id=mine-q --accelerator-type=v4-8 \
+    --runtime-version=tpu-ubuntu2204-base --metadata=tpulaunch_run=00000000000000aa
+  both_gcloud compute tpus queued-resources describe mine-qr "${at[@]}" '--format=value(state.state)'
+  both_gcloud compute tpus tpu-vm describe mine-q "${at[@]}" '--format=value(metadata.tpulaunch_run)'
+  [[ "$out" == 00000000000000aa ]] || fail "the queued resource's node lacks the mark: [$out]"
+  # Every worker's metadata server serves it; 404 where the node has no such key.
+  both_gcloud compute tpus tpu-vm ssh mine "${at[@]}" --worker=all --command="$curl"
+  [[ "$out" == $'0123456789abcdef 0\n0123456789abcdef 0' ]] || fail "the workers' metadata server: [$out]"
+  both_gcloud compute tpus tpu-vm ssh mine-q "${at[@]}" --command="$curl"
+  [[ "$out" == "00000000000000aa 0" ]] || fail "the queued node's metadata server: [$out]"
+  both_gcloud compute tpus tpu-vm ssh bare "${at[@]}" --command="$curl"
+  [[ "$out" == " 22" && "$err" == *"curl: (22) The requested URL returned error: 404"* ]] ||
+    fail "a missing key: [$out] $err"
+  real_cloud_stop "$real_dir"
+}
+
+# The remote command of the dropped-connection case: it notes each start, starts a process that
+# leaves the session (setsid) and notes its end later, and goes on writing after a pause.
+DROP_COMMAND='echo $$ >>~/shells; setsid -f sh -c "sleep 3; echo done >>~/marker"; echo start; sleep 6; echo still-here >>~/after-sleep; echo to-stdout; echo after-stdout >>~/after-stdout'
+
+# expect_dropped_once HOME0 HOME1 WHAT: worker 1's connection dropped 1 s into the first attempt
+# and gcloud ran the command again; worker 0 ran it once. The first attempt's shell ran on after
+# the drop (its pause ended: after-sleep twice) until its next write to the lost connection
+# (SIGPIPE: after-stdout once), and the process that left with setsid wrote its marker.
+expect_dropped_once() {
+  local home0=$1 home1=$2 what=$3 i file want
+  for ((i = 0; i < 100; i++)); do
+    [[ "$(wc -l <"$home1/after-sleep" 2>/dev/null)" == 2 ]] && break
+    sleep 0.1
+  done
+  for file in shells marker after-sleep after-stdout; do
+    [[ "$(wc -l <"$home0/$file" 2>/dev/null)" == 1 ]] || fail "$what: worker 0's ~/$file has not 1 line"
+    want=2
+    [[ "$file" == after-stdout ]] && want=1
+    [[ "$(wc -l <"$home1/$file" 2>/dev/null)" == "$want" ]] ||
+      fail "$what: worker 1's ~/$file has $(wc -l <"$home1/$file" 2>/dev/null) line(s), not $want"
+  done
+}
+
+# A dropped connection (issue 34 §4): worker 1's ssh session is cut 1 s into a command, as when its
+# per-connection sshd dies. The real ssh prints "Connection to … closed by remote host." and exits
+# 255, the real gcloud says it retries and runs the same command again, which then runs normally;
+# the first attempt's processes are not killed: the shell runs on until it writes to the lost
+# connection, the one that left with setsid finishes. Shown three ways, which must agree: the
+# stand-in with GCLOUD_STANDIN_DROP_*; the real gcloud on node "hand" with drop_worker_connection;
+# the real gcloud on node "knob" with the same knobs, which the loopback API applies (DROP_WHEN
+# names a file only node knob's worker 1 has).
+case_harness__dropped_connection() {
+  local way dir node pid knob_status hand_status node_dir
+  for way in standin real; do
+    dir=$(workdir "rg-drop-$way")
+    mkdir -p "$dir/state"
+    for node in hand knob; do
+      GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create "$node" --zone=us-west4-a --workers=2 \
+        --project=lab-project-1 --accelerator-type=v4-16 >/dev/null
+    done
+    touch "$dir/state/tpus/knob/worker-1/home/drop-me"
+    printf -v "${way}_dir" '%s' "$dir"
+  done
+  export GCLOUD_STANDIN_DROP_WORKERS=1 GCLOUD_STANDIN_DROP_AFTER=1 GCLOUD_STANDIN_DROP_WHEN=drop-me
+  (cd "$standin_dir" && GCLOUD_STANDIN_STATE="$standin_dir/state" "$STANDIN/gcloud" compute tpus tpu-vm ssh knob \
+    --zone=us-west4-a --project=lab-project-1 --worker=all --command="$DROP_COMMAND" >gcloud.out 2>gcloud.err </dev/null) ||
+    fail "the stand-in: status $?: $(cat "$standin_dir/gcloud.err")"
+  expect_dropped_once "$(worker_home "$standin_dir" 0 knob)" "$(worker_home "$standin_dir" 1 knob)" "the stand-in"
+  [[ "$(grep -c '"dropped": true' "$standin_dir/state/runs.jsonl")" == 1 ]] || fail "the stand-in: not one dropped attempt"
+
+  trap 'real_cloud_stop "$real_dir"' EXIT
+  real_cloud_start "$real_dir"
+  mkdir -p "$real_dir/knob" "$real_dir/hand"
+  REAL_GCLOUD_OUT=$real_dir/knob/gcloud real_gcloud "$real_dir" compute tpus tpu-vm ssh knob --zone=us-west4-a \
+    --worker=all --command="$DROP_COMMAND" &
+  knob_status=$!
+  REAL_GCLOUD_OUT=$real_dir/hand/gcloud real_gcloud "$real_dir" compute tpus tpu-vm ssh hand --zone=us-west4-a \
+    --worker=all --command="$DROP_COMMAND" &
+  hand_status=$!
+  pid=$(drop_worker_connection "$real_dir" hand 1 1) || fail "drop_worker_connection found no session on hand's worker 1"
+  wait "$hand_status" || fail "node hand: the real gcloud exited $?: $(cat "$real_dir/hand/gcloud.err")"
+  wait "$knob_status" || fail "node knob: the real gcloud exited $?: $(cat "$real_dir/knob/gcloud.err")"
+  for node in hand knob; do
+    node_dir=$real_dir/$node
+    expect_dropped_once "$(worker_home "$real_dir" 0 "$node")" "$(worker_home "$real_dir" 1 "$node")" "node $node"
+    for dir in "$standin_dir" "$node_dir"; do
+      # OpenSSH ends that line with \r\n.
+      [[ "$(grep -c $'closed by remote host\\.\r*$' "$dir/gcloud.err")" == 1 &&
+        "$(grep -c '^Retrying: SSH command error: \[/usr/bin/ssh\] exited with return code \[255\]\.$' "$dir/gcloud.err")" == 1 &&
+        "$(grep -c '^SSH: Attempting to connect to worker 1\.\.\.$' "$dir/gcloud.err")" == 2 ]] ||
+        fail "$dir: not one drop, one retry and two attempts on worker 1: $(cat "$dir/gcloud.err")"
+    done
+    diff -u <(sort "$standin_dir/gcloud.out") <(sort "$node_dir/gcloud.out") >&2 ||
+      fail "node $node: the real gcloud (+) printed other lines than the stand-in (-)"
+  done
+  grep -q "closed by remote host" <(grep -v $'^Connection to 127\\.0\\.0\\.[0-9]* closed by remote host\\.\r$' "$real_dir/hand/gcloud.err") &&
+    fail "ssh named another address, or ended its line otherwise"
+  [[ -f "$real_dir/state/tpus/knob/worker-1/ssh-dropped" && ! -e "$real_dir/state/tpus/hand/worker-1/ssh-dropped" ]] ||
+    fail "the knobs dropped another node's connection, or none"
+  echo "drop_worker_connection killed sshd session $pid" >&2
+  real_cloud_stop "$real_dir"
+}
+
 # --- pipelines --------------------------------------------------------------------------------
 
 # A prepared VM (its venv present), 4 workers: staged in one scp (every file the stage step names
@@ -281,7 +457,7 @@ case_pipeline__fresh_vm_without_bootstrap() {
   expect_same_as_standin
   expect_status 96
   for i in 0 1; do
-    expect_stderr_contains "tpulaunch: error: t1v-n-standin0-w-$i has no Python interpreter at /root/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap"
+    expect_stderr_contains "tpulaunch: t1v-n-standin0-w-$i: error: no Python interpreter at /root/jax-tpu-lab/.venv/bin/python; run the plan with --bootstrap"
     [[ "$(grep -c "SSH: Attempting to connect to worker $i" <<<"$err")" == 1 ]] || fail "worker $i was tried more than once"
   done
   expect_stderr_contains "the TPU is left running"

@@ -18,7 +18,9 @@ GCLOUD_STANDIN_TPU_HOLDER, GCLOUD_STANDIN_TPU_STALE_LOCK, FAKEJAX_* and LESSON_*
 every worker's sshd as SetEnv).  One knob is this server's own:
 REALGCLOUD_PREEMPT_WHEN=GLOB (relative to the node's folder): once a file matches, a spot or
 preemptible node becomes PREEMPTED and its workers are gone (every process that came through
-their sshd is killed, so ssh sees the connection close and its retries are refused).
+their sshd is killed, so ssh sees the connection close and its retries are refused).  The
+stand-in's GCLOUD_STANDIN_DROP_WORKERS, _AFTER and _WHEN drop a worker's connection here by
+killing its per-connection sshd (watch_drops); lib.sh's drop_worker_connection does it on demand.
 
 Every request is appended to requests.jsonl in the state folder ({"method", "path", "query",
 "body", "gcloud": the command, "invocation": the gcloud process's invocation id}).
@@ -45,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.dont_write_bytecode = True      # no __pycache__ in the source tree for the import below
 sys.path.insert(0, str(HERE.parent / "gcloud-standin"))
 sys.path.insert(0, str(HERE))
-from standin import nodes, vm  # noqa: E402  (the gcloud stand-in's package: its nodes and workers)
+from standin import drop, nodes, vm  # noqa: E402  (the gcloud stand-in's package: its nodes and workers)
 from standin.state import append_line, resource_name, write_atomic  # noqa: E402
 from fakecloud_workers import Workers  # noqa: E402  (one sshd per worker)
 
@@ -82,6 +84,7 @@ class Cloud:
         self.ops = {}               # operation name -> (resource, kind, done_when)
         self.project_metadata = {"ssh-keys": "root:" + pubkey.read_text().strip() + " root"}
         self.preempt_glob = os.environ.get("REALGCLOUD_PREEMPT_WHEN", "")
+        self.drops = drop.DropKnobs(PROG) if os.environ.get("GCLOUD_STANDIN_DROP_WORKERS") else None
 
     # --- state -------------------------------------------------------------
     def tpus(self):
@@ -110,7 +113,6 @@ class Cloud:
         record = nodes.node_record(self.tpus() / name, name, dict(config, project=project))
         record["apiVersion"] = "V2"
         record["id"] = str(zlib.crc32(name.encode()))
-        record["metadata"] = config.get("metadata", {})
         record["networkEndpoints"] = [
             {"ipAddress": workers.address(i) if workers else "10.0.0.{}".format(i + 2), "port": 8470,
              "accessConfig": {"externalIp": workers.address(i) if workers else "10.0.0.{}".format(i + 2)}}
@@ -165,6 +167,10 @@ class Cloud:
                   "runtimeVersion": body.get("runtimeVersion", ""), "spot": bool(scheduling.get("spot")),
                   "preemptible": bool(scheduling.get("preemptible")),
                   "reserved": bool(scheduling.get("reserved"))}
+        if body.get("metadata"):
+            # The node's metadata map (create's --metadata): GET returns it, and every worker's
+            # metadata server serves each key (the stand-in's vm.fake_curl reads it here).
+            config["metadata"] = dict(body["metadata"])
         config["progression"] = nodes.parse_progression(
             PROG, "GCLOUD_STANDIN_NODE_STATES",
             os.environ.get("GCLOUD_STANDIN_NODE_STATES") or nodes.DEFAULT_NODE_STATES, nodes.NODE_STATES)
@@ -256,6 +262,8 @@ class Cloud:
                     "acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"],
                     "state": "READY", "spot": config.get("spot", False),
                     "queuedResource": resource_name(project, zone, "queuedResources", name)}
+            if config.get("metadata"):
+                node["metadata"] = config["metadata"]
             if multi:
                 node.update(subnet=subnet, multisliceShared=str(shared), tpuEnv={
                     "MEGASCALE_COORDINATOR_ADDRESS": coordinator, "MEGASCALE_NUM_SLICES": str(len(names)),
@@ -290,6 +298,8 @@ class Cloud:
                   "state": "ACCEPTED", "progression": progression}
         if count:
             config.update(nodeCount=count, nodePrefix=multi.get("nodeIdPrefix") or qr_id)
+        if node.get("metadata"):
+            config["metadata"] = dict(node["metadata"])     # on every node the QR makes
         self.qr_folder(qr_id).mkdir(parents=True)
         write_atomic(self.qr_folder(qr_id) / "config.json", json.dumps(config, indent=2) + "\n")
         return self.operation(project, zone, None, lambda: nodes.qr_record(qr_id, config))
@@ -323,6 +333,32 @@ class Cloud:
                         self.save_node(name, config)
                         self.workers.pop(name).stop()
                         vm.stop_holders(self.tpus() / name)
+
+    # --- dropped connections ----------------------------------------------
+    def watch_drops(self):
+        """GCLOUD_STANDIN_DROP_WORKERS, _AFTER, _WHEN as the stand-in reads them (standin/drop.py):
+        the first command session on each listed worker of a node whose command has run DROP_AFTER
+        seconds (and that sees DROP_WHEN under the worker's home) loses its connection, as its per-connection
+        sshd is killed; once per worker, with the stand-in's own mark in the worker's folder."""
+        while True:
+            time.sleep(0.05)
+            with LOCK:
+                current = list(self.workers.items())
+            for name, workers in current:
+                for worker in sorted(self.drops.workers):
+                    folder = self.tpus() / name / "worker-{}".format(worker)
+                    if not self.drops.pending(folder, worker):
+                        continue
+                    for pid, age in workers.sessions(worker):
+                        if self.drops.ripe(folder / "home", age) and drop.claim(
+                                folder, "fakecloud: sshd session {} of worker {}".format(pid, worker)):
+                            log("node {}: worker {}'s connection dropped (sshd session {} killed)".format(
+                                name, worker, pid))
+                            try:
+                                os.kill(pid, signal.SIGKILL)
+                            except OSError:
+                                pass
+                            break
 
     def stop(self):
         for workers in self.workers.values():
@@ -471,6 +507,8 @@ def main():
     signal.signal(signal.SIGTERM, on_term)
     if cloud.preempt_glob:
         threading.Thread(target=cloud.watch_preemption, daemon=True).start()
+    if cloud.drops is not None:
+        threading.Thread(target=cloud.watch_drops, daemon=True).start()
     write_atomic(Path(ns.port_file), "{}\n".format(server.server_address[1]))
     try:
         server.serve_forever()

@@ -10,7 +10,9 @@ import sys
 import time
 
 sys.dont_write_bytecode = True
-from standin import vm  # noqa: E402  (the gcloud stand-in's package: put on sys.path by fakecloud.py)
+# The gcloud stand-in's package (fakecloud.py puts it on sys.path too; not when run alone, below).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gcloud-standin"))
+from standin import vm  # noqa: E402
 from standin.state import Node  # noqa: E402
 
 PROG = "fakecloud"
@@ -90,6 +92,8 @@ class Workers:
              "sh", "-c", script, "sh", str(node.home(worker)), hostname, SSHD, str(config_file)],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, start_new_session=True)
         log_file.close()
+        # The listening sshd's pid (unshare and sh exec into it), for lib.sh's drop_worker_connection.
+        (folder / "sshd.pid").write_text("{}\n".format(proc.pid))
         self.markers[worker] = [("GCLOUD_STANDIN_SHARED=" + env["GCLOUD_STANDIN_SHARED"]).encode(),
                                 ("GCLOUD_STANDIN_WORKER=" + str(worker)).encode()]
         self.procs[worker] = proc
@@ -109,6 +113,11 @@ class Workers:
                     return
             time.sleep(0.02)
         raise SystemExit("{}: sshd of worker {} does not listen".format(PROG, worker))
+
+    def sessions(self, worker):
+        """The worker's ssh sessions that run a command: command_sessions of its listening sshd."""
+        proc = self.procs.get(worker)
+        return command_sessions(proc.pid) if proc is not None and proc.poll() is None else []
 
     def processes(self):
         """The pids of every process of these workers: sshd and its descendants, and any
@@ -157,3 +166,72 @@ class Workers:
             except subprocess.TimeoutExpired:
                 pass
         self.procs = {}
+
+
+# --------------------------------------------------------------------------
+# Connections: a worker's ssh sessions, and dropping one.
+# --------------------------------------------------------------------------
+
+def process_table():
+    """{pid: (parent pid, start time in clock ticks after boot, argv[0])} of every process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/{}/stat".format(entry)) as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open("/proc/{}/cmdline".format(entry), "rb") as cmdline:
+                name = cmdline.read().split(b"\0")[0].decode(errors="replace")
+            table[int(entry)] = (int(fields[1]), int(fields[19]), name)
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
+
+
+def command_sessions(listener):
+    """[(pid, seconds)] of the per-connection sshd processes (children of the listening sshd
+    `listener`) that run a command, each with how long its command has run: those with a child
+    that is not sshd's own (its pre-auth child is `sshd: … [net]`), the user's shell. scp's
+    sessions have none (OpenSSH 9's scp speaks SFTP, served by sshd's internal-sftp)."""
+    table = process_table()
+    with open("/proc/uptime") as uptime:
+        now = float(uptime.read().split()[0])
+    ticks = os.sysconf("SC_CLK_TCK")
+    sessions = []
+    for pid, (ppid, _, _) in sorted(table.items()):
+        if ppid != listener:
+            continue
+        shells = [start for ppid2, start, name in table.values() if ppid2 == pid and not name.startswith("sshd")]
+        if shells:
+            sessions.append((pid, now - min(shells) / ticks))
+    return sessions
+
+
+def drop_sessions(listener, after=0.0, timeout=20.0):
+    """Waits (up to `timeout` s) for a command session of the listening sshd `listener` whose
+    command has run `after` s, then kills it (SIGKILL): the connection drops as when that sshd process dies,
+    while the session's shell runs on without its pipes. Returns the pids killed ([] if none)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ripe = [pid for pid, age in command_sessions(listener) if age >= after]
+        if ripe:
+            for pid in ripe:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            return ripe
+        time.sleep(0.02)
+    return []
+
+
+if __name__ == "__main__":
+    # fakecloud_workers.py drop SSHD_PID_FILE [AFTER [TIMEOUT]]: lib.sh's drop_worker_connection.
+    if len(sys.argv) < 3 or sys.argv[1] != "drop":
+        sys.exit("usage: fakecloud_workers.py drop SSHD_PID_FILE [AFTER [TIMEOUT]]")
+    with open(sys.argv[2]) as pid_file:
+        LISTENER = int(pid_file.read())
+    KILLED = drop_sessions(LISTENER, *(float(a) for a in sys.argv[3:5]))
+    print(" ".join(str(pid) for pid in KILLED))
+    sys.exit(0 if KILLED else 1)

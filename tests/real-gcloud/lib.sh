@@ -40,11 +40,13 @@ enter_netns() {
   ip link set lo up
 }
 
-# The gcloud calls' environment: everything the real gcloud needs to talk to the loopback API,
-# as documented properties, and nothing of this machine's own gcloud configuration.
+# The gcloud calls' environment, as arguments of env: no CLOUDSDK_* of the caller's (a zone, a
+# project, a configuration), then everything the real gcloud needs to talk to the loopback API, as
+# documented properties, and nothing of this machine's own gcloud configuration.
 real_env() {
   local dir=$1 port
   port=$(cat "$dir/fakecloud.port")
+  compgen -e | sed -n 's/^CLOUDSDK_/-u&/p'
   printf '%s\n' "HOME=$dir/home" "CLOUDSDK_CONFIG=$dir/gcloud-config" \
     "CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU=http://127.0.0.1:$port/" \
     "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=http://127.0.0.1:$port/compute/v1/" \
@@ -103,19 +105,45 @@ real_cloud_stop() {
   fi
 }
 
+# real_path: this PATH without the stand-in and the stand-in ssh-add, so `gcloud` is the real one.
+real_path() {
+  printf '%s' "$PATH" | tr ':' '\n' | grep -v -x -e "$STANDIN" -e "$SOURCE_DIR/tests/e2e/bin" | paste -sd:
+}
+
 # run_real DIR SCRIPT: runs a generated sh script in DIR through the real gcloud; sets $status,
 # $out, $err. PATH has tpulaunch first and neither the stand-in nor the stand-in ssh-add.
 run_real() {
   local dir=$1 script=$2 bin path
   bin=$(dirname "$TPULAUNCH")
-  path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -x -e "$STANDIN" -e "$SOURCE_DIR/tests/e2e/bin" | paste -sd:)
+  path=$(real_path)
   status=0
-  # No CLOUDSDK_* of the caller's (a zone, a project, a configuration) reaches this gcloud.
-  (cd "$dir" && mapfile -t vars < <(real_env "$dir") && mapfile -t drop < <(compgen -e | sed -n 's/^CLOUDSDK_/-u&/p') &&
-    env "${drop[@]}" "${vars[@]}" PATH="$bin:$path" TPULAUNCH_ALLOW_STANDIN=1 bash "$script" >"$dir/pipeline.out" \
+  (cd "$dir" && mapfile -t vars < <(real_env "$dir") &&
+    env "${vars[@]}" PATH="$bin:$path" TPULAUNCH_ALLOW_STANDIN=1 bash "$script" >"$dir/pipeline.out" \
       2>"$dir/pipeline.err" </dev/null) || status=$?
   out=$(cat "$dir/pipeline.out")
   err=$(cat "$dir/pipeline.err")
+}
+
+# real_gcloud DIR ARGS...: one call of the real gcloud against DIR's loopback API, in the same
+# environment as run_real's; its stdout and stderr go to P.out and P.err, P being $REAL_GCLOUD_OUT
+# or DIR/gcloud, and it returns gcloud's status (a case can run it in the background and `wait`).
+real_gcloud() {
+  local dir=$1 path prefix=${REAL_GCLOUD_OUT:-$1/gcloud}
+  shift
+  path=$(real_path)
+  (cd "$dir" && mapfile -t vars < <(real_env "$dir") &&
+    exec env "${vars[@]}" PATH="$path" gcloud "$@" >"$prefix.out" 2>"$prefix.err" </dev/null)
+}
+
+# drop_worker_connection DIR NODE WORKER [AFTER]: drops worker WORKER's ssh connection to node
+# NODE as a network would: waits (up to 20 s) for an ssh session there that runs a command and is
+# AFTER seconds old (default 0), then kills its per-connection sshd (`sshd: root@notty`, not the
+# listening sshd). ssh prints "Connection to … closed by remote host." and exits 255, so gcloud
+# retries; the session's shell and what it started run on without its pipes (a write to them
+# gets SIGPIPE). Prints the killed pid; returns 1 if no such session came. The knobs
+# GCLOUD_STANDIN_DROP_WORKERS/_AFTER/_WHEN do the same from within the loopback API, for a scenario.
+drop_worker_connection() {
+  python3 "$REAL_GCLOUD_DIR/fakecloud_workers.py" drop "$1/state/fakecloud/$2-w$3/sshd.pid" "${4:-0}"
 }
 
 # fetched DIR: the files the pipeline brought back, relative to DIR/tpu-runs, one per line.
@@ -225,16 +253,17 @@ for step in plan["steps"]:
             print(src)' "$1/plan.json"
 }
 
-# node_folder DIR: the stand-in folder of TPU lab-pod in DIR, also once it was deleted.
+# node_folder DIR [NODE]: the stand-in folder of TPU NODE (default lab-pod) in DIR, also once it was deleted.
 node_folder() {
-  if [[ -d "$1/state/tpus/lab-pod" ]]; then
-    printf '%s\n' "$1/state/tpus/lab-pod"
+  local node=${2:-lab-pod}
+  if [[ -d "$1/state/tpus/$node" ]]; then
+    printf '%s\n' "$1/state/tpus/$node"
   else
-    compgen -G "$1/state/deleted/lab-pod.*" | head -n 1
+    compgen -G "$1/state/deleted/$node.*" | head -n 1
   fi
 }
 
-# worker_home DIR I: worker I's home folder (its /root over ssh).
+# worker_home DIR I [NODE]: worker I's home folder (its /root over ssh) on NODE (default lab-pod).
 worker_home() {
-  printf '%s\n' "$(node_folder "$1")/worker-$2/home"
+  printf '%s\n' "$(node_folder "$1" "${3:-}")/worker-$2/home"
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_catalog.hpp"
+#include "tpulaunch/run/records.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -28,6 +29,27 @@ protected:
     }
     write_json(artifacts(0) / "checkpoint.json", {{"kind", "checkpoint"}, {"written_by", 0}, {"process_count", 4},
                                                   {"step", 1}, {"params", {0.75}}, {"global_mean_gradient", -2.5}});
+    std::ofstream(m_run / "plan.rec") << format_record(to_record(m_plan));
+  }
+
+  // The run guard's record of worker i, of this run unless `changes` say otherwise.
+  void write_record(int i, const std::vector<std::pair<std::string, std::string>>& changes = {}) {
+    Record record{{{"record", std::string(k_run_record_kind)},
+                   {"script", m_plan.script},
+                   {"run-id", m_plan.run_id},
+                   {"plan", m_plan.plan_sha256},
+                   {"start", m_plan.start},
+                   {"worker", std::to_string(i)},
+                   {"state", "succeeded"},
+                   {"summary", "succeeded"}}};
+    for (const auto& [key, value] : changes) {
+      for (auto& field : record.fields) {
+        if (field.first == key) {
+          field.second = value;
+        }
+      }
+    }
+    std::ofstream(content(i) / "run-status.rec") << format_record(record);
   }
   void TearDown() override { fs::remove_all(m_run.parent_path()); }
 
@@ -47,6 +69,7 @@ protected:
   void write_worker(int i, const nlohmann::json& j) {
     write_json(artifacts(i) / ("worker-" + std::to_string(i) + ".json"), j);
     std::ofstream(content(i) / ("lesson-tpu-host-" + std::to_string(i) + ".txt")) << "log\n";
+    write_record(i);
   }
   VerifyReport verify(VerifyKind kind = VerifyKind::training) {
     auto result = verify_run(m_run.string(), slice_target(*m_slice), VerifyOptions{kind, false});
@@ -65,6 +88,7 @@ protected:
   const Catalog* m_catalog = &test_support::embedded_catalog();
   const Slice* m_slice = nullptr;
   fs::path m_run;
+  PlanRecord m_plan{"lesson", "r1", std::string(64, 'a'), "v5litepod-16", 1, std::string(32, '0'), 0};
 };
 
 TEST_F(DetailedReceiptsTest, ACompleteRunVerifies) {
@@ -88,12 +112,8 @@ TEST_F(DetailedReceiptsTest, EachFailureNamesTheWorkerAndTheField) {
 // The run guard's record is the worker's own word on its part: a worker that recorded a
 // failure never verifies, whatever receipts it left.
 TEST_F(DetailedReceiptsTest, AWorkerThatRecordedFailureNeverVerifies) {
-  for (int i = 0; i < 4; ++i) {
-    std::ofstream(content(i) / "run-status.rec") << "record=tpulaunch-run-status 1\nstate=succeeded\nsummary=succeeded\n";
-  }
   EXPECT_TRUE(verify().ok());
-  std::ofstream(content(1) / "run-status.rec") << "record=tpulaunch-run-status 1\nstate=failed\nstatus=7\n"
-                                                   "summary=failed with status 7\n";
+  write_record(1, {{"state", "failed"}, {"summary", "failed with status 7"}});
   const auto report = verify();
   EXPECT_TRUE(has(report, 1, "run-status.rec", "the worker recorded failed: failed with status 7"));
   EXPECT_EQ(report.findings.size(), 1U);
@@ -101,9 +121,6 @@ TEST_F(DetailedReceiptsTest, AWorkerThatRecordedFailureNeverVerifies) {
 
 // The fetched folder is found by what it holds, so a run folder copied under another name verifies.
 TEST_F(DetailedReceiptsTest, ACopiedRunFolderVerifies) {
-  for (int i = 0; i < 4; ++i) {
-    std::ofstream(content(i) / "run-status.rec") << "state=succeeded\n";
-  }
   const fs::path copy = m_run.parent_path() / "copy-of-r1";
   fs::copy(m_run, copy, fs::copy_options::recursive);
   auto result = verify_run(copy.string(), slice_target(*m_slice), VerifyOptions{VerifyKind::training, false});
@@ -117,6 +134,36 @@ TEST_F(DetailedReceiptsTest, ACopiedRunFolderVerifies) {
 TEST_F(DetailedReceiptsTest, AMissingWorkerIsAFailure) {
   fs::remove_all(m_run / "worker-3");
   EXPECT_TRUE(has(verify(), 3, "folder", "nothing was fetched"));
+}
+
+// A run is a key: records of another script, run or plan, or of an earlier start of this plan (a
+// plan pasted again), are named as such and never verify.
+TEST_F(DetailedReceiptsTest, RecordsOfAnotherRunPlanOrStartDoNotVerify) {
+  EXPECT_TRUE(verify().ok());
+  write_record(1, {{"script", "l06"}});
+  write_record(2, {{"plan", std::string(64, 'b')}});
+  write_record(3, {{"start", std::string(32, '1')}});
+  const VerifyReport report = verify();
+  EXPECT_TRUE(has(report, 1, "run-status.rec", "belongs to run l06/r1 (plan aaaaaaaaaaaaaaaa), not to this run lesson/r1"));
+  EXPECT_TRUE(has(report, 2, "run-status.rec", "(plan bbbbbbbbbbbbbbbb), not to this run"));
+  EXPECT_TRUE(has(report, 3, "run-status.rec", "comes from an earlier start of this plan"));
+  EXPECT_FALSE(has(report, 0, "run-status.rec"));
+}
+
+TEST_F(DetailedReceiptsTest, ARecordOfAnotherWorkerOrALogOfAnotherScriptIsAFinding) {
+  write_record(2, {{"worker", "3"}});
+  std::ofstream(content(1) / "l06-tpu-host-1.txt") << "log\n";
+  const VerifyReport report = verify();
+  EXPECT_TRUE(has(report, 2, "run-status.rec", "is worker 3's record, not worker 2's"));
+  EXPECT_TRUE(has(report, 1, "l06-tpu-host-1.txt", "is not a log of lesson"));
+}
+
+TEST_F(DetailedReceiptsTest, ARunFolderWithoutAPlanRecordIsNotVerified) {
+  fs::remove(m_run / "plan.rec");
+  const VerifyReport report = verify();
+  EXPECT_TRUE(has(report, -1, "plan.rec", "whose results these are cannot be told"));
+  std::ofstream(m_run / "plan.rec") << "record=something else\n";
+  EXPECT_TRUE(has(verify(), -1, "plan.rec", "not a tpulaunch plan record"));
 }
 
 TEST_F(DetailedReceiptsTest, NonTpuBackendIsNotATpuResult) {

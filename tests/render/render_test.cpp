@@ -15,6 +15,8 @@
 
 #include "support/plan_fixture.hpp"
 
+#include "tpulaunch/json/json_text.hpp"
+
 #include "tpulaunch/catalog/figure.hpp"
 
 namespace tpulaunch {
@@ -22,28 +24,45 @@ namespace {
 
 using RenderTest = test_support::PlanFixture;
 
-TEST_F(RenderTest, PlanJsonIsLaidOutAsDumpLaysItOut) {
-  // plan_json writes its text directly; it must read as nlohmann's dump(2) of the same document.
+TEST_F(RenderTest, PlanJsonCarriesUtf8ValuesAndRefusesOthersByName) {
+  // Values in UTF-8 (and control bytes, which JSON escapes) are carried as they are.
   m_options.env = {{"SEED", "caf\xc3\xa9 \"1\"\n"}};
   m_options.args = {"--steps", "10"};
   m_options.teardown = true;
   for (const auto& [slice, route] :
        {std::pair{"v5litepod-16", RouteKind::multi_host}, std::pair{"v5litepod-8", RouteKind::single_host}}) {
-    const std::string text = plan_json(plan(slice, route));
-    EXPECT_EQ(nlohmann::ordered_json::parse(text).dump(2), text) << slice;
+    const auto text = json_text(plan_json(plan(slice, route)));
+    ASSERT_TRUE(text.ok()) << slice;
+    const auto j = nlohmann::ordered_json::parse(*text);
+    EXPECT_EQ(j["env"]["SEED"], "caf\xc3\xa9 \"1\"\n") << slice;
+    EXPECT_EQ(j.dump(2) + "\n", *text) << slice;
   }
   auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(cpu.ok());
-  const std::string cpu_text = plan_json(*cpu);
-  EXPECT_EQ(nlohmann::ordered_json::parse(cpu_text).dump(2), cpu_text);
+  EXPECT_TRUE(json_text(plan_json(*cpu)).ok());
   auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(discovery.ok());
-  const std::string discovery_text = plan_json(*discovery);
-  const auto j = nlohmann::ordered_json::parse(discovery_text);
-  EXPECT_EQ(j.dump(2), discovery_text);
+  const auto j = plan_json(*discovery);
   EXPECT_EQ(j["receipt"], "discovery");
   EXPECT_EQ(j["expected"]["process_count"], 4);
   EXPECT_EQ(j["expected"]["device_count"], 16);
+  // A value that is not UTF-8 is refused, named by where it stands, never printed altered.
+  const auto refused = [&](const char* where) {
+    const auto text = json_text(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+    EXPECT_FALSE(text.ok()) << where;
+    return text.ok() ? std::string() : text.error().message;
+  };
+  m_options.env = {{"SEED", "caf\xe9"}};
+  EXPECT_EQ(refused("env"), "--format json cannot carry the value at /env/SEED: 'caf\\xe9' is not UTF-8 (byte 0xe9 at "
+                            "offset 3), and JSON text is UTF-8; give the value in UTF-8, or choose another --format");
+  m_options.env = {};
+  m_options.args = {"ok", "a\xff"
+                          "b"};
+  EXPECT_NE(refused("args").find("/args/1: 'a\\xffb'"), std::string::npos);
+  m_options.args = {};
+  m_options.python = "/opt/py\xc3/bin/python";
+  EXPECT_NE(refused("python").find("/python: '/opt/py\\xc3/bin/python' is not UTF-8 (byte 0xc3 at offset 7)"),
+            std::string::npos);
 }
 
 // Every word of every form is one a person can read: nothing longer than 300 characters (the
@@ -83,7 +102,7 @@ TEST_F(RenderTest, NoFormPrintsAnOpaqueWord) {
   m_options.form = PlanForm::course;
   plans.emplace_back("course", plan("v5litepod-16", RouteKind::multi_host));
   for (const auto& [name, p] : plans) {
-    for (const std::string& text : {render_text(p), render_sh(p), plan_json(p)}) {
+    for (const std::string& text : {render_text(p), render_sh(p), plan_json(p).dump(2)}) {
       EXPECT_LE(longest_word(text), 300U) << name;
     }
     const Step& run = *std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == StepKind::run; });
@@ -98,7 +117,7 @@ TEST_F(RenderTest, NoFormPrintsAnOpaqueWord) {
 }
 
 TEST_F(RenderTest, JsonHasTheDocumentedFields) {
-  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
   for (const char* key : {"script", "path", "class", "route", "slice", "multi_host", "steps"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -117,7 +136,7 @@ TEST_F(RenderTest, JsonHasTheDocumentedFields) {
 
 TEST_F(RenderTest, JsonCommandIsTheRenderedArgv) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  const auto j = nlohmann::ordered_json::parse(plan_json(p));
+  const auto j = plan_json(p);
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     EXPECT_EQ(j["steps"][i]["command"], to_shell(p.steps[i].line));
     if (j["steps"][i]["argv"].is_null()) { // shell syntax: the command says it all
@@ -136,8 +155,8 @@ TEST_F(RenderTest, ShScriptIsCompleteAndOrdered) {
   EXPECT_NE(sh.find("readonly TPU=pod\n"), std::string::npos);
   EXPECT_NE(sh.find("readonly PARALLEL=8\n"), std::string::npos);
   const auto mkdir = sh.find("mkdir -p");
-  const auto write = sh.find("\"$TPULAUNCH_PROGRAM\" guard --write ./tpu-runs/pod/lesson/r1/tpulaunch-run-guard-");
-  const auto stage = sh.find(".sh public/exercises/lesson.py pod: ");
+  const auto write = sh.find("\"$TPULAUNCH_PROGRAM\" stage ./tpu-runs/pod/lesson/r1 --script lesson ");
+  const auto stage = sh.find("scp --recurse ./tpu-runs/pod/lesson/r1/stage/jax-tpu-lab pod: ");
   const auto run = sh.find("tpu-vm ssh pod");
   const auto fetch = sh.find("fetch_start 3 ");
   const auto wait = sh.find("fetch_wait_all\n");
@@ -185,14 +204,12 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   EXPECT_LT(named, run_failed);
   EXPECT_LT(run_failed, verify);
   EXPECT_LT(verify, teardown);
-  const auto j = nlohmann::ordered_json::parse(plan_json(p));
+  const auto j = plan_json(p);
   EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
   EXPECT_EQ(j["concurrency"].size(), 0U);
-  EXPECT_EQ(nlohmann::ordered_json::parse(plan_json(plan("v5litepod-8", RouteKind::single_host)))["results"],
-            "gs://lab-results/course/pod/lesson/r1");
+  EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
   m_options.results.clear();
-  EXPECT_TRUE(
-      nlohmann::ordered_json::parse(plan_json(plan("v5litepod-8", RouteKind::single_host)))["results"].is_null());
+  EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
   EXPECT_NE(render_text(p).find("results: each worker uploads to gs://lab-results/course/pod/lesson/r1/worker-<i>/"),
             std::string::npos);
 }
@@ -206,7 +223,8 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
                                  "--format='value(state.state)' 2>/dev/null); then\n");
   const auto queue = sh.find("\ngcloud compute tpus queued-resources create pod-qr --node-id=pod ");
   // Reported as left running only once the queue call succeeded: never a name the plan did not create.
-  const auto trap = sh.find("\ntrap '(($? == 0)) || tpu_left_running' EXIT\n");
+  const auto trap = sh.find("\n  (($1 == 0)) || tpu_left_running\n}\ntrap 'exit 130' INT\ntrap 'exit 143' TERM\n"
+                            "trap 'on_exit $?' EXIT\n");
   ASSERT_NE(name_check, std::string::npos) << sh;
   ASSERT_NE(trap, std::string::npos) << sh;
   EXPECT_LT(name_check, queue);
@@ -218,15 +236,16 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
                             "'queued resource pod-qr'\n");
   const auto check = sh.find("\nnode_state() {\n  case $1 in\n    pod) gcloud compute tpus tpu-vm describe pod "
                              "--zone=us-central1-a --format='value(state)' ;;\n  esac\n}\n");
-  const auto stage = sh.find(".sh public/exercises/lesson.py pod: --zone=us-central1-a "
-                             "--worker=all || failed_step $?\n");
+  const auto stage = sh.find("/stage/jax-tpu-lab pod: --zone=us-central1-a --worker=all || failed_step $?\n");
   const auto run = sh.find(" || run_status=$?\nif ((run_status != 0)); then\n  check_preempted\nfi\n");
-  const auto report = sh.find("\nreport_workers\nif ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n"
-                              "  check_preempted\n  stop_if_preempted\nfi\n");
+  // One look at the TPU after a failure, then the report (which names a preempted worker as such).
+  const auto report = sh.find("\nif ((${#fetch_failed[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi\n");
+  const auto stop = sh.find("\nreport_workers\nstop_if_preempted\n");
   const auto teardown = sh.rfind("\ngcloud compute tpus queued-resources delete pod-qr --zone=us-central1-a --force --quiet\n");
-  for (const auto at : {queue, release, wait, check, stage, run, report, teardown}) {
+  for (const auto at : {queue, release, wait, check, stage, run, report, stop, teardown}) {
     ASSERT_NE(at, std::string::npos) << sh;
   }
+  EXPECT_LT(report, stop);
   EXPECT_LT(trap, release);
   EXPECT_LT(release, wait);
   EXPECT_LT(wait, check);
@@ -241,23 +260,29 @@ TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {
   EXPECT_NE(sh.find(fmt::format("\n  exit {}\n}}", to_int(PipelineStatus::preempted))), std::string::npos);
 }
 
-TEST_F(RenderTest, DefaultScriptHasNoCapacityOrPreemptionCode) {
+// An existing TPU, no --teardown: nothing to create, wait for or delete; but a failed step still
+// asks the TPU's state once (a TPU made by hand may be a spot one), and an interruption is named.
+TEST_F(RenderTest, DefaultScriptHasNoCapacityCodeButThePreemptionCheck) {
   const std::string sh = render_sh(plan("v5litepod-16", RouteKind::multi_host));
   EXPECT_EQ(sh.find("wait_for_capacity"), std::string::npos);
-  EXPECT_EQ(sh.find("check_preempted"), std::string::npos);
-  EXPECT_EQ(sh.find("release_capacity"), std::string::npos);
+  EXPECT_EQ(sh.find("release_capacity() {"), std::string::npos);
+  EXPECT_EQ(sh.find("tpu_left_running"), std::string::npos);
+  EXPECT_EQ(sh.find("require_mark"), std::string::npos);
+  EXPECT_NE(sh.find("\ncheck_preempted() {\n"), std::string::npos);
+  EXPECT_NE(sh.find("\non_exit() {\n"), std::string::npos);
   EXPECT_NE(sh.find("\nreport_workers\n"), std::string::npos);
 }
 
 TEST_F(RenderTest, JsonSaysTheLifecycleAndHowWaitPolls) {
   m_options.lifecycle.capacity = Capacity::create;
   m_options.lifecycle.timeout = *Duration::parse(ValueKind::timeout, "30m");
-  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
   EXPECT_EQ(j["lifecycle"]["capacity"], "create");
   EXPECT_EQ(j["lifecycle"]["timeout_seconds"], 1800);
   EXPECT_EQ(j["lifecycle"]["runtime_version"], "v2-alpha-tpuv5-lite");
   EXPECT_EQ(j["lifecycle"]["tpu_devices"], "vfio");
-  EXPECT_EQ(j["lifecycle"]["preemption_check"], false);
+  EXPECT_EQ(j["lifecycle"]["preemption_check"], true);
+  EXPECT_EQ(j["mark"], j["plan_sha256"].get<std::string>().substr(0, 16));
   bool saw_wait = false;
   for (const auto& step : j["steps"]) {
     if (step["name"] == "wait") {
@@ -277,7 +302,7 @@ TEST_F(RenderTest, JsonMarksConditionalStepsAndShellSyntax) {
   m_options.lifecycle.capacity = Capacity::queued;
   m_options.lifecycle.provisioning = Provisioning::spot;
   m_options.teardown = true;
-  const auto j = nlohmann::ordered_json::parse(plan_json(plan("v5litepod-16", RouteKind::multi_host)));
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
   std::map<std::string, nlohmann::ordered_json> by_name;
   for (const auto& step : j["steps"]) {
     by_name.emplace(step["name"].get<std::string>(), step);
@@ -333,8 +358,9 @@ TEST_F(RenderTest, CreatingPlansBootstrapAndCheckTheNameFirst) {
   }
   const auto at = [&](std::string_view name) { return std::find(names.begin(), names.end(), name) - names.begin(); };
   EXPECT_LT(at("name-check"), at("create"));
-  EXPECT_LT(at("wait"), at("bootstrap"));
-  EXPECT_LT(at("bootstrap"), at("stage"));
+  // The guard is staged first; the bootstrap goes through it.
+  EXPECT_LT(at("wait"), at("stage"));
+  EXPECT_LT(at("stage"), at("bootstrap"));
   m_options.python = "/usr/bin/python3";
   const Plan named = plan("v5litepod-16", RouteKind::multi_host);
   EXPECT_TRUE(std::none_of(named.steps.begin(), named.steps.end(),
@@ -348,6 +374,29 @@ TEST_F(RenderTest, TextNamesTheRouteAndEveryCommand) {
   for (const auto& s : p.steps) {
     EXPECT_NE(text.find(to_shell(s.line)), std::string::npos) << s.name();
   }
+}
+
+// A value that holds a newline continues on the next line as it is: the text form indents a
+// command where it starts, never inside a quoted value, so a paste runs what the sh form runs.
+TEST_F(RenderTest, TextIndentsWhereACommandStartsNeverInsideAValue) {
+  m_options.args = {"a\nb", "  two\n    four"};
+  m_options.env = {{"NOTE", "x\n  y"}};
+  const Plan p = plan("v5litepod-8", RouteKind::single_host);
+  const std::string text = render_text(p);
+  const std::string commands = text.substr(text.find("\ncommands:\n") + 11);
+  for (const auto& s : p.steps) {
+    if (s.when != StepWhen::always) {
+      continue; // commented: its condition says when it runs
+    }
+    const std::string line = to_shell(s.line);
+    EXPECT_NE(commands.find("\n  " + line + "\n"), std::string::npos) << line;
+  }
+  const Step& run =
+      *std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == StepKind::run; });
+  EXPECT_NE(to_shell(run.line).find("'\\''a\nb'\\''"), std::string::npos) << to_shell(run.line);
+  auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, m_options);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_NE(render_text(*cpu).find(" 'a\nb' '  two\n    four' "), std::string::npos) << render_text(*cpu);
 }
 
 // Values a plan holds reach the script's values, comments, banners and messages as well as its
@@ -390,7 +439,7 @@ TEST_F(RenderTest, HostileValuesStayTextInTheWholeScript) {
                            hostile + "] run: "),
             std::string::npos)
       << err.str();
-  EXPECT_NE(err.str().find("the TPU is left running: " + hostile + " is still running (and billing). Once you have "
+  EXPECT_NE(err.str().find("the TPU is left running: TPU " + hostile + " is still running (and billing). Once you have "
                            "looked at the results, delete it with: gcloud compute tpus tpu-vm delete pod "
                            "--zone=us-central1-a --quiet\n"),
             std::string::npos)
@@ -404,17 +453,57 @@ TEST_F(RenderTest, ShSaysWhenTheTpuIsLeftRunning) {
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const std::string sh = render_sh(p);
-  const auto trap = sh.find("\ntrap '(($? == 0)) || tpu_left_running' EXIT\n");
+  const auto trap = sh.find("\n  (($1 == 0)) || tpu_left_running\n}\ntrap 'exit 130' INT\n");
   ASSERT_NE(trap, std::string::npos) << sh;
   // Set before the first gcloud call, after the local preflight.
   EXPECT_LT(sh.find("ssh-add -l"), trap);
-  EXPECT_LT(trap, sh.find("tpu-vm scp public/exercises/lesson.py"));
+  EXPECT_LT(trap, sh.find("tpu-vm scp --recurse"));
   const std::string text = render_text(p);
   EXPECT_NE(text.find("\nnotes:\n"), std::string::npos) << text;
   EXPECT_NE(text.find("the TPU pod is left running (and billing); once you have looked at the results, delete it with: "
                       "gcloud compute tpus tpu-vm delete pod --zone=us-central1-a --quiet\n"),
             std::string::npos)
       << text;
+}
+
+// The sh form carries every note of the text form, as comments before its first command: the
+// prerequisites of IAP, of --internal-ips (and of PyPI through Cloud NAT with --bootstrap), the
+// interpreter, the TPU left running.
+TEST_F(RenderTest, ShCarriesEveryNoteOfTheTextFormAtItsTop) {
+  const auto words_of = [](std::string_view text) {
+    std::string words;
+    std::istringstream in{std::string(text)};
+    for (std::string word; in >> word;) {
+      words += word == "#" ? "" : word + " ";
+    }
+    return words;
+  };
+  for (const Connection connection : {Connection::external, Connection::internal_ip, Connection::iap}) {
+    m_options.connection = connection;
+    m_options.teardown = true;
+    m_options.lifecycle.capacity = Capacity::create;
+    m_options.lifecycle.internal_ips = connection != Connection::internal_ip;
+    m_options.bootstrap = connection == Connection::external;
+    const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+    const std::string sh = render_sh(p);
+    const std::string top = sh.substr(0, sh.find("\nset -euo pipefail\n"));
+    ASSERT_NE(top.size(), sh.size()) << sh;
+    ASSERT_NE(top.find("\n# Notes:\n# - "), std::string::npos) << top;
+    const std::string text = render_text(p);
+    // Every note, word for word (the comments wrap them): none left out, none added.
+    EXPECT_EQ(words_of(top.substr(top.find("# Notes:") + 8)), words_of(text.substr(text.find("\nnotes:\n") + 8)))
+        << top;
+    for (std::string_view line = top; !line.empty();) {
+      const auto end = line.find('\n');
+      EXPECT_LE(line.substr(0, end).size(), 100U) << line.substr(0, end);
+      line.remove_prefix(end == std::string_view::npos ? line.size() : end + 1);
+    }
+  }
+  // The IAP firewall rule and Cloud NAT for --bootstrap with --internal-ips are among them.
+  EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("35.235.240.0/20"), std::string::npos);
+  m_options.connection = Connection::external;
+  m_options.bootstrap = true;
+  EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("Cloud NAT"), std::string::npos);
 }
 
 TEST(Render, RefusalJsonAndText) {

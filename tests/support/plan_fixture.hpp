@@ -21,6 +21,7 @@ protected:
     m_entry.class_name = "multi-host-qualified";
     m_status.id = "lesson";
     m_status.path = "public/exercises/lesson.py";
+    m_status.course_path = "public/exercises/lesson.py";
     m_status.state = ReviewState::reviewed;
     m_status.entry = &m_entry;
     m_status.actual_sha256 = std::string(64, 'a');

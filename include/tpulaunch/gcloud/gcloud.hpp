@@ -62,8 +62,13 @@ std::string local_path(const std::string& path);
 // NODE:PATH, a path on the node's workers (PATH relative to the worker's home, or home_path's).
 Word on_node(std::string_view node, const Word& path);
 
+// The metadata key of the mark a plan sets on capacity it creates (--metadata=tpulaunch_run=MARK),
+// and the describe format that prints it (an empty line for a TPU without it).
+inline constexpr std::string_view k_mark_key = "tpulaunch_run";
+inline constexpr std::string_view k_mark_format = "value(metadata.tpulaunch_run)";
+
 // tpu-vm create NODE --zone=Z --accelerator-type=T --version=V [provisioning] [--async]
-// [--internal-ips] [--project=P]. With --async gcloud returns at once; the plan's wait step polls instead.
+// [--internal-ips] [--metadata=tpulaunch_run=MARK] [--project=P]. With --async gcloud returns at once; the plan's wait step polls instead.
 struct TpuVmCreate {
   std::string node;
   Location at;
@@ -72,6 +77,7 @@ struct TpuVmCreate {
   Provisioning provisioning = Provisioning::standard;
   bool async = false;
   bool internal_ips = false; // workers without external addresses
+  std::string mark{};        // the plan's mark (k_mark_key); empty: none
 };
 ShellLine tpu_vm_create(const TpuVmCreate& call);
 
@@ -104,6 +110,7 @@ struct QueuedCreate {
   std::string valid_until; // empty: no flag
   int node_count = 1;      // > 1: --node-count=N --node-prefix=NODE in place of --node-id=NODE
   bool internal_ips = false; // workers without external addresses
+  std::string mark{};        // the plan's mark (k_mark_key); empty: none
 };
 ShellLine queued_create(const QueuedCreate& call);
 

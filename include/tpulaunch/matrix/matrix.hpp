@@ -133,6 +133,7 @@ std::string_view to_string(ReviewState state);
 struct ScriptStatus {
   std::string id;
   std::string path;          // relative to the working folder when the matrix path is
+  std::string course_path;   // relative to the course folder (the matrix's): "public/exercises/<id>.py"
   ReviewState state = ReviewState::no_entry;
   const MatrixEntry* entry = nullptr;
   std::string actual_sha256; // empty when the file is missing

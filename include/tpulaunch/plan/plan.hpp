@@ -100,6 +100,7 @@ enum class StepKind {
   bootstrap,
   stage,
   run,
+  stop,
   fetch,
   collect,
   verify,
@@ -121,7 +122,10 @@ enum class StepWhere { local, remote };
 //   or --ready-timeout), or after a preemption with --teardown.
 // step_failed: the preemption check, only if a step on a spot or preemptible TPU failed.
 // verify_succeeded: teardown, only after every worker's results are back and verified.
-enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded };
+// other_slice_failed: stop, only when the run call of another slice ended first with a failure
+//   (the run calls of all slices start together, and a Multislice program would otherwise wait for
+//   the failed slice until a timeout).
+enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded, other_slice_failed };
 std::string_view to_string(StepWhen when);
 
 // The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
@@ -157,6 +161,10 @@ struct Step {
   ShellLine line;                 // the command (argv data; code only in remote command strings)
   std::optional<Poll> poll;       // wait steps: the line is the describe call to repeat
   StepWhen when = StepWhen::always;
+  // On capacity the plan creates: the describe call that prints the TPU's mark. The step runs only
+  // when it prints the plan's (Target::mark), so a pasted plan whose create failed on a name someone
+  // else holds touches nothing of theirs. nullopt: the step needs no mark.
+  std::optional<ShellLine> mark_check;
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };
@@ -167,14 +175,16 @@ std::string_view concurrent_group(const Step& step);
 // What a plan runs: a script of the course, or the built-in discovery program.
 enum class PlanProgram { script, discovery };
 
-// A file the stage step copies to every worker's home folder (gcloud copies into a folder that
-// exists, and a fresh TPU VM has only its home), and the run guard then moves into place and
-// checks against `sha256` before anything runs. The run guard itself stays where it lands.
+// A file of the run's stage folder: the write step copies it there from `local`, checking
+// `sha256`, to `path` below code/ (the course's own layout, "public/exercises/lesson.py"); the stage
+// step copies the folder into the run folder on every worker, and the run guard checks the digest
+// again before the program starts.
 struct StagedFile {
-  std::string local;     // the path the stage step copies, as the plan's folder sees it
-  std::string home_name; // its name in the worker's home folder: ~/<home_name>
-  std::string place;     // where the guard moves it, under the worker's home ("" for the guard)
-  std::string sha256;    // lower-case hex
+  std::string local;  // where to read it, as the plan's folder sees it
+  std::string path;   // below the stage folder's code/, '/'-separated: the course-relative path
+  std::string sha256; // lower-case hex
+
+  friend bool operator==(const StagedFile&, const StagedFile&) = default;
 };
 
 struct Plan {
@@ -188,14 +198,21 @@ struct Plan {
   PlanOptions options; // as asked for
   VerifyKind verify = VerifyKind::none;
   std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
-  std::string remote_run_dir; // jax-tpu-lab/runs/<run-id>, under the worker's home
+  // The run's own folder on every worker, below its home: jax-tpu-lab/runs/<id>/<run-id> (the run
+  // key). Nothing the plan stages lands outside it.
+  std::string remote_run_dir;
+  // The plan's digest (SHA-256, lower-case hex) of what it stages and how it runs it: the script
+  // id, run id, slice, the run guard's and every staged file's digest and path, the interpreter,
+  // the environment, the arguments and the run's limits. Each worker records it; a second start of
+  // the run with another digest is refused, and verify takes only records of this digest.
+  std::string plan_sha256;
   std::string cpu_receipt;    // the CPU route's kept output, <id>-cpu.txt (empty on TPU routes)
   // With --results: where each worker uploads (gs://BUCKET/PREFIX/<tpu>/<id>/<run-id>, then
   // worker-<i>/ below it), mirroring local_run_dir; nullopt: every worker is fetched with scp.
   std::optional<std::string> results_run_url;
   int timeout_seconds = 0;      // 0: no --timeout
   int grace_seconds = 30;
-  std::vector<StagedFile> staged; // full TPU form: the run guard first, then what it moves into place
+  std::vector<StagedFile> staged; // full TPU form: the script (or the discovery program), then its course files
   // What a TPU route sets JAX_PLATFORMS to: "tpu", or the script's reviewed value
   // (MatrixEntry::jax_platforms, then `jax_platforms_reviewed`).
   std::string jax_platforms = "tpu";
@@ -206,6 +223,14 @@ struct Plan {
   [[nodiscard]] bool preemptible() const { return target.preemptible(); }
   // The workers the plan reaches, one per host of the target (0 on the CPU route).
   [[nodiscard]] int workers() const { return target.processes(); }
+  // The plan's id, the first 16 hex digits of its digest: the stage folder's name (staged-<id>) and
+  // the mark of a TPU the plan creates.
+  [[nodiscard]] std::string plan_id() const { return plan_sha256.substr(0, 16); }
+  // The stage folder below the local run folder, which the write step fills: its jax-tpu-lab/
+  // mirrors the worker's home, so one scp of it lands in the run folder and nowhere else.
+  [[nodiscard]] std::string local_stage_dir() const { return local_run_dir + "/stage/jax-tpu-lab"; }
+  // The stage folder in the worker's run folder: <remote_run_dir>/staged-<plan id>.
+  [[nodiscard]] std::string remote_staged_dir() const { return remote_run_dir + "/staged-" + plan_id(); }
 };
 
 // The folder that holds the plan's run folder, with a final '/': "./tpu-runs/<tpu>/<id>/". The
@@ -230,7 +255,8 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
 // and local device counts, and writes a discovery receipt (never a training one).
 Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options);
 
-// The default run id: the UTC time as 20261202T101500Z.
+// The default run id: the UTC time and six random hex digits, 20261202T101500Z-3fa9c2, so that plans
+// made in the same second never share one.
 std::string default_run_id();
 
 } // namespace tpulaunch

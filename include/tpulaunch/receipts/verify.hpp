@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tpulaunch/catalog/catalog.hpp"
+#include "tpulaunch/run/records.hpp"
 #include "tpulaunch/target/target.hpp"
 #include "tpulaunch/util/error.hpp"
 
@@ -29,6 +30,10 @@ struct VerifyOptions {
   // Accept backend "standin" (tests/gcloud-standin) and say so in every report; the real default
   // refuses anything but "tpu" as "not a TPU result".
   bool allow_standin = false;
+  // Whose run the folder holds (its plan record): every worker's run record must name the same
+  // script, run id, plan digest and start token. verify_run reads it from the folder's plan.rec;
+  // nullopt in verify_fetched: the records are not compared with one.
+  std::optional<PlanRecord> plan{};
 };
 
 // The two shapes of training receipt verify accepts (docs/lifecycle.md, "Receipts").
@@ -71,6 +76,7 @@ struct FetchedWorker {
   bool present = false; // its folder exists
   std::string folder;   // for messages
   int logs = 0;         // stdout logs (*.txt) beside artifacts/
+  std::vector<std::string> log_names; // their file names
   std::vector<FetchedFile> artifacts; // the receipts and checkpoint in artifacts/
   // The worker's run record (run-status.rec, written by the run guard), when one came back: a
   // worker that recorded anything but success never verifies, whatever its receipts say.
@@ -82,7 +88,8 @@ struct FetchedWorker {
 // per host of every node), and `target.slice` must be set.
 VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Target& target, const VerifyOptions& options);
 
-// Reads `folder` (./tpu-runs/<tpu>/<id>/<run-id>) and checks it for `target`: worker-<i>/ for every
+// Reads `folder` (./tpu-runs/<tpu>/<id>/<run-id>) and checks it for `target`: its plan record
+// (plan.rec, whose run it is: missing or malformed is a finding) and worker-<i>/ for every
 // process, each holding what the kind requires, directly or in the one folder the fetch brought back
 // (worker-<i>/<run-id>/, whatever the run folder is called now: a copied run folder verifies).
 // Problems in the receipts are findings; only a missing or unreadable folder is an Error (config).

@@ -14,10 +14,10 @@ std::string render_text(const Plan& plan);
 // A complete bash script: shebang, `set -euo pipefail`, the values at the top, local folders
 // created, every step in order, bounded parallel fetches, teardown only after success.
 std::string render_sh(const Plan& plan);
-// The plan as JSON text (json_writer.hpp's layout, no final newline): its values, every step with
-// its argv and rendered command, the concurrency groups and the notes; a discovery plan also says
-// what each worker's receipt must report.
-std::string plan_json(const Plan& plan);
+// The plan as a JSON document (json_text prints it): its values, every step with its argv and
+// rendered command, the concurrency groups and the notes; a discovery plan also says what each
+// worker's receipt must report.
+nlohmann::ordered_json plan_json(const Plan& plan);
 nlohmann::ordered_json slice_json(const Slice& slice);
 
 struct RefusalContext {

@@ -38,6 +38,10 @@ struct Target {
   Connection connection = Connection::external;
   bool internal_ips = false; // create/queue workers without external addresses (--internal-ips)
   int nodes = 1; // TPU VM nodes of `slice`, each its own ICI domain (--slices; docs/multislice.md)
+  // The mark of capacity the plan creates (--create, --queued): the metadata value tpulaunch_run
+  // its create call sets, which every later step that touches the TPU checks first. Empty for an
+  // existing TPU.
+  std::string mark;
 
   [[nodiscard]] gcloud::Location location() const { return {zone, project}; }
   [[nodiscard]] bool queued() const { return capacity == Capacity::queued; }

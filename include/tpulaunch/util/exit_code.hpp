@@ -42,20 +42,21 @@ inline constexpr std::array<ExitCodeInfo, 6> k_exit_codes{{
 constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
 
 // The statuses of a generated pipeline (plan --format sh), besides 0, 1 and the program's own:
-// the remote run guard's (src/remote/run_guard.bash, per worker; gcloud passes on the first
+// the remote run guard's (src/remote/run_guard/, per worker; gcloud passes on the first
 // non-zero in worker order) and the script's own stops. The guard's numbers are constants in
 // that file too; tests/plan/plan_test.cpp keeps the two in step.
 enum class PipelineStatus : int {
+  not_ours = 88,          // remote or script: the TPU does not carry the mark of the plan that created it; nothing was touched
   name_taken = 89,        // --create/--queued: a TPU or queued resource of that name exists already; nothing was created
   capacity_failed = 90,   // the queued resource (or created node) ended FAILED/SUSPENDED/…: deleted
   capacity_deadline = 91, // not READY / ACTIVE within --ready-timeout: what was created is deleted
-  preempted = 92,         // the spot/preemptible TPU was PREEMPTED or TERMINATED during the pipeline
+  preempted = 92,         // the TPU was PREEMPTED, TERMINATED or REPAIRING during the pipeline
   run_exists = 93,        // the run folder exists already (here, or on a worker): this run id ran before
   tpu_busy = 94,          // remote: a process holds the TPU devices or libtpu's lock; nothing ran
   upload_failed = 95,     // remote, --results: the program succeeded, its upload did not
   no_python = 96,         // remote: the interpreter is not on the worker (a fresh VM); nothing ran
   digest_mismatch = 97,   // remote: a staged file (script, run guard) differs from its pinned digest; nothing ran
-  guard_failed = 98,      // remote: the run guard could not start (its arguments, the run folder)
+  guard_failed = 98,      // remote: the run guard could not start (its arguments, the run folder), or lost its run
   timed_out = 124,        // remote: the program ran past --timeout: SIGTERM, then SIGKILL after --grace
   mapped_255 = 254,       // remote: the program exited 255, which gcloud would take for ssh failing
 };
@@ -67,7 +68,10 @@ struct PipelineStatusInfo {
 };
 
 // The documented table, in numeric order; docs/cli.md lists it and docs_test checks that.
-inline constexpr std::array<PipelineStatusInfo, 12> k_pipeline_statuses{{
+inline constexpr std::array<PipelineStatusInfo, 13> k_pipeline_statuses{{
+    {PipelineStatus::not_ours, "script",
+     "--create or --queued: the TPU does not carry the mark the plan's create call set (metadata tpulaunch_run), so "
+     "it is not the one the plan created; the plan touched nothing on it (its run guard says the same on a worker)"},
     {PipelineStatus::name_taken, "script",
      "--create or --queued: a TPU (or queued resource) of that name exists already, so the plan created nothing and "
      "touched nothing; its state is named"},
@@ -76,10 +80,11 @@ inline constexpr std::array<PipelineStatusInfo, 12> k_pipeline_statuses{{
     {PipelineStatus::capacity_deadline, "script",
      "the TPU was not READY (or the queued resource ACTIVE) within --ready-timeout; what the script created was deleted"},
     {PipelineStatus::preempted, "script",
-     "the spot or preemptible TPU was PREEMPTED or TERMINATED during the pipeline (not a failure of the program)"},
+     "the TPU was PREEMPTED, TERMINATED or REPAIRING during the pipeline (not a failure of the program); one describe "
+     "call after a failed step tells, spot or not"},
     {PipelineStatus::run_exists, "script",
-     "the run folder exists already, here or on a worker (that worker's run guard says so): this run id ran before, "
-     "and a second run never overwrites the first; make a new plan"},
+     "the run folder exists already here, or the run ran on a worker with another plan (that worker's run guard says "
+     "so): a run id names one run, and a second never overwrites the first; make a new plan"},
     {PipelineStatus::tpu_busy, "remote",
      "a process holds the TPU devices or libtpu's lock file on that worker; the program never started there"},
     {PipelineStatus::upload_failed, "remote",
@@ -91,8 +96,9 @@ inline constexpr std::array<PipelineStatusInfo, 12> k_pipeline_statuses{{
      "a staged file differs from the SHA-256 the plan pinned (the script's reviewed digest, or the run guard's own); "
      "the program never started there"},
     {PipelineStatus::guard_failed, "remote",
-     "the run guard could not start (its arguments, the run folder, or a staged script that is not there; with "
-     "--slices, a worker whose tpu-env MEGASCALE_* values are missing or not the plan's slice count and slice id)"},
+     "the run guard could not start (its arguments, a staged file that is not there or one the plan did not stage; "
+     "with --slices, a worker whose tpu-env MEGASCALE_* values are missing or not the plan's slice count and slice "
+     "id), or the run's supervisor ended without recording an end (the VM restarted)"},
     {PipelineStatus::timed_out, "remote",
      "the program ran past --timeout: it got SIGTERM, then SIGKILL after --grace; every worker's results are still fetched"},
     {PipelineStatus::mapped_255, "remote",

@@ -13,7 +13,8 @@ class Flag:
                  append=False, short=None, dest=None, note="", aliases=(), required=False,
                  type=None):
         self.name = name
-        self.type = type            # int: argparse's "invalid int value" (exit 2)
+        # int: argparse's "invalid int value"; arg_dict: calliope's ArgDict (both exit 2)
+        self.type = type
         self.required = required    # calliope: "argument --x: Must be specified."
         self.note = note            # why it is not emulated, for the error
         self.value = value          # takes one argument (False: store_true)
@@ -28,6 +29,38 @@ class Flag:
     def display(self):
         # argparse names a flag by all its option strings joined with '/'.
         return "/".join((self.name,) + self.aliases)
+
+
+class FlagValueError(Exception):
+    """calliope's ArgumentTypeError: `argument --flag: MESSAGE` (exit 2)."""
+
+
+ESCAPING_HINT = ("Please see `gcloud topic flags-file` or `gcloud topic escaping` for information on "
+                 "providing list or dictionary flag values with special characters.")
+
+
+def arg_dict(value):
+    """calliope's ArgDict() with no spec (`arg_parsers.ArgDict`, the type of `--metadata` in
+    `command_lib/compute/tpus/flags.yaml`): items split on `,` (or on the delimiter D of a value
+    `^D^...`), each `KEY=VALUE` split at its first `=` (a value may hold `=` and be empty); a
+    later key replaces an earlier one in its place. Raises FlagValueError with calliope's text,
+    as gcloud 528 printed them (docs/gcloud.md §11)."""
+    delim = ","
+    if value.startswith("^") and "^" in value[1:]:
+        delim, value = value[1:].split("^", 1)
+        if not delim:
+            raise FlagValueError("Invalid delimeter. " + ESCAPING_HINT)
+    items = [] if not value else (value if value.endswith(delim) else value + delim).split(delim)[:-1]
+    result = {}
+    for item in items:
+        match = re.match(r"([^=]+)(=?)(.*)", item, re.DOTALL)
+        if not match:
+            raise FlagValueError("Invalid flag value [{}]".format(item))
+        key, op, val = match.groups()
+        if not op:
+            raise FlagValueError("Bad syntax for dict arg: [{}]. {}".format(key, ESCAPING_HINT))
+        result[key] = val
+    return result
 
 
 # gcloud-wide flags (§1.1); they are valid at every level of the command tree.
@@ -128,7 +161,7 @@ SPECS = {
          Flag("--internal-ips", value=False), Flag("--labels"),
          Flag("--topology", emulated=False), Flag("--type", emulated=False),
          Flag("--boot-disk", emulated=False), Flag("--data-disk", emulated=False, append=True),
-         Flag("--metadata", emulated=False), Flag("--metadata-from-file", emulated=False),
+         Flag("--metadata", type=arg_dict), Flag("--metadata-from-file", emulated=False),
          Flag("--network", emulated=False), Flag("--subnetwork", emulated=False),
          Flag("--queue-count", emulated=False), Flag("--range", emulated=False),
          Flag("--scopes", emulated=False), Flag("--service-account", emulated=False),
@@ -154,7 +187,7 @@ SPECS = {
          Flag("--valid-until-duration"), Flag("--valid-until-time", emulated=False),
          Flag("--valid-after-duration", emulated=False), Flag("--valid-after-time", emulated=False),
          Flag("--description"), Flag("--internal-ips", value=False), Flag("--labels"),
-         Flag("--metadata", emulated=False), Flag("--metadata-from-file", emulated=False),
+         Flag("--metadata", type=arg_dict), Flag("--metadata-from-file", emulated=False),
          Flag("--network", emulated=False), Flag("--subnetwork", emulated=False),
          Flag("--service-account", emulated=False), Flag("--scopes", emulated=False),
          Flag("--tags", emulated=False), Flag("--data-disk", emulated=False, append=True),
@@ -378,6 +411,11 @@ def parse_command(spec, tokens):
                 value = int(value)
             except ValueError:
                 parse_error(spec, "argument {}: invalid int value: '{}'".format(flag.display, value))
+        elif flag.type is not None:
+            try:
+                value = flag.type(value)
+            except FlagValueError as exc:
+                parse_error(spec, "argument {}: {}".format(flag.display, exc))
         if flag.choices is not None and value not in flag.choices:
             suggestion = close_matches(value, flag.choices, 1)
             hint = (" Did you mean '{}'?".format(suggestion[0]) if suggestion else

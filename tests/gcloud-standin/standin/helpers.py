@@ -5,6 +5,7 @@ import json
 import os
 import re
 
+from .grammar import FlagValueError, arg_dict
 from .nodes import NAME_RE, create_node, workers_for
 from .state import state_dir, write_atomic
 from .storage import gcs_root
@@ -30,6 +31,8 @@ def standin_main(args):
                         "decides /dev/vfio/* or /dev/accel* in each worker's fake root")
     create.add_argument("--spot", action="store_true", help="a spot node (GCLOUD_STANDIN_PREEMPT_AFTER applies)")
     create.add_argument("--preemptible", action="store_true", help="a preemptible node (likewise)")
+    create.add_argument("--metadata", type=metadata_arg, metavar="KEY=VALUE[,KEY=VALUE...]",
+                        help="the node's metadata, as tpu-vm create --metadata sets it (default: none)")
     set_state = sub.add_parser("set-state", help="change a stand-in TPU's state")
     set_state.add_argument("name")
     set_state.add_argument("state", choices=sorted(ALL_STATES))
@@ -75,6 +78,8 @@ def standin_main(args):
         config["spot"] = True
     if ns.preemptible:
         config["preemptible"] = True
+    if ns.metadata:
+        config["metadata"] = ns.metadata
     root = create_node(ns.name, config)
     # A fresh TPU VM by default (§6): a home folder and python3, nothing else. On request, one
     # prepared as the course's set-up leaves it: ~/jax-tpu-lab/.venv with (the fake) jax.
@@ -83,6 +88,15 @@ def standin_main(args):
             make_venv([str(root / "worker-{}".format(i) / "home" / "jax-tpu-lab" / ".venv")])
     print(root)
     return 0
+
+
+def metadata_arg(value):
+    """--metadata as gcloud parses it (grammar.arg_dict), for argparse."""
+    import argparse
+    try:
+        return arg_dict(value)
+    except FlagValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
 
 
 def default_accelerator(workers):

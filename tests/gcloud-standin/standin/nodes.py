@@ -10,9 +10,9 @@ import time
 from .console import Exit, STANDIN_TAG, confirm, fail, print_formatted, quiet, status
 from .grammar import QUEUED, SPECS, TPU_VM, parse_error, reject_not_emulated
 from .state import (
-    ConfigLock, check_credentials, get_node, internal_ip, load_config, operation_name,
+    ConfigLock, Node, check_credentials, get_node, internal_ip, load_config, operation_name,
     resource_name, resource_zone_project, state_dir, write_atomic)
-from .vm import make_fake_root, stop_holders, write_worker_bin
+from .vm import kill_worker_processes, make_fake_root, stop_holders, write_worker_bin
 
 
 NAME_RE = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")   # §5
@@ -118,6 +118,9 @@ def node_record(node_root, name, config):
         "schedulingConfig": {key: True for key in ("preemptible", "spot", "reserved")
                              if config.get(key)},
     }
+    if config.get("metadata"):
+        # The node's metadata as set at create (--metadata), a map the API leaves out when empty.
+        record["metadata"] = dict(config["metadata"])
     if config.get("queuedResource"):
         record["queuedResource"] = config["queuedResource"]
     return record
@@ -146,6 +149,9 @@ def cmd_create(ns):
     config = {"zone": zone, "project": project, "workers": workers,
               "acceleratorType": accelerator, "runtimeVersion": ns.version,
               "spot": ns.spot, "preemptible": ns.preemptible, "reserved": ns.reserved}
+    if ns.metadata:
+        # Every worker's metadata server serves each key as an instance attribute (vm.fake_curl).
+        config["metadata"] = ns.metadata
     config["progression"] = parse_progression(
         prog, "GCLOUD_STANDIN_NODE_STATES",
         os.environ.get("GCLOUD_STANDIN_NODE_STATES") or DEFAULT_NODE_STATES, NODE_STATES)
@@ -217,6 +223,7 @@ def cmd_delete(ns):
     graveyard = state_dir() / "deleted"
     graveyard.mkdir(exist_ok=True)
     stop_holders(node.root)
+    kill_worker_processes(node)     # a deleted VM's processes end, also those that left with setsid
     # Keep the homes for inspection; later calls to the name get NOT_FOUND.
     os.rename(str(node.root), str(graveyard / "{}.{}".format(node.name, time.time_ns())))
     if ns.async_:
@@ -278,6 +285,8 @@ def create_qr_nodes(qr_name, config):
             "runtimeVersion": config["runtimeVersion"], "state": "READY",
             "spot": config.get("spot", False), "queuedResource": resource_name(
                 config["project"], config["zone"], "queuedResources", qr_name)}
+    if config.get("metadata"):
+        base["metadata"] = config["metadata"]       # the node spec's, on every node it makes
     shared = qr_dir(qr_name) / "shared"        # the fake jax's, for all slices (vm.remote_env)
     shared.mkdir(exist_ok=True)
     coordinator = "{}:{}".format(internal_ip({"subnet": subnets[0]}, 0), MEGASCALE_COORDINATOR_PORT)
@@ -314,6 +323,8 @@ def get_qr(prog, name, zone, project):
 
 def qr_record(name, config):
     node = {"acceleratorType": config["acceleratorType"], "runtimeVersion": config["runtimeVersion"]}
+    if config.get("metadata"):
+        node["metadata"] = dict(config["metadata"])
     # The v2 API's NodeSpec: a node id, or multisliceParams (nodeCount, nodeIdPrefix).
     spec = ({"multisliceParams": {"nodeCount": config["nodeCount"], "nodeIdPrefix": config["nodePrefix"]}}
             if config.get("nodeCount") else {"nodeId": config["nodeId"]})
@@ -385,6 +396,8 @@ def cmd_qr_create(ns):
               "spot": ns.spot, "reserved": ns.reserved, "guaranteed": ns.guaranteed,
               "validUntilDuration": ns.valid_until_duration,
               "state": "ACCEPTED", "progression": progression})
+    if ns.metadata:
+        config["metadata"] = ns.metadata
     folder = qr_dir(ns.queued_resource)
     staging = folder.parent / ".{}.creating-{}".format(ns.queued_resource, os.getpid())
     staging.mkdir(parents=True)
@@ -444,6 +457,7 @@ def cmd_qr_delete(ns):
     for name in nodes:
         node_root = state_dir() / "tpus" / name
         stop_holders(node_root)
+        kill_worker_processes(Node(node_root, name, load_config(prog, node_root / "config.json")))
         os.rename(str(node_root), str(graveyard / "{}.{}".format(name, stamp)))
     os.rename(str(folder), str(graveyard / "qr-{}.{}".format(ns.queued_resource, stamp)))
     if ns.async_:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from .console import STANDIN_TAG, fail, not_emulated, status
 from .grammar import reject_not_emulated
@@ -17,6 +18,10 @@ from .workers import (
     OPENSSH_FAILURE, SSH_KEY_FOUND, health_warning, parse_worker_flag, run_on_workers,
     validate_state)
 
+
+# What OpenSSH's ssh prints when the server side of its connection goes away (clientloop.c's
+# quit_message ends it with \r\n, as seen with the real ssh in tests/real-gcloud).
+CLOSED_BY_REMOTE = "Connection to {} closed by remote host.\r"
 
 # OpenSSH options the stand-in can honour (all but -n change nothing here).
 SSH_NOARG_OK = set("46AaCqTtvXxYn")
@@ -110,6 +115,11 @@ def cmd_ssh(ns):
     if remote_command is not None:
         prepare_workers(prog, node, workers)
     preemption = Preemption(prog, node) if remote_command is not None else None
+    drops = None
+    if remote_command is not None and os.environ.get("GCLOUD_STANDIN_DROP_WORKERS"):
+        # Imported only when asked for: every call compiles what it imports (README.md).
+        from .drop import DropKnobs, Relay, wait_or_drop
+        drops = DropKnobs(prog)
 
     def attempt(worker):
         address = node.address(worker)
@@ -128,20 +138,32 @@ def cmd_ssh(ns):
             argv = [bash, "-i"]
         else:
             argv = [bash, "-s"]     # a login shell reading commands from stdin
+        worker_folder = node.home(worker).parent
+        relay = Relay() if drops is not None and drops.pending(worker_folder, worker) else None
         try:
+            started = time.monotonic()
             # A worker's processes are one session, as under sshd, so a preemption can end
             # them all at once.
             proc = subprocess.Popen(argv, cwd=env["HOME"], env=env,
                                     stdin=subprocess.DEVNULL if stdin_null else None,
+                                    stdout=relay.child_fds()[0] if relay else None,
+                                    stderr=relay.child_fds()[1] if relay else None,
                                     start_new_session=preemption is not None and preemption.armed)
             if preemption is not None:
                 preemption.watch(proc)
+            if relay is not None:
+                relay.start()
+                if wait_or_drop(drops, proc, relay, worker_folder, node.home(worker), started,
+                                "gcloud pid {} worker {}".format(os.getpid(), worker)):
+                    # GCLOUD_STANDIN_DROP_*: the connection is gone, the session's shell runs on.
+                    status(CLOSED_BY_REMOTE.format(address))
+                    return OPENSSH_FAILURE, {"dropped": True}
             code = proc.wait()
         except OSError as exc:
             status("ssh: connect to host {}: {}".format(node.name, exc))
             return OPENSSH_FAILURE
         if preemption is not None and preemption.happened:
-            status("Connection to {} closed by remote host.".format(address))
+            status(CLOSED_BY_REMOTE.format(address))
             return OPENSSH_FAILURE
         return 128 - code if code < 0 else code
 

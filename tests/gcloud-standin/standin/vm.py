@@ -291,8 +291,9 @@ METADATA_ATTRIBUTES = "/computeMetadata/v1/instance/attributes/"
 
 def fake_curl(args):
     """`curl` on a stand-in worker: answers the metadata server's (§9) `agent-worker-number`
-    (the worker's index, as on a TPU VM) when asked with `Metadata-Flavor: Google`, 403
-    without that header (as the real server does), 404 for other keys, and cannot resolve
+    (the worker's index, as on a TPU VM), `tpu-env` and the node's own metadata keys when asked
+    with `Metadata-Flavor: Google`, 403 without that header (as the real server does), 404 for
+    other keys, and cannot resolve
     any other host (a stand-in worker has no network). Options: -s -S -f -L, -H, -m,
     --retry, --connect-timeout and their long forms."""
     flags, headers, urls = set(), [], []
@@ -349,6 +350,11 @@ def fake_curl(args):
         code, body = 200, worker
     elif path == METADATA_ATTRIBUTES + "tpu-env" and worker is not None:
         code, body = 200, tpu_env()
+    elif path.startswith(METADATA_ATTRIBUTES) and worker is not None and \
+            path[len(METADATA_ATTRIBUTES):] in node_config().get("metadata", {}):
+        # The node's own metadata (create's --metadata): each key an instance attribute, its
+        # value the body as it was set (no newline added), as on a Compute Engine VM (§9).
+        code, body = 200, node_config()["metadata"][path[len(METADATA_ATTRIBUTES):]]
     else:
         code, body = 404, "Not Found\n"
     if code != 200 and "f" in flags:
@@ -362,13 +368,18 @@ def tpu_env():
     docs/multislice.md §3).  A real one holds more keys than the stand-in models; a node of a
     multi-node queued resource has its MEGASCALE_* values there (nodes.create_qr_nodes), a node
     made alone none of them (so the body is empty)."""
+    env = node_config().get("tpuEnv", {})
+    return "".join("{}: '{}'\n".format(key, value) for key, value in env.items())
+
+
+def node_config():
+    """The record of the TPU whose worker's curl this is (its bin/curl names its folder)."""
     import json
     root = os.environ.get("GCLOUD_STANDIN_NODE_ROOT", "")
     try:
-        env = json.loads((Path(root) / "config.json").read_text()).get("tpuEnv", {})
+        return json.loads((Path(root) / "config.json").read_text())
     except (OSError, ValueError):
-        env = {}
-    return "".join("{}: '{}'\n".format(key, value) for key, value in env.items())
+        return {}
 
 
 def make_venv(args):

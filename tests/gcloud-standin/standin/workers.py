@@ -137,9 +137,11 @@ def run_on_workers(prog, label, workers, attempt_fn, log_extra):
 
     def one_attempt(worker, attempt):
         t0 = time.time()
-        code = attempt_fn(worker)
+        code, extra = attempt_fn(worker), {}
+        if isinstance(code, tuple):         # (status, what else runs.jsonl notes: "dropped")
+            code, extra = code
         append_line(runs_log, dict(log_extra, pid=os.getpid(), worker=worker,
-                                   attempt=attempt, t_start=t0, t_end=time.time(), exit=code))
+                                   attempt=attempt, t_start=t0, t_end=time.time(), exit=code, **extra))
         if label == "SCP" and code:
             raise CommandError(client, code)
         if label == "SSH" and code == OPENSSH_FAILURE:
