@@ -64,7 +64,7 @@ prepare_standin() {
   mkdir -p "$dir/public/exercises" "$dir/state"
   cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/standin-lesson.py"
   printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
-  if ! "$BIN" -C "$dir" review standin-lesson --class multi-host-qualified --by "$name" >/dev/null ||
+  if ! "$BIN" -C "$dir" review standin-lesson --class multi-host-qualified --by "$name" --proves training >/dev/null ||
     ! GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create lab-pod --zone=us-west4-a --workers="$n" \
       --project=lab-project-1 >/dev/null ||
     { [[ -n $bucket ]] && ! GCLOUD_STANDIN_STATE="$dir/state" "$STANDIN/gcloud" standin create-bucket "$bucket" >/dev/null; }; then

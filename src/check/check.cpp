@@ -107,6 +107,13 @@ private:
                                     ? ""
                                     : fmt::format(" (no override can cover it: {})", marker->not_overridable)));
       }
+      if (const Evidence* call = unaccepted_condition(c, &entry)) {
+        add_finding(findings, Severity::error, FindingKind::contradiction, s, *call,
+                    fmt::format("'{}' is reviewed multi-host-qualified but calls jax.distributed.initialize() only "
+                                "under a condition its review did not accept ({}); review it again with "
+                                "--initialize-condition REASON",
+                                s.id, call->detail));
+      }
     }
   }
 

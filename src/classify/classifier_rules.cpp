@@ -6,6 +6,8 @@
 
 #include "tpulaunch/classify/classifier.hpp"
 
+#include "classify/call_args.hpp"
+
 namespace tpulaunch {
 namespace {
 
@@ -124,7 +126,28 @@ constexpr std::array<MultiHostMarker, 4> k_markers{{
     {Marker::collective, "collective", k_collective_rules, ""},
     {Marker::result_check, "result check", k_result_check_rules, ""},
 }};
+// The environment keys of the scanner's own table (classifier_matchers.hpp), as the public view has them.
+constexpr auto k_cpu_selecting_env = [] {
+  std::array<CpuSelectingEnv, scan::k_env_keys.size()> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = CpuSelectingEnv{scan::k_env_keys[i].key, scan::k_env_keys[i].rule};
+  }
+  return out;
+}();
+
 } // namespace
+
+std::span<const CpuSelectingEnv> cpu_selecting_env() {
+  return k_cpu_selecting_env;
+}
+
+std::optional<Rule> env_selects_cpu(std::string_view key, std::string_view value) {
+  const scan::KeyRule* row = scan::find_env_key(key);
+  if (row == nullptr || !scan::value_test(row->check, value)) {
+    return std::nullopt;
+  }
+  return row->rule;
+}
 
 std::string_view to_string(Category category) {
   switch (category) {

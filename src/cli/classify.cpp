@@ -29,6 +29,9 @@ struct Classified {
   Classification result;         // with the evidence of the course files it imports
   std::vector<LessonFile> files; // those course files
   bool helper = false;           // the matrix's "helpers" name it: not a script
+  // Its matrix entry's class and what the review declares its runs prove (nullopt: nothing).
+  std::optional<std::string> reviewed_class;
+  std::optional<Proves> proves;
 };
 
 // The file to classify for one argument: an existing path; else, when the matrix loads, an id
@@ -58,7 +61,7 @@ Result<std::string> script_file(const std::string& argument, const Result<Matrix
 // exercises folder, with its entry's declared files); elsewhere, its imports followed below its
 // own folder.
 Result<Lesson> lesson_of(const std::string& path, const std::string& source, const Result<Matrix>& matrix,
-                         bool& helper) {
+                         Classified& classified) {
   if (matrix) {
     if (auto id = script_id_from_argument(*matrix, path)) {
       ScriptStatus status;
@@ -66,7 +69,11 @@ Result<Lesson> lesson_of(const std::string& path, const std::string& source, con
       status.path = path;
       status.source = source;
       status.entry = matrix->find(*id);
-      helper = matrix->is_helper(*id + ".py");
+      classified.helper = matrix->is_helper(*id + ".py");
+      if (status.entry != nullptr) {
+        classified.reviewed_class = status.entry->class_name;
+        classified.proves = status.entry->proves;
+      }
       return read_lesson(*matrix, status);
     }
   }
@@ -83,8 +90,8 @@ Result<Classified> classify_file(const std::string& argument, const Result<Matri
   TPULAUNCH_TRY(const std::string path, script_file(argument, matrix));
   TPULAUNCH_TRY(const std::string source, read_text_file(path, "script", k_max_script_bytes));
   TPULAUNCH_CHECK(check_python_source(source, path, "script"));
-  Classified classified{path, sha256_hex(source), {}, {}, false};
-  TPULAUNCH_TRY(Lesson lesson, lesson_of(path, source, matrix, classified.helper));
+  Classified classified{path, sha256_hex(source), {}, {}, false, {}, {}};
+  TPULAUNCH_TRY(Lesson lesson, lesson_of(path, source, matrix, classified));
   classified.result = std::move(lesson.classification);
   classified.files = std::move(lesson.files);
   if (classified.helper) {
@@ -101,6 +108,13 @@ std::string suggestion_text(const Classification& c) {
                      : std::string("none: a reviewer must decide");
 }
 
+// What the matrix entry says its runs prove, and so what plan's verify step checks by default.
+std::string proves_text(std::optional<Proves> proves) {
+  return proves ? fmt::format("proves {} (plan verifies --verify {})", to_string(*proves), to_string(*proves))
+                : std::string("proves nothing declared (plan verifies logs and every worker's recorded status 0, "
+                              "no training claim)");
+}
+
 // One file's member of the JSON form's "files".
 nlohmann::ordered_json file_json(const Classified& f) {
   nlohmann::ordered_json j;
@@ -113,6 +127,8 @@ nlohmann::ordered_json file_json(const Classified& f) {
         {{"path", file.path}, {"staged", file.staged}, {"sha256", file.sha256}, {"declared", file.declared}});
   }
   j["course_files"] = std::move(course_files);
+  j["reviewed_class"] = f.reviewed_class ? nlohmann::ordered_json(*f.reviewed_class) : nullptr;
+  j["proves"] = f.proves ? nlohmann::ordered_json(to_string(*f.proves)) : nullptr;
   j["suggested_class"] = f.result.suggested ? nlohmann::ordered_json(to_string(*f.result.suggested)) : nullptr;
   j["why"] = f.result.why;
   j["contradictions"] = f.result.contradictions;
@@ -141,6 +157,12 @@ std::string plain_text(const std::vector<Classified>& files) {
     for (const auto& file : f.files) {
       out += fmt::format("  with:      {} (sha256 {}){}\n", file.path,
                          file.sha256.empty() ? std::string("missing") : file.sha256, file.declared ? ", declared" : "");
+    }
+    if (f.reviewed_class) {
+      // A cpu-only script runs on the CPU route, which has no verify step.
+      out += *f.reviewed_class == to_string(ScriptClass::cpu_only)
+                 ? fmt::format("  reviewed:  {}\n", *f.reviewed_class)
+                 : fmt::format("  reviewed:  {}; {}\n", *f.reviewed_class, proves_text(f.proves));
     }
     out += fmt::format("  suggested: {}\n  why:       {}\n", suggestion_text(f.result), f.result.why);
     for (const auto& c : f.result.contradictions) {

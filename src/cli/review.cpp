@@ -18,6 +18,8 @@ struct ReviewArgs {
   std::string note;
   std::string override_reason;
   std::string jax_platforms;
+  std::string proves;
+  std::string initialize_condition;
 };
 
 // The matrix is JSON, whose text is UTF-8: a value for it that is not is refused, named, before
@@ -42,6 +44,10 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
   request.note = args.note;
   request.override_reason = args.override_reason;
   request.jax_platforms = args.jax_platforms;
+  if (!args.proves.empty()) {
+    request.proves = parse_proves(args.proves);
+  }
+  request.initialize_condition = args.initialize_condition;
   request.reviewed_at = utc_now_iso8601();
   MatrixEntry recorded;
   auto edit = [&](Matrix& matrix) -> Status {
@@ -78,6 +84,18 @@ Result<Output> run_review(const ReviewArgs& args, const Globals& globals) {
   if (!recorded.jax_platforms.empty()) {
     output.out += fmt::format("  TPU routes set JAX_PLATFORMS={} (in place of tpu)\n", recorded.jax_platforms);
   }
+  if (recorded.script_class != ScriptClass::cpu_only) {
+    output.out +=
+        recorded.proves
+            ? fmt::format("  proves {}: plan verifies its runs with --verify {}\n", to_string(*recorded.proves),
+                          to_string(*recorded.proves))
+            : std::string("  proves nothing declared: plan verifies its runs by their logs and every worker's "
+                          "recorded status 0, and checks no training claim (--proves declares one)\n");
+  }
+  if (const auto& acceptance = recorded.initialize_condition) {
+    output.out += fmt::format("  initialize condition accepted at line {}{}: {}\n", acceptance->line,
+                              acceptance->file.empty() ? "" : " of " + acceptance->file, acceptance->reason);
+  }
   for (const auto& file : recorded.files) {
     output.out += fmt::format("  with {} (sha256 {}){}\n", file.path, file.sha256, file.declared ? ", declared" : "");
   }
@@ -111,8 +129,21 @@ Command setup_review(CLI::App& parent, const Globals& globals) {
                     "JAX_PLATFORMS for TPU routes in place of tpu: tpu,cpu lets JAX fall back to the CPU (recorded; "
                     "plan then accepts --env JAX_PLATFORMS with this value)")
         ->type_name("LIST");
+    std::vector<std::string> proves;
+    for (const Proves kind : k_proves) {
+      proves.emplace_back(to_string(kind));
+    }
+    app->add_option("--proves", args->proves,
+                    "what its runs prove: training (worker-<i>.json receipts and a checkpoint), discovery, or logs; "
+                    "plan's verify step checks it (recorded; without it, logs and every worker's recorded status 0)")
+        ->check(CLI::IsMember(proves))
+        ->type_name("KIND");
+    app->add_option("--initialize-condition", args->initialize_condition,
+                    "accept a jax.distributed.initialize() that runs only under a condition, for this reason: what "
+                    "makes it hold on every host (recorded with the call's line; plan repeats it in its notes)")
+        ->type_name("REASON");
     app->footer("Examples:\n  tpulaunch review distributed-02 --class cpu-only --by alice\n"
-                "  tpulaunch review collective-update --class multi-host-qualified --by bob --note 'checked barrier'\n"
+                "  tpulaunch review collective-update --class multi-host-qualified --by bob --proves training\n"
                 "  tpulaunch review host-callback --class single-host-compatible --by bob --jax-platforms tpu,cpu\n"
                 "The matrix is rewritten atomically, under a lock, with stable key order.\n");
   });

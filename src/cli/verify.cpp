@@ -46,6 +46,7 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
     j["ok"] = report.ok();
     j["tpu_result"] = report.ok() && !report.standin;
     j["standin"] = report.standin;
+    j["training_checked"] = report.kind == VerifyKind::training;
     nlohmann::ordered_json findings = nlohmann::ordered_json::array();
     for (const auto& f : report.findings) {
       findings.push_back({{"worker", f.worker < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.worker)},
@@ -58,15 +59,18 @@ Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
   }
   std::string& out = output.out;
   const std::string what = report.kind == VerifyKind::discovery ? "discovery receipts (not training)"
-                           : report.kind == VerifyKind::logs     ? "logs"
-                           : report.form                          ? fmt::format("training receipts ({} form)", to_string(*report.form))
-                                                                  : "training receipts";
+                           : report.kind == VerifyKind::logs    ? "logs and run records"
+                           : report.form ? fmt::format("training receipts ({} form)", to_string(*report.form))
+                                         : "training receipts";
   const std::string workers = counted(static_cast<std::size_t>(report.workers), "worker");
   for (const auto& f : report.findings) {
     out += fmt::format("FAIL {}: {}: {}\n", worker_label(f.worker), f.field, f.message);
   }
   if (report.ok()) {
-    out += fmt::format("verified: {} of {} on {} in {}\n", what, workers, report.slice, report.folder);
+    out += fmt::format("verified: {} of {} on {} in {}{}\n", what, workers, report.slice, report.folder,
+                       report.kind == VerifyKind::training
+                           ? ""
+                           : "; every worker recorded status 0, and no training claim was checked");
   } else {
     out += fmt::format("not verified: {} in the {} of {} on {}\n", counted(report.findings.size(), "finding"), what,
                        workers, report.slice);

@@ -22,8 +22,9 @@ namespace fs = std::filesystem;
 
 // Entry fields in the order they are written; anything else is kept in `extra`, in its order, and
 // written after them.
-constexpr std::array<std::string_view, 10> k_entry_fields{
-    "class", "sha256", "reviewed_by", "reviewed_at", "reason", "note", "jax_platforms", "overrides", "evidence", "files"};
+constexpr std::array<std::string_view, 12> k_entry_fields{
+    "class",         "sha256", "reviewed_by", "reviewed_at",          "reason",    "note",
+    "jax_platforms", "proves", "files",       "initialize_condition", "overrides", "evidence"};
 constexpr std::array<std::string_view, 3> k_matrix_fields{"version", "exercises_dir", "scripts"};
 constexpr std::string_view k_helpers_field = "helpers"; // optional, unlike the three above
 // How "rule" names a missing multi-host marker: "missing:initialize".
@@ -59,6 +60,19 @@ Result<EvidenceOverride> parse_override(const JsonDocument& doc, const JsonValue
   item.line = static_cast<std::uint32_t>(line);
   TPULAUNCH_TRY(item.reason, object.string("reason"));
   TPULAUNCH_TRY(item.file, object.optional_string("file"));
+  return item;
+}
+
+Result<InitializeCondition> parse_initialize_condition(const JsonDocument& doc, const JsonValue& value,
+                                                       const std::string& pointer, const std::string& context) {
+  TPULAUNCH_CHECK(require_object(doc, value, pointer, context));
+  const JsonObject object(doc, value, pointer, context);
+  InitializeCondition item;
+  TPULAUNCH_TRY(const long long line, object.integer("line", 1, INT_MAX));
+  item.line = static_cast<std::uint32_t>(line);
+  TPULAUNCH_TRY(item.file, object.optional_string("file"));
+  TPULAUNCH_TRY(item.condition, object.optional_string("condition"));
+  TPULAUNCH_TRY(item.reason, object.string("reason"));
   return item;
 }
 
@@ -203,6 +217,19 @@ Result<MatrixEntry> parse_entry(const JsonDocument& doc, const std::string& id, 
     if (auto status = validate_value(ValueKind::jax_platforms, entry.jax_platforms); !status) {
       return object.error_at("jax_platforms", status.error().message);
     }
+  }
+  if (object.has("proves")) {
+    TPULAUNCH_TRY(const std::string proves, object.string("proves"));
+    entry.proves = parse_proves(proves);
+    if (!entry.proves) {
+      return object.error_at(
+          "proves", fmt::format("\"proves\" is '{}': expected training, discovery or logs", printable(proves)));
+    }
+  }
+  if (object.has("initialize_condition")) {
+    TPULAUNCH_TRY(const JsonValue* item, object.member("initialize_condition", JsonValue::value_t::object));
+    TPULAUNCH_TRY(entry.initialize_condition, parse_initialize_condition(doc, *item, pointer + "/initialize_condition",
+                                                                         context + " initialize_condition"));
   }
   if (object.has("overrides")) {
     TPULAUNCH_TRY(const JsonValue* list, object.member("overrides", JsonValue::value_t::array));
@@ -395,6 +422,20 @@ std::string serialize_matrix(const Matrix& matrix) {
     optional("reason", entry.reason);
     optional("note", entry.note);
     optional("jax_platforms", entry.jax_platforms);
+    if (entry.proves) {
+      out["proves"] = to_string(*entry.proves);
+    }
+    if (const auto& acceptance = entry.initialize_condition) {
+      nlohmann::ordered_json item{{"line", acceptance->line}};
+      if (!acceptance->file.empty()) {
+        item["file"] = acceptance->file;
+      }
+      if (!acceptance->condition.empty()) {
+        item["condition"] = acceptance->condition;
+      }
+      item["reason"] = acceptance->reason;
+      out["initialize_condition"] = std::move(item);
+    }
     if (!entry.overrides.empty()) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const auto& item : entry.overrides) {
@@ -420,6 +461,27 @@ std::string serialize_matrix(const Matrix& matrix) {
     root[key] = member;
   }
   return root.dump(2) + "\n";
+}
+
+std::string_view to_string(Proves proves) {
+  switch (proves) {
+  case Proves::training:
+    return "training";
+  case Proves::discovery:
+    return "discovery";
+  case Proves::logs:
+    return "logs";
+  }
+  return "logs";
+}
+
+std::optional<Proves> parse_proves(std::string_view name) {
+  for (const Proves proves : k_proves) {
+    if (to_string(proves) == name) {
+      return proves;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string override_rule_text(const EvidenceOverride& override_item) {

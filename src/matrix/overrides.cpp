@@ -57,4 +57,29 @@ std::vector<const MultiHostMarker*> unmet_markers(const Classification& classifi
   return out;
 }
 
+const Evidence* conditional_initialize(const Classification& classification) {
+  const Evidence* first = nullptr;
+  for (const Evidence& e : classification.evidence) {
+    if (e.rule != Rule::distributed_initialize) {
+      continue;
+    }
+    if (e.detail.empty()) {
+      return nullptr; // one call that always runs: every host joins
+    }
+    first = first == nullptr ? &e : first;
+  }
+  return first;
+}
+
+const Evidence* unaccepted_condition(const Classification& classification, const MatrixEntry* entry) {
+  const Evidence* call = conditional_initialize(classification);
+  if (call == nullptr) {
+    return nullptr;
+  }
+  const bool accepted = entry != nullptr && entry->initialize_condition &&
+                        entry->initialize_condition->line == call->line &&
+                        entry->initialize_condition->file == call->file;
+  return accepted ? nullptr : call;
+}
+
 } // namespace tpulaunch

@@ -39,6 +39,46 @@ std::string lines_of(const std::vector<const Evidence*>& evidence) {
   return out;
 }
 
+// The request's own values, before any evidence is looked at: the id, one-line texts, and the
+// values that only a TPU class may record.
+Status check_request(const ReviewRequest& request) {
+  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, request.id));
+  TPULAUNCH_CHECK(check_free_text("--by", request.reviewed_by, true));
+  TPULAUNCH_CHECK(check_free_text("--note", request.note, false));
+  TPULAUNCH_CHECK(check_free_text("--override", request.override_reason, false));
+  TPULAUNCH_CHECK(check_free_text("--initialize-condition", request.initialize_condition, false));
+  if (request.proves && request.script_class == ScriptClass::cpu_only) {
+    return usage_error(
+        fmt::format("--proves {}: a cpu-only script runs on the CPU route only, where nothing is verified",
+                    to_string(*request.proves)));
+  }
+  if (!request.jax_platforms.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::jax_platforms, request.jax_platforms));
+    if (request.script_class == ScriptClass::cpu_only) {
+      return usage_error("--jax-platforms: a cpu-only script never runs on a TPU route, where JAX_PLATFORMS is set");
+    }
+  }
+  return Ok{};
+}
+
+// A multi-host-qualified review over an initialize() that runs only under a condition: nothing
+// tpulaunch does makes that condition hold on every host, so the reviewer says what does, and the
+// entry records it next to the call (plan repeats it in its notes).
+Status accept_condition(const ReviewRequest& request, const Classification& classification, MatrixEntry& entry) {
+  const Evidence* call = conditional_initialize(classification);
+  if (call == nullptr) {
+    return Ok{};
+  }
+  if (request.initialize_condition.empty()) {
+    return refused_error(fmt::format("'{}' calls jax.distributed.initialize() at {} only under a condition ({}); "
+                                     "recording multi-host-qualified needs --initialize-condition REASON, saying what "
+                                     "makes it hold on every host (tpulaunch sets none of the values it reads)",
+                                     request.id, evidence_place(*call), call->detail));
+  }
+  entry.initialize_condition = InitializeCondition{call->line, call->file, call->detail, request.initialize_condition};
+  return Ok{};
+}
+
 } // namespace
 
 void record_review(Matrix& matrix, MatrixEntry entry) {
@@ -58,17 +98,7 @@ std::string utc_now_iso8601() {
 
 Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
                                       const Classification& classification) {
-  TPULAUNCH_CHECK(validate_value(ValueKind::script_id, request.id));
-  TPULAUNCH_CHECK(check_free_text("--by", request.reviewed_by, true));
-  TPULAUNCH_CHECK(check_free_text("--note", request.note, false));
-  TPULAUNCH_CHECK(check_free_text("--override", request.override_reason, false));
-  if (!request.jax_platforms.empty()) {
-    TPULAUNCH_CHECK(validate_value(ValueKind::jax_platforms, request.jax_platforms));
-    if (request.script_class == ScriptClass::cpu_only) {
-      return usage_error("--jax-platforms: a cpu-only script never runs on a TPU route, where JAX_PLATFORMS is set");
-    }
-  }
-
+  TPULAUNCH_CHECK(check_request(request));
   MatrixEntry entry;
   entry.id = request.id;
   entry.script_class = request.script_class;
@@ -79,6 +109,7 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.reviewed_at = request.reviewed_at;
   entry.note = request.note;
   entry.jax_platforms = request.jax_platforms;
+  entry.proves = request.proves;
   entry.evidence = nlohmann::json::array();
   for (const Evidence& e : classification.evidence) {
     // One string per finding keeps the matrix diff of a review to one line per finding.
@@ -115,6 +146,14 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
     for (const auto marker : missing) {
       entry.overrides.push_back(missing_marker_override(marker, request.override_reason));
     }
+    TPULAUNCH_CHECK(accept_condition(request, classification, entry));
+  }
+  if (!request.initialize_condition.empty() && !entry.initialize_condition) {
+    return usage_error(
+        fmt::format("--initialize-condition given, but {}",
+                    request.script_class != ScriptClass::multi_host_qualified
+                        ? fmt::format("only a multi-host-qualified review runs '{}' on several hosts", request.id)
+                        : fmt::format("every jax.distributed.initialize() in '{}' runs unconditionally", request.id)));
   }
   if (overriding && entry.overrides.empty()) {
     return usage_error(fmt::format("--override given, but nothing in '{}' contradicts {}", request.id, entry.class_name));

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "steps.hpp"
+#include "tpulaunch/classify/classifier.hpp"
 #include "tpulaunch/values/results_url.hpp"
 
 namespace tpulaunch::planning {
@@ -67,7 +68,8 @@ Status resolve_lifecycle(Plan& plan, const Slice& slice) {
 
 // The values every route takes: the interpreter and the --env names (a TPU route sets
 // TPU_RUN_DIR and JAX_PLATFORMS itself, and an --env must not quietly move the run off the TPU:
-// --env JAX_PLATFORMS is taken only when it repeats the script's reviewed value, `reviewed`).
+// --env JAX_PLATFORMS is taken only when it repeats the script's reviewed value, `reviewed`, and
+// no value the classifier reads as CPU selection in a source is taken here: env_selects_cpu).
 Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script,
                                std::string_view reviewed) {
   if (!options.python.empty()) {
@@ -80,6 +82,14 @@ Status validate_script_options(const PlanOptions& options, RouteKind route, std:
     }
     if (var.name == "JAX_PLATFORMS" && !reviewed.empty() && var.value == reviewed) {
       continue;
+    }
+    // The classifier's own table of environment values that select the CPU: what it refuses in a
+    // script's source, plan refuses on its command line.
+    if (const auto rule = env_selects_cpu(var.name, var.value)) {
+      const ClassifierRule& row = classifier_rule(*rule);
+      return usage_error(
+          fmt::format("--env {}={}: a TPU route refuses a value that moves the work off the TPU ({}: {})", var.name,
+                      printable(var.value), row.id, row.implies));
     }
     if (var.name == "JAX_PLATFORMS") {
       return usage_error(fmt::format(

@@ -31,6 +31,20 @@ std::vector<StagedFile> staged_files(const Plan& plan, const ScriptStatus* scrip
   return files;
 }
 
+// What verify checks by default: what the review declares the script proves; nothing declared,
+// its logs and every worker's recorded status (never a training claim the script did not make).
+VerifyKind verify_kind_of(std::optional<Proves> proves) {
+  switch (proves.value_or(Proves::logs)) {
+  case Proves::training:
+    return VerifyKind::training;
+  case Proves::discovery:
+    return VerifyKind::discovery;
+  case Proves::logs:
+    return VerifyKind::logs;
+  }
+  return VerifyKind::logs;
+}
+
 // The plan's digest: what the run is, written out unambiguously (each value with its length) and
 // hashed. Two plans with the same digest stage the same files and run them the same way.
 std::string plan_digest(const Plan& plan) {
@@ -197,6 +211,10 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.sha256 = script.actual_sha256;
   plan.route = route;
   plan.options = options;
+  if (script.entry != nullptr) {
+    plan.proves = script.entry->proves;
+    plan.initialize_condition = route == RouteKind::multi_host ? script.entry->initialize_condition : std::nullopt;
+  }
   if (route != RouteKind::cpu && script.entry != nullptr && !script.entry->jax_platforms.empty()) {
     plan.jax_platforms = script.entry->jax_platforms;
     plan.jax_platforms_reviewed = true;
@@ -234,8 +252,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   if (full) {
     seal(plan, &script);
     plan.steps.push_back(write_step(plan));
-    const bool qualified = script.entry != nullptr && script.entry->script_class == ScriptClass::multi_host_qualified;
-    plan.verify = options.verify.value_or(qualified ? VerifyKind::training : VerifyKind::logs);
+    plan.verify = options.verify.value_or(verify_kind_of(plan.proves));
     if (plan.multi_host()) {
       plan.steps.push_back(preflight_step());
     }

@@ -2,6 +2,7 @@
 // read (size-limited, every failure kept as the file's error for the checks to report).
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -33,7 +34,7 @@ ContentDir content_dir(const fs::path& run, const std::string& folder) {
   std::error_code ec;
   std::vector<fs::path> recorded;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && fs::exists(entry.path() / "run-status.rec", ec)) {
+    if (entry.is_directory(ec) && fs::exists(entry.path() / k_run_record, ec)) {
       recorded.push_back(entry.path());
     }
   }
@@ -66,12 +67,12 @@ FetchedWorker read_worker(const fs::path& run, const std::string& folder) {
     return fetched;
   }
   if (!content.ambiguous.empty()) {
-    fetched.status_record = FetchedFile{"run-status.rec", {}, content.ambiguous};
+    fetched.status_record = FetchedFile{std::string(k_run_record), {}, content.ambiguous};
     return fetched;
   }
-  if (fs::exists(dir / "run-status.rec", ec)) {
-    FetchedFile record{"run-status.rec", {}, {}};
-    auto text = read_text_file((dir / "run-status.rec").string(), "run record", k_max_receipt_bytes);
+  if (fs::exists(dir / k_run_record, ec)) {
+    FetchedFile record{std::string(k_run_record), {}, {}};
+    auto text = read_text_file((dir / k_run_record).string(), "run record", k_max_receipt_bytes);
     if (text) {
       record.text = std::move(text).value();
     } else {
@@ -102,6 +103,35 @@ FetchedWorker read_worker(const fs::path& run, const std::string& folder) {
   return fetched;
 }
 
+// The worker and slice folders in `run` that no process of `target` has (worker-4/ on a slice of
+// 4 hosts, slice-2/ of a run over 2 slices), sorted: each is a finding of its own.
+std::vector<std::string> extra_folders(const fs::path& run, const Target& target) {
+  std::set<std::string> expected;
+  for (int process = 0; process < target.processes(); ++process) {
+    const std::string folder = process_folder(process, target.hosts(), target.nodes);
+    expected.insert(folder);
+    expected.insert(folder.substr(0, folder.find('/'))); // slice-<s> itself
+  }
+  std::vector<std::string> extra;
+  const auto look = [&](const fs::path& dir, const std::string& prefix) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string name = prefix + entry.path().filename().string();
+      const std::string leaf = entry.path().filename().string();
+      if ((leaf.starts_with(k_worker_folder_prefix) || leaf.starts_with(k_slice_folder_prefix)) &&
+          !expected.contains(name)) {
+        extra.push_back(name);
+      }
+    }
+  };
+  look(run, "");
+  for (int slice = 0; target.nodes > 1 && slice < target.nodes; ++slice) {
+    look(run / slice_folder(slice), slice_folder(slice) + "/");
+  }
+  std::sort(extra.begin(), extra.end());
+  return extra;
+}
+
 } // namespace
 
 Result<VerifyReport> verify_run(const std::string& folder, const Target& target, const VerifyOptions& options) {
@@ -117,6 +147,12 @@ Result<VerifyReport> verify_run(const std::string& folder, const Target& target,
   workers.reserve(static_cast<std::size_t>(target.processes()));
   for (int worker = 0; worker < target.processes(); ++worker) {
     workers.push_back(read_worker(path, process_folder(worker, target.hosts(), target.nodes)));
+  }
+  for (std::string& extra : extra_folders(path, target)) {
+    FetchedWorker fetched;
+    fetched.present = true;
+    fetched.folder = std::move(extra);
+    workers.push_back(std::move(fetched));
   }
   // Whose run this is: the plan record the plan's write step left beside the worker folders.
   VerifyOptions checked = options;

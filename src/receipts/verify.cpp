@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "receipt.hpp"
-#include "tpulaunch/run/records.hpp"
 #include "tpulaunch/json/json_reader.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
+#include "tpulaunch/run/records.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -34,6 +35,7 @@ public:
 
   void run(const std::vector<FetchedWorker>& workers) {
     std::vector<std::optional<TrainingFacts>> training(static_cast<std::size_t>(m_target.processes()));
+    m_recorded.assign(static_cast<std::size_t>(m_target.processes()), false);
     for (int worker = 0; worker < m_target.processes(); ++worker) {
       if (static_cast<std::size_t>(worker) >= workers.size() || !workers[static_cast<std::size_t>(worker)].present) {
         const std::string folder = static_cast<std::size_t>(worker) < workers.size()
@@ -43,7 +45,10 @@ public:
         continue;
       }
       const FetchedWorker& fetched = workers[static_cast<std::size_t>(worker)];
-      check_status_record(worker, fetched);
+      if (!check_status_record(worker, fetched)) {
+        continue; // no record: the worker's own word is what is missing, not its log and receipt
+      }
+      m_recorded[static_cast<std::size_t>(worker)] = true;
       check_log(worker, fetched);
       if (m_options.kind == VerifyKind::logs) {
         continue;
@@ -55,6 +60,7 @@ public:
         training[static_cast<std::size_t>(worker)] = check_training(worker, fetched);
       }
     }
+    check_extra_folders(workers);
     if (m_options.kind == VerifyKind::training) {
       check_run(workers, training);
     }
@@ -74,28 +80,54 @@ private:
     return nullptr;
   }
 
-  // The run guard's record of this worker's part: anything but `state=succeeded` is a finding,
-  // with the worker's own one-sentence summary (printed as text, never as terminal control); so is
-  // a record of another run, plan, start or worker.
-  void check_status_record(int worker, const FetchedWorker& fetched) {
+  // The run guard's record of this worker's part: anything but `state=succeeded` with status 0 is a
+  // finding, with the worker's own one-sentence summary (printed as text, never as terminal
+  // control); so is a record of another run, plan, start or worker. False when there is no record
+  // of this run to read: the worker's other files are then not checked.
+  bool check_status_record(int worker, const FetchedWorker& fetched) {
     if (!fetched.status_record) {
-      return;
+      add(worker, std::string(k_run_record),
+          fmt::format("missing from {}: the run guard's record of this worker's part did not come back, so nothing "
+                      "says the program ran and succeeded there (its log and receipts are not checked)",
+                      fetched.folder));
+      return false;
     }
     const FetchedFile& file = *fetched.status_record;
     if (!file.error.empty()) {
       add(worker, file.name, file.error);
-      return;
+      return false;
     }
     const Record record = parse_record(file.text);
     if (!check_identity(worker, file.name, record)) {
-      return;
+      return false;
     }
     const std::string state = record.value("state");
     const std::string summary = record.value("summary");
+    const std::string status = record.value("status");
     if (state != "succeeded") {
       add(worker, file.name,
           fmt::format("the worker recorded {}: {}", state.empty() ? "no outcome" : printable(state),
                       summary.empty() ? "no summary" : printable(summary)));
+    } else if (!status.empty() && status != "0") {
+      add(worker, file.name, fmt::format("the worker recorded succeeded, but with status {}", printable(status)));
+    }
+    return true;
+  }
+
+  // Folders past the last process (verify_fetched's extra entries): a worker-4/ on a slice of 4
+  // hosts is another run's or another slice's, and never verifies as part of this one.
+  void check_extra_folders(const std::vector<FetchedWorker>& workers) {
+    for (std::size_t i = static_cast<std::size_t>(m_target.processes()); i < workers.size(); ++i) {
+      if (!workers[i].present) {
+        continue;
+      }
+      add(-1, workers[i].folder,
+          fmt::format("a folder of a worker this run does not have: the run on {}{} has {} ({} ... {}); it holds "
+                      "results of another slice or run",
+                      m_target.nodes > 1 ? fmt::format("{} slices of ", m_target.nodes) : "", m_slice.name,
+                      counted(static_cast<std::size_t>(m_target.processes()), "process", "processes"),
+                      process_folder(0, m_target.hosts(), m_target.nodes),
+                      process_folder(m_target.processes() - 1, m_target.hosts(), m_target.nodes)));
     }
   }
 
@@ -111,21 +143,8 @@ private:
     if (!m_options.plan) {
       return true;
     }
-    const PlanRecord& plan = *m_options.plan;
-    if (record.value("script") != plan.script || record.value("run-id") != plan.run_id ||
-        record.value("plan") != plan.plan_sha256) {
-      add(worker, name,
-          fmt::format("belongs to run {}/{} (plan {}), not to this run {}/{} (plan {}): another run's results",
-                      printable(record.value("script")), printable(record.value("run-id")),
-                      printable(record.value("plan").substr(0, 16)), plan.script, plan.run_id,
-                      plan.plan_sha256.substr(0, 16)));
-      return false;
-    }
-    if (record.value("start") != plan.start) {
-      add(worker, name,
-          fmt::format("comes from an earlier start of this plan (start token {}, this one's is {}): a plan pasted or "
-                      "run again runs nothing again, so these are the first start's results",
-                      printable(record.value("start").substr(0, 8)), plan.start.substr(0, 8)));
+    if (auto why = foreign_run_record(record, *m_options.plan)) {
+      add(worker, name, std::move(*why));
       return false;
     }
     return true;
@@ -377,6 +396,9 @@ private:
   }
 
   void check_checkpoint(const std::vector<FetchedWorker>& workers, const std::vector<std::optional<TrainingFacts>>& training) {
+    if (m_recorded.empty() || !m_recorded[0]) {
+      return; // process 0's files were not checked: its missing record is the finding
+    }
     const FetchedFile* file = workers.empty() ? nullptr : find(workers[0], "checkpoint.json");
     if (file == nullptr) {
       if (!workers.empty() && workers[0].present) {
@@ -430,6 +452,7 @@ private:
   const Target& m_target;
   const Slice& m_slice; // each node's
   const VerifyOptions& m_options;
+  std::vector<bool> m_recorded; // per process: its run record was read, so its files were checked
 };
 
 } // namespace

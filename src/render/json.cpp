@@ -45,6 +45,7 @@ void add_tpu_values(Json& j, const Plan& plan) {
   }
   j["results"] = string_or_null(plan.results_run_url.value_or(""));
   j["verify"] = to_string(plan.verify);
+  j["proves"] = string_or_null(plan.proves ? to_string(*plan.proves) : "");
   const LifecycleOptions& life = plan.options.lifecycle;
   Json lifecycle = object_with_room(16);
   lifecycle["capacity"] = to_string(plan.target.capacity);

@@ -60,6 +60,14 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                        "source); it checks its own digest, the staged files' digests and the TPU's holders before "
                        "the program runs");
   }
+  if (const auto& condition = plan.initialize_condition) {
+    notes.push_back(fmt::format(
+        "'{}' calls jax.distributed.initialize() at {}line {} only under a condition ({}); its review accepted that: "
+        "\"{}\". tpulaunch sets none of the values that condition reads: pass them with --env where the script needs "
+        "them (--timeout bounds a run whose hosts never all join)",
+        plan.script, condition->file.empty() ? "" : condition->file + " ", condition->line, condition->condition,
+        condition->reason));
+  }
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
     const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
     notes.push_back(fmt::format("every worker needs the interpreter {} with jax[tpu]; a fresh TPU VM has only python3, so "

@@ -1,6 +1,7 @@
 // The text form of a plan (for a person, who may paste its commands) and of a refusal.
 #include "tpulaunch/render/render.hpp"
 
+#include <algorithm>
 #include <variant>
 
 #include <fmt/format.h>
@@ -97,6 +98,38 @@ ShellLine text_name_check_line(const Plan& plan, const Step& step) {
       .code(k_text_name_check_close);
 }
 
+// What the verify step checks, and why that kind: what the script's review declares it proves.
+std::string verify_sentence(const Plan& plan) {
+  const std::string_view kind = to_string(plan.verify);
+  if (plan.program == PlanProgram::discovery) {
+    return "discovery receipts (not training)";
+  }
+  const std::string declared = plan.proves ? fmt::format("its review declares it proves {}", to_string(*plan.proves))
+                                           : std::string("its review declares nothing it proves");
+  if (plan.options.verify) {
+    return fmt::format("{} (--verify; {})", kind, declared);
+  }
+  if (plan.proves) {
+    return fmt::format("{}, as {}", kind, declared);
+  }
+  return fmt::format("logs and every worker's recorded status 0; {} (review --proves), so no training claim is "
+                     "checked",
+                     declared);
+}
+
+// The user's --env values, as the script gets them (each quoted as the commands quote it; a value
+// with a control byte, a newline say, shown escaped so the header stays one line).
+std::string user_env(const Plan& plan) {
+  std::string out;
+  for (const EnvVar& var : plan.options.env) {
+    const std::string quoted = shell_quote(var.value);
+    const bool control = std::any_of(quoted.begin(), quoted.end(),
+                                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", var.name, control ? printable(quoted) : quoted);
+  }
+  return out;
+}
+
 } // namespace
 
 std::string render_text(const Plan& plan) {
@@ -114,12 +147,21 @@ std::string render_text(const Plan& plan) {
                            ? fmt::format(", TPU_RUN_DIR=~/{}/artifacts (where the program keeps its receipts)",
                                          plan.remote_run_dir)
                            : "");
+    if (!plan.options.env.empty()) {
+      out += fmt::format("        {} (--env)\n", user_env(plan));
+    }
+    if (plan.verify != VerifyKind::none || plan.options.verify) {
+      out += fmt::format("verify: {}\n", verify_sentence(plan));
+    }
     if (plan.results_run_url) {
       out += fmt::format("results: each worker uploads to {}/{}/, one download brings them all back\n",
                          *plan.results_run_url, worker_folder_pattern());
     }
   } else {
     out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
+    if (!plan.options.env.empty()) {
+      out += fmt::format("env:    {} (--env)\n", user_env(plan));
+    }
   }
   out += "\ncommands:\n";
   // Pasted, each line runs whatever the one before did: a step that runs only on a condition is

@@ -136,11 +136,33 @@ std::optional<Refusal> check_source_initialize(const RouteRequest& request) {
                             request.script->id, request.slice->hosts, request.slice->name));
 }
 
-const std::array<RoutingRule, 7> k_rules{{
-    {"review-required", "a script with no entry, an unknown class, a missing file or a changed digest gets no route at all",
+// A multi-host route of a source whose every initialize() runs only under a condition: on a host
+// where it does not hold, that process never joins and the others wait in initialization. Only a
+// review that says what makes it hold (--initialize-condition, recorded next to the call) lets it by.
+std::optional<Refusal> check_source_condition(const RouteRequest& request) {
+  if (request.source == nullptr || request.slice == nullptr || (!request.slice->multi_host() && request.slices <= 1)) {
+    return std::nullopt;
+  }
+  const Evidence* call = unaccepted_condition(*request.source, request.script->entry);
+  if (call == nullptr) {
+    return std::nullopt;
+  }
+  return refuse("initialize-under-condition",
+                fmt::format("'{}' calls jax.distributed.initialize() at {} only under a condition ({}); tpulaunch "
+                            "sets none of the values it reads, and on {} the hosts that join would wait in "
+                            "initialization for the others: call it unconditionally, or review the script again with "
+                            "--initialize-condition REASON saying what makes it hold on every host",
+                            request.script->id, evidence_place(*call), call->detail, request.slice->name),
+                {*call});
+}
+
+const std::array<RoutingRule, 8> k_rules{{
+    {"review-required",
+     "a script with no entry, an unknown class, a missing file or a changed digest gets no route at all",
      check_reviewed},
     {"cpu-only-stays-on-cpu", "a cpu-only script gets the CPU route only; any TPU slice is refused", check_cpu_only},
-    {"tpu-class-needs-slice", "a single-host-compatible or multi-host-qualified script needs --slice", check_needs_slice},
+    {"tpu-class-needs-slice", "a single-host-compatible or multi-host-qualified script needs --slice",
+     check_needs_slice},
     {"multi-host-needs-qualified",
      "a slice with more than one host takes multi-host-qualified scripts only (a single-host script would hang in "
      "initialization with the other hosts' chips idle)",
@@ -149,11 +171,17 @@ const std::array<RoutingRule, 7> k_rules{{
      "a plan over several slices (--slices) takes multi-host-qualified scripts only (every process of every slice must "
      "join one job)",
      check_multislice},
-    {"source-selects-cpu", "a TPU route is refused when the source selects CPU devices now, unless the matrix overrides "
-                           "exactly that evidence",
+    {"source-selects-cpu",
+     "a TPU route is refused when the source selects CPU devices now, unless the matrix overrides "
+     "exactly that evidence",
      check_source_cpu},
-    {"source-lacks-initialize", "a multi-host route is refused when the source does not call jax.distributed.initialize()",
+    {"source-lacks-initialize",
+     "a multi-host route is refused when the source does not call jax.distributed.initialize()",
      check_source_initialize},
+    {"initialize-under-condition",
+     "a multi-host route is refused when jax.distributed.initialize() runs only under a condition the review did not "
+     "accept (review --initialize-condition)",
+     check_source_condition},
 }};
 
 } // namespace

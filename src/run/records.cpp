@@ -93,4 +93,20 @@ Result<PlanRecord> parse_plan_record(std::string_view text, std::string_view ori
   return plan;
 }
 
+std::optional<std::string> foreign_run_record(const Record& record, const PlanRecord& plan) {
+  if (record.value("script") != plan.script || record.value("run-id") != plan.run_id ||
+      record.value("plan") != plan.plan_sha256) {
+    return fmt::format("belongs to run {}/{} (plan {}), not to this run {}/{} (plan {}): another run's results",
+                       printable(record.value("script")), printable(record.value("run-id")),
+                       printable(record.value("plan").substr(0, 16)), plan.script, plan.run_id,
+                       plan.plan_sha256.substr(0, 16));
+  }
+  if (record.value("start") != plan.start) {
+    return fmt::format("comes from an earlier start of this plan (start token {}, this one's is {}): a plan pasted or "
+                       "run again runs nothing again, so these are the first start's results",
+                       printable(record.value("start").substr(0, 8)), plan.start.substr(0, 8));
+  }
+  return std::nullopt;
+}
+
 } // namespace tpulaunch

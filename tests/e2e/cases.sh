@@ -474,7 +474,7 @@ fetch_events() {
   python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e["argv"][3] == "scp" and "--recurse" in e["argv"]:
+    if e["argv"][3] == "scp" and ":" in e["argv"][5]:  # downloads: NODE:PATH first
         w = [a for a in e["argv"] if a.startswith("--worker=")][0].split("=")[1]
         print(e["event"], w)' "$1/state/events.jsonl"
 }
@@ -752,7 +752,7 @@ case_pipeline__subfolder_script_is_staged_under_its_path() {
   dir=$(standin_course pipeline-subfolder 4)
   mkdir -p "$dir/public/exercises/advanced/stand"
   cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/advanced/stand/lesson.py"
-  "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests >/dev/null
+  "$TPULAUNCH" -C "$dir" review advanced/stand/lesson --class multi-host-qualified --by e2e-tests --proves training >/dev/null
   run -C "$dir" plan advanced/stand/lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format sh
   expect_status 0
   expect_stdout_contains "--file public/exercises/advanced/stand/lesson.py "
@@ -1576,7 +1576,7 @@ case_pipeline__helper_modules_are_staged_with_the_script() {
   printf 'def answer():\n    return 42\n' >"$dir/public/exercises/pkg/util.py"
   { printf 'import lesson_helpers\nfrom pkg.util import answer\nassert answer() == 42, lesson_helpers.GREETING\n'
     cat "$STANDIN/lesson_standin.py"; } >"$dir/public/exercises/standin-lesson.py"
-  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null ||
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests --proves training >/dev/null ||
     fail "the lesson could not be reviewed"
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --bootstrap --format json
   expect_status 0

@@ -169,7 +169,11 @@ assert float(total.sum()) == 4.0 * sum(range(1, jax.process_count() + 1))
 PY
   run -C "$dir" classify strong
   expect_stdout_contains "why:       initializes distributed JAX at line 6, but conditional: it runs only inside \`if args.multi_host:\` (line 5), so a host where that does not hold never joins; a reviewer must decide"
+  # The review must say what makes the condition hold on every host (docs/matrix.md).
   run -C "$dir" review strong --class multi-host-qualified --by alice
+  expect_status 3
+  expect_stderr_contains "needs --initialize-condition REASON"
+  run -C "$dir" review strong --class multi-host-qualified --by alice --initialize-condition "the course passes --multi-host on every host"
   expect_status 0
   sed -i 's/^if args.multi_host:$/if __name__ == "__main__":/' "$dir/public/exercises/strong.py"
   run -C "$dir" classify strong

@@ -145,7 +145,7 @@ finish() {
 # --- the gcloud stand-in ---------------------------------------------------------------------
 
 # standin_course NAME SLICE_HOSTS [STANDIN_CREATE_ARGS...]: a course with the stand-in lesson reviewed as
-# multi-host-qualified, a stand-in TPU "lab-pod" with that many workers, and the environment
+# multi-host-qualified (proving training receipts), a stand-in TPU "lab-pod" with that many workers, and the environment
 # the generated script needs. Prints the course folder. Nothing here is a TPU. The TPU is a
 # fresh VM (no ~/jax-tpu-lab, no venv); GCLOUD_STANDIN_PREPARED=1 before the call asks for one
 # prepared by the course's set-up.
@@ -164,7 +164,7 @@ bare_course() {
   mkdir -p "$dir/public/exercises" "$dir/state"
   cp "$STANDIN/lesson_standin.py" "$dir/public/exercises/standin-lesson.py"
   printf '{"version": 1, "exercises_dir": "public/exercises", "scripts": {}}\n' >"$dir/execution-matrix.json"
-  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests >/dev/null
+  "$TPULAUNCH" -C "$dir" review standin-lesson --class multi-host-qualified --by e2e-tests --proves training >/dev/null
   printf '%s\n' "$dir"
 }
 

@@ -154,6 +154,61 @@ TEST(Matrix, SerializesInCanonicalOrderAndRoundTrips) {
   EXPECT_EQ(again->find("a")->overrides.at(0).reason, "debug path");
 }
 
+TEST(Matrix, MistakesInProvesAndInitializeConditionAreConfigErrorsAtTheirPosition) {
+  const std::string head =
+      R"({"version": 1, "exercises_dir": "ex", "scripts": {"a": {"class": "cpu-only", "sha256": ")" +
+      std::string(64, 'a') + "\", ";
+  for (const auto& [fields, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"("proves": "receipts")", "m.json:1:166: script 'a': \"proves\" is 'receipts': expected training, "
+                                       "discovery or logs"},
+           {R"("proves": 1)", "field \"proves\" must be a string"},
+           {R"("initialize_condition": {"line": 0, "reason": "r"})", "\"line\" must be between 1 and"},
+           {R"("initialize_condition": {"line": 3})",
+            "m.json:1:180: script 'a' initialize_condition: missing field \"reason\""},
+           {R"("initialize_condition": "yes")", "\"initialize_condition\" must be an object"},
+       }) {
+    auto result = parse_matrix(head + fields + "}}}", "m.json");
+    ASSERT_FALSE(result.ok()) << fields;
+    EXPECT_EQ(result.error().code, ExitCode::config);
+    EXPECT_NE(result.error().message.find(expected), std::string::npos) << result.error().message;
+  }
+}
+
+// What a review declares its script proves, and the acceptance of a conditional initialize(),
+// are typed fields written in the entry's fixed order, before the overrides.
+TEST(Matrix, ProvesAndInitializeConditionAreTypedAndRoundTrip) {
+  const std::string sha(64, 'd');
+  const std::string text = R"({"version": 1, "exercises_dir": "ex", "scripts": {"s": {"class": "multi-host-qualified",
+    "initialize_condition": {"reason": "the launcher sets NUM_HOSTS", "condition": "inside `if n > 1:`", "line": 4},
+    "proves": "training", "sha256": ")" +
+                           sha + R"(", "overrides": [{"rule": "devices-cpu", "line": 3, "reason": "r"}]},
+    "t": {"class": "single-host-compatible", "sha256": ")" +
+                           sha + R"("}}})";
+  auto matrix = parse_matrix(text, "m.json");
+  ASSERT_TRUE(matrix.ok()) << matrix.error().message;
+  const MatrixEntry& s = *matrix->find("s");
+  ASSERT_TRUE(s.proves.has_value());
+  EXPECT_EQ(*s.proves, Proves::training);
+  ASSERT_TRUE(s.initialize_condition.has_value());
+  EXPECT_EQ(s.initialize_condition->line, 4U);
+  EXPECT_EQ(s.initialize_condition->file, "");
+  EXPECT_EQ(s.initialize_condition->reason, "the launcher sets NUM_HOSTS");
+  EXPECT_TRUE(s.extra.empty()) << s.extra.dump();
+  EXPECT_FALSE(matrix->find("t")->proves.has_value());
+  EXPECT_FALSE(matrix->find("t")->initialize_condition.has_value());
+  const std::string out = serialize_matrix(*matrix);
+  EXPECT_LT(out.find("\"sha256\""), out.find("\"proves\": \"training\""));
+  EXPECT_LT(out.find("\"proves\""), out.find("\"initialize_condition\""));
+  EXPECT_LT(out.find("\"initialize_condition\""), out.find("\"overrides\""));
+  EXPECT_LT(out.find("\"line\": 4"), out.find("\"reason\": \"the launcher sets NUM_HOSTS\""));
+  auto again = parse_matrix(out, "m.json");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(same_content(*matrix, *again));
+  EXPECT_EQ(serialize_matrix(*again), out);
+  EXPECT_EQ(parse_proves("discovery"), Proves::discovery);
+  EXPECT_FALSE(parse_proves("Training").has_value());
+}
+
 TEST(Matrix, UnknownFieldsAreKeptInTheirOrder) {
   const std::string sha(64, 'c');
   const std::string text = R"({"version": 1, "zeta": [1, {"b": 2, "a": 1}], "exercises_dir": "ex", "alpha": null,
@@ -213,6 +268,14 @@ TEST(Matrix, RoundTripIsTheIdentityOnGeneratedMatrices) {
       }
       if (rng() % 2 == 0) {
         entry += ", \"evidence\": [" + value(1, value) + "]";
+      }
+      if (rng() % 3 == 0) {
+        entry += ", \"proves\": \"" + pick({"training", "discovery", "logs"}) + "\"";
+      }
+      if (rng() % 3 == 0) {
+        entry += ", \"initialize_condition\": {\"reason\": \"set by the launcher\", \"line\": " +
+                 std::to_string(1 + rng() % 50) + pick({"", ", \"file\": \"pkg/mod.py\""}) +
+                 pick({"", ", \"condition\": \"conditional: inside `if x:`\""}) + "}";
       }
       for (int u = 0; u < static_cast<int>(rng() % 3); ++u) {
         entry += ", \"u" + std::to_string(rng() % 100) + std::to_string(u) + "\": " + value(0, value);

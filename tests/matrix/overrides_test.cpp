@@ -113,6 +113,30 @@ TEST(Overrides, ReReviewReplacesReasonAndNoteButKeepsUnknownFields) {
   EXPECT_EQ(got.extra["path"], "public/exercises/s.py");
 }
 
+// A conditional initialize() counts only when no call of it always runs, and an acceptance covers
+// the call at its recorded line and file, nothing else.
+TEST(Overrides, AConditionIsAcceptedAtItsCallOnly) {
+  const char* const guarded = "import jax\nif flag:\n    jax.distributed.initialize()\n";
+  const char* const also_plain =
+      "import jax\nif flag:\n    jax.distributed.initialize()\njax.distributed.initialize()\n";
+  EXPECT_EQ(conditional_initialize(classify_source("import jax\njax.distributed.initialize()\n")), nullptr);
+  EXPECT_EQ(conditional_initialize(classify_source(also_plain)), nullptr);
+  EXPECT_EQ(conditional_initialize(classify_source("import jax\n")), nullptr);
+  const auto c = classify_source(guarded);
+  const Evidence* call = conditional_initialize(c);
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->line, 3U);
+  MatrixEntry entry = entry_with({});
+  EXPECT_EQ(unaccepted_condition(c, &entry), call);
+  entry.initialize_condition = InitializeCondition{3, "", "inside `if flag:`", "flag is set on every host"};
+  EXPECT_EQ(unaccepted_condition(c, &entry), nullptr);
+  entry.initialize_condition->line = 2;
+  EXPECT_EQ(unaccepted_condition(c, &entry), call);
+  entry.initialize_condition->line = 3;
+  entry.initialize_condition->file = "helpers.py";
+  EXPECT_EQ(unaccepted_condition(c, &entry), call);
+}
+
 TEST(Overrides, DescribedInWordsAMissingMarkerHasNoLine) {
   EXPECT_EQ(describe_override({"devices-cpu", 16, "r"}), "devices-cpu at line 16");
   const std::string missing = describe_override(missing_marker_override("per-process data", "r"));

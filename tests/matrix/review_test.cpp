@@ -93,6 +93,68 @@ TEST(Review, MultiHostQualifiedNeedsEveryMarker) {
   EXPECT_EQ(override_rule_text(entry->overrides[0]), "missing:per-process data");
 }
 
+// The NUM_HOSTS pattern: every marker is there, but initialize() runs only under a condition
+// nothing in tpulaunch makes true; the review must say what does, and the entry keeps it by the call.
+const char* const k_conditional_source =
+    "import os\nimport jax\nif int(os.environ.get('NUM_HOSTS', '1')) > 1:\n    jax.distributed.initialize()\n"
+    "i = jax.process_index()\ns = jax.lax.psum(i, 'x')\nassert s > 0\n";
+
+TEST(Review, AConditionalInitializeNeedsItsConditionAccepted) {
+  const Classification c = classify_source(k_conditional_source);
+  ASSERT_NE(conditional_initialize(c), nullptr);
+  auto refused = make_review_entry(request(ScriptClass::multi_host_qualified), k_conditional_source, c);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::refused);
+  EXPECT_NE(refused.error().message.find("at line 4 only under a condition"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("needs --initialize-condition REASON"), std::string::npos);
+  // --override is no way around it: an override accepts evidence, not a condition.
+  auto r = request(ScriptClass::multi_host_qualified);
+  r.override_reason = "trust me";
+  EXPECT_EQ(make_review_entry(r, k_conditional_source, c).error().code, ExitCode::refused);
+  r = request(ScriptClass::multi_host_qualified);
+  r.initialize_condition = "the course's launcher sets NUM_HOSTS on every host";
+  auto entry = make_review_entry(r, k_conditional_source, c);
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  ASSERT_TRUE(entry->initialize_condition.has_value());
+  EXPECT_EQ(entry->initialize_condition->line, 4U);
+  EXPECT_EQ(entry->initialize_condition->reason, r.initialize_condition);
+  EXPECT_NE(entry->initialize_condition->condition.find("if int(os.environ.get('NUM_HOSTS', '1')) > 1:"),
+            std::string::npos)
+      << entry->initialize_condition->condition;
+  EXPECT_EQ(unaccepted_condition(c, &*entry), nullptr);
+  EXPECT_EQ(unaccepted_condition(c, nullptr), conditional_initialize(c));
+}
+
+TEST(Review, AConditionAcceptedWhereThereIsNoneIsAUsageError) {
+  auto r = request(ScriptClass::multi_host_qualified);
+  r.initialize_condition = "why not";
+  auto entry = make_review_entry(r, k_multi_source, classify_source(k_multi_source));
+  ASSERT_FALSE(entry.ok());
+  EXPECT_EQ(entry.error().code, ExitCode::usage);
+  EXPECT_NE(entry.error().message.find("runs unconditionally"), std::string::npos) << entry.error().message;
+  r = request(ScriptClass::single_host_compatible);
+  r.initialize_condition = "why not";
+  EXPECT_EQ(make_review_entry(r, "import jax\n", classify_source("import jax\n")).error().code, ExitCode::usage);
+}
+
+TEST(Review, ProvesIsRecordedAndNeverForACpuOnlyScript) {
+  auto r = request(ScriptClass::multi_host_qualified);
+  auto undeclared = make_review_entry(r, k_multi_source, classify_source(k_multi_source));
+  ASSERT_TRUE(undeclared.ok());
+  EXPECT_FALSE(undeclared->proves.has_value());
+  r.proves = Proves::training;
+  auto entry = make_review_entry(r, k_multi_source, classify_source(k_multi_source));
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  EXPECT_EQ(entry->proves, Proves::training);
+  auto cpu = request(ScriptClass::cpu_only);
+  cpu.proves = Proves::logs;
+  auto refused = make_review_entry(cpu, k_cpu_source, classify_source(k_cpu_source));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::usage);
+  EXPECT_NE(refused.error().message.find("--proves logs"), std::string::npos) << refused.error().message;
+}
+
 TEST(Review, AnOverrideWithNothingToOverrideIsAUsageError) {
   auto r = request(ScriptClass::cpu_only);
   r.override_reason = "why not";

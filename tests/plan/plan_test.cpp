@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "support/plan_fixture.hpp"
+#include "tpulaunch/classify/classifier.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
 
 namespace tpulaunch {
@@ -51,6 +52,7 @@ protected:
 };
 
 TEST_F(PlanTest, MultiHostFullFormStepsInOrder) {
+  m_entry.proves = Proves::training;
   m_options.bootstrap = true;
   m_options.teardown = true;
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
@@ -270,6 +272,7 @@ TEST_F(PlanTest, VerifyGetsTheCatalogAndMatrixThePlanUsed) {
   m_options.tpulaunch_program = "/opt/tpulaunch/bin/tpulaunch";
   m_options.matrix_file = "/course/execution-matrix.json";
   m_options.catalog_file = "/course/my catalog.json";
+  m_entry.proves = Proves::training;
   const Plan p = plan("v5litepod-8", RouteKind::single_host);
   EXPECT_EQ(to_shell(p.steps.back().line),
             "/opt/tpulaunch/bin/tpulaunch verify ./tpu-runs/pod/lesson/r1 --slice=v5litepod-8 --kind=training "
@@ -314,7 +317,7 @@ TEST_F(PlanTest, JaxPlatformsIsTpuUnlessAReviewRecordsAnother) {
   EXPECT_NE(command.find(" --env JAX_PLATFORMS=tpu,cpu --python "), std::string::npos) << command;
   EXPECT_EQ(command.find("JAX_PLATFORMS=tpu "), std::string::npos) << command;
 
-  m_options.env = {{"JAX_PLATFORMS", "cpu"}};
+  m_options.env = {{"JAX_PLATFORMS", "tpu"}};
   auto other = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.error().message.find("sets JAX_PLATFORMS=tpu,cpu itself"), std::string::npos);
@@ -327,6 +330,76 @@ TEST_F(PlanTest, JaxPlatformsIsTpuUnlessAReviewRecordsAnother) {
   auto cpu = build_plan(m_status, RouteKind::cpu, nullptr, PlanOptions{});
   ASSERT_TRUE(cpu.ok());
   EXPECT_EQ(to_shell(cpu->steps.back().line).find("JAX_PLATFORMS"), std::string::npos);
+}
+
+// An --env value the classifier would read as CPU selection in a source is refused on a TPU route by
+// the classifier's own table, naming its rule; the CPU route takes it, and a value that selects no
+// CPU is passed on.
+TEST_F(PlanTest, EnvValuesThatMoveTheWorkOffTheTpuAreRefusedByTheClassifiersTable) {
+  struct Case {
+    EnvVar var;
+    std::string_view rule;
+  };
+  for (const Case& c :
+       {Case{{"JAX_DEFAULT_DEVICE", "cpu"}, "env-default-device-cpu"},
+        Case{{"JAX_DEFAULT_DEVICE", " CPU "}, "env-default-device-cpu"},
+        Case{{"XLA_FLAGS", "--xla_dump_to=/tmp --xla_force_host_platform_device_count=8"}, "xla-force-host-devices"},
+        Case{{"JAX_PLATFORM_NAME", "cpu"}, "env-platforms-cpu"},
+        Case{{"JAX_PLATFORMS", "cpu,tpu"}, "env-platforms-cpu"}}) {
+    m_options.env = {c.var};
+    for (const auto& [slice, route] :
+         {std::pair{"v5litepod-16", RouteKind::multi_host}, std::pair{"v5litepod-8", RouteKind::single_host}}) {
+      auto refused = build_plan(m_status, route, m_catalog->find(slice), m_options);
+      ASSERT_FALSE(refused.ok()) << c.var.name << "=" << c.var.value;
+      EXPECT_EQ(refused.error().code, ExitCode::usage);
+      EXPECT_NE(refused.error().message.find(fmt::format("--env {}=", c.var.name)), std::string::npos);
+      EXPECT_NE(refused.error().message.find(fmt::format("moves the work off the TPU ({}: ", c.rule)),
+                std::string::npos)
+          << refused.error().message;
+    }
+    auto discovery = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
+    EXPECT_FALSE(discovery.ok()) << c.var.name;
+    PlanOptions cpu;
+    cpu.env = {c.var};
+    EXPECT_TRUE(build_plan(m_status, RouteKind::cpu, nullptr, cpu).ok()) << c.var.name;
+  }
+  // Every key of the classifier's table is one plan refuses with a CPU value.
+  for (const CpuSelectingEnv& row : cpu_selecting_env()) {
+    EXPECT_TRUE(env_selects_cpu(row.key, row.key == "XLA_FLAGS" ? "--xla_force_host_platform_device_count=2" : "cpu"))
+        << row.key;
+  }
+  m_options.env = {{"XLA_FLAGS", "--xla_dump_to=/tmp/dump"}, {"JAX_DEFAULT_DEVICE", "tpu"}, {"SEED", "cpu"}};
+  const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(p.options.env.size(), 3U);
+}
+
+// verify checks what the script's review declares its runs prove; a script that declares nothing
+// is checked by its logs and recorded statuses, never by a training contract it never made.
+TEST_F(PlanTest, VerifyDefaultsToWhatTheReviewDeclaresTheScriptProves) {
+  const Plan undeclared = plan("v5litepod-16", RouteKind::multi_host);
+  EXPECT_EQ(undeclared.verify, VerifyKind::logs);
+  EXPECT_FALSE(undeclared.proves.has_value());
+  EXPECT_NE(to_shell(step(undeclared, StepKind::verify).line).find("--kind=logs"), std::string::npos);
+  for (const auto& [proves, kind] :
+       {std::pair{Proves::training, VerifyKind::training}, std::pair{Proves::discovery, VerifyKind::discovery},
+        std::pair{Proves::logs, VerifyKind::logs}}) {
+    m_entry.proves = proves;
+    const Plan p = plan("v5litepod-16", RouteKind::multi_host);
+    EXPECT_EQ(p.verify, kind);
+    EXPECT_EQ(p.proves, proves);
+    EXPECT_EQ(plan("v5litepod-8", RouteKind::single_host).verify, kind);
+  }
+  m_options.verify = VerifyKind::logs; // --verify has the last word
+  EXPECT_EQ(plan("v5litepod-16", RouteKind::multi_host).verify, VerifyKind::logs);
+}
+
+// The reviewed acceptance of a conditional initialize() travels with a multi-host plan only.
+TEST_F(PlanTest, AnAcceptedInitializeConditionTravelsWithAMultiHostPlan) {
+  m_entry.initialize_condition = InitializeCondition{3, "", "inside `if n > 1:`", "the launcher sets n"};
+  const Plan multi = plan("v5litepod-16", RouteKind::multi_host);
+  ASSERT_TRUE(multi.initialize_condition.has_value());
+  EXPECT_EQ(multi.initialize_condition->reason, "the launcher sets n");
+  EXPECT_FALSE(plan("v5litepod-8", RouteKind::single_host).initialize_condition.has_value());
 }
 
 TEST_F(PlanTest, DefaultPlanHasNoLifecycleStepsButThePreemptionCheck) {

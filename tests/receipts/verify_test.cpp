@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_catalog.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
 #include "tpulaunch/run/records.hpp"
 
 namespace tpulaunch {
@@ -41,6 +42,7 @@ protected:
                    {"start", m_plan.start},
                    {"worker", std::to_string(i)},
                    {"state", "succeeded"},
+                   {"status", "0"},
                    {"summary", "succeeded"}}};
     for (const auto& [key, value] : changes) {
       for (auto& field : record.fields) {
@@ -129,6 +131,86 @@ TEST_F(DetailedReceiptsTest, ACopiedRunFolderVerifies) {
   // Two runs' folders in one worker folder: which one is meant is never guessed.
   fs::copy(content(2), m_run / "worker-2" / "r2", fs::copy_options::recursive);
   EXPECT_TRUE(has(verify(), 2, "run-status.rec", "holds 2 run folders with a run record (r1 and r2)"));
+}
+
+// A worker whose run record did not come back is named for that, once: not as a missing log and a
+// missing receipt, which follow from it.
+TEST_F(DetailedReceiptsTest, AMissingRunRecordIsNamedAsSuch) {
+  fs::remove(content(2) / "run-status.rec");
+  fs::remove(artifacts(2) / "worker-2.json");
+  fs::remove(content(2) / "lesson-tpu-host-2.txt");
+  for (const VerifyKind kind : {VerifyKind::training, VerifyKind::logs, VerifyKind::discovery}) {
+    const auto report = verify(kind);
+    ASSERT_EQ(report.findings.size(), kind == VerifyKind::discovery ? 4U : 1U) << to_string(kind);
+    EXPECT_TRUE(has(report, 2, "run-status.rec", "missing from ")) << to_string(kind);
+    EXPECT_TRUE(has(report, 2, "run-status.rec", "the run guard's record of this worker's part did not come back"));
+    EXPECT_FALSE(has(report, 2, "log"));
+    EXPECT_FALSE(has(report, 2, "worker-2.json"));
+  }
+  // Process 0's: its checkpoint is not asked for either.
+  fs::remove(content(0) / "run-status.rec");
+  fs::remove(artifacts(0) / "checkpoint.json");
+  const auto report = verify();
+  EXPECT_TRUE(has(report, 0, "run-status.rec", "missing"));
+  EXPECT_FALSE(has(report, 0, "checkpoint.json"));
+}
+
+// The logs kind is what a script that declares nothing gets: one log and a recorded success (status
+// 0) per worker, whatever receipts are or are not there.
+TEST_F(DetailedReceiptsTest, LogsNeedEveryWorkerToHaveRecordedStatusZero) {
+  for (int i = 0; i < 4; ++i) {
+    fs::remove_all(artifacts(i));
+  }
+  EXPECT_TRUE(verify(VerifyKind::logs).ok());
+  write_record(3, {{"state", "failed"}, {"status", "1"}, {"summary", "failed with status 1"}});
+  EXPECT_TRUE(has(verify(VerifyKind::logs), 3, "run-status.rec", "the worker recorded failed: failed with status 1"));
+  write_record(3, {{"status", "7"}});
+  EXPECT_TRUE(has(verify(VerifyKind::logs), 3, "run-status.rec", "recorded succeeded, but with status 7"));
+}
+
+// A worker-4/ on a slice of 4 hosts is another run's or another slice's folder: a finding, never
+// ignored, whatever the kind.
+TEST_F(DetailedReceiptsTest, AFolderOfAWorkerTheSliceDoesNotHaveIsAFinding) {
+  fs::copy(m_run / "worker-3", m_run / "worker-4", fs::copy_options::recursive);
+  fs::create_directories(m_run / "slice-1");
+  for (const VerifyKind kind : {VerifyKind::training, VerifyKind::logs}) {
+    const auto report = verify(kind);
+    EXPECT_EQ(report.findings.size(), 2U) << to_string(kind);
+    EXPECT_TRUE(has(report, -1, "worker-4",
+                    "a folder of a worker this run does not have: the run on v5litepod-16 has 4 processes "
+                    "(worker-0 ... worker-3)"));
+    EXPECT_TRUE(has(report, -1, "slice-1"));
+  }
+  // Files of the run itself (the run guard the plan wrote) are no worker's.
+  fs::remove_all(m_run / "worker-4");
+  fs::remove_all(m_run / "slice-1");
+  std::ofstream(m_run / "tpulaunch-run-guard-0123456789ab.sh") << "#\n";
+  EXPECT_TRUE(verify().ok());
+}
+
+// With several slices, each slice's folder holds its hosts' workers and nothing else.
+TEST_F(DetailedReceiptsTest, ASliceOrWorkerFolderOutsideAMultisliceRunIsAFinding) {
+  Target target = slice_target(*m_slice);
+  target.nodes = 2;
+  const fs::path run = m_run.parent_path() / "ms";
+  for (int p = 0; p < 8; ++p) {
+    fs::create_directories(run / process_folder(p, 4, 2));
+  }
+  fs::create_directories(run / "slice-0" / "worker-4");
+  fs::create_directories(run / "slice-2");
+  fs::create_directories(run / "worker-0");
+  auto result = verify_run(run.string(), target, VerifyOptions{VerifyKind::logs, false});
+  ASSERT_TRUE(result.ok());
+  std::vector<std::string> extra;
+  for (const auto& f : result->findings) {
+    if (f.worker == -1 && f.field != "plan.rec") { // this test writes no plan record
+      extra.push_back(f.field);
+    }
+  }
+  EXPECT_EQ(extra, (std::vector<std::string>{"slice-0/worker-4", "slice-2", "worker-0"}));
+  EXPECT_TRUE(has(*result, -1, "slice-2",
+                  "the run on 2 slices of v5litepod-16 has 8 processes (slice-0/worker-0 ... "
+                  "slice-1/worker-3)"));
 }
 
 TEST_F(DetailedReceiptsTest, AMissingWorkerIsAFailure) {
@@ -313,6 +395,7 @@ protected:
       w.present = true;
       w.folder = "worker-" + std::to_string(i);
       w.logs = 1;
+      w.status_record = FetchedFile{"run-status.rec", "state=succeeded\nstatus=0\n", ""};
       w.artifacts.push_back({"worker-" + std::to_string(i) + ".json", m_receipts[static_cast<std::size_t>(i)].dump(), ""});
       if (i == 0) {
         w.artifacts.push_back({"checkpoint.json", m_checkpoint.dump(), ""});
@@ -389,6 +472,7 @@ TEST_F(CourseReceiptsTest, AMissingWorkerAndAMissingCheckpointAreNamed) {
   std::vector<FetchedWorker> workers(4);
   workers[0].present = true;
   workers[0].logs = 1;
+  workers[0].status_record = FetchedFile{"run-status.rec", "state=succeeded\n", ""};
   workers[0].artifacts.push_back({"worker-0.json", m_receipts[0].dump(), ""});
   const auto report = verify_fetched(workers, slice_target(*m_slice), VerifyOptions{});
   EXPECT_EQ(report.findings.size(), 4U) << describe(report); // three folders, one checkpoint
@@ -398,6 +482,7 @@ TEST_F(CourseReceiptsTest, AnUnreadableReceiptIsAFinding) {
   std::vector<FetchedWorker> workers(1);
   workers[0].present = true;
   workers[0].logs = 1;
+  workers[0].status_record = FetchedFile{"run-status.rec", "state=succeeded\n", ""};
   workers[0].artifacts.push_back({"worker-0.json", "", "cannot read receipt 'x': is a directory"});
   const auto report = verify_fetched(workers, slice_target(*m_slice), VerifyOptions{});
   EXPECT_FALSE(report.ok());

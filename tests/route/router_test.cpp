@@ -137,6 +137,27 @@ TEST_F(RouterTest, AnOverrideCannotStandInForInitialize) {
   EXPECT_EQ(rule_of(decide_for(status, "v5litepod-16", &without)), "source-lacks-initialize");
 }
 
+// NUM_HOSTS is set by nothing tpulaunch does: a multi-host route of a source whose initialize()
+// runs only under such a condition is refused until a review accepts that call's condition.
+TEST_F(RouterTest, AConditionalInitializeNeedsTheReviewToAcceptItsCondition) {
+  const auto status = reviewed(ScriptClass::multi_host_qualified);
+  const Classification source = classify_source(
+      "import os, jax\nif int(os.environ.get('NUM_HOSTS', '1')) > 1:\n    jax.distributed.initialize()\n");
+  const auto d = decide_for(status, "v5litepod-16", &source);
+  EXPECT_EQ(rule_of(d), "initialize-under-condition");
+  ASSERT_EQ(d.refusal->evidence.size(), 1U);
+  EXPECT_EQ(d.refusal->evidence[0].line, 3U);
+  EXPECT_NE(d.refusal->reason.find("--initialize-condition REASON"), std::string::npos) << d.refusal->reason;
+  // One host needs no other to join, and --slices is several hosts whatever the slice.
+  EXPECT_EQ(decide_for(status, "v5litepod-8", &source).route, RouteKind::single_host);
+  EXPECT_EQ(rule_of(decide(RouteRequest{&status, m_catalog->find("v5litepod-8"), &source, 2})),
+            "initialize-under-condition");
+  m_entry.initialize_condition = InitializeCondition{3, "", "", "the launcher sets NUM_HOSTS"};
+  EXPECT_EQ(decide_for(status, "v5litepod-16", &source).route, RouteKind::multi_host);
+  m_entry.initialize_condition->line = 2; // accepted elsewhere: not this call
+  EXPECT_EQ(rule_of(decide_for(status, "v5litepod-16", &source)), "initialize-under-condition");
+}
+
 TEST_F(RouterTest, OneOtherHostIsSingular) {
   const auto status = reviewed(ScriptClass::single_host_compatible);
   const auto d = decide_for(status, "v4-16"); // 2 hosts

@@ -221,4 +221,19 @@ std::span<const MultiHostMarker> multi_host_markers();
 // Names of the marker groups without evidence in `classification`, in table order.
 std::vector<std::string_view> missing_multi_host_markers(const Classification& classification);
 
+// An environment variable the classifier reads as CPU selection when a script sets it
+// (os.environ[KEY] = VALUE and the other forms of its rules): the name, and the rule a selecting
+// value is evidence of. plan refuses the same values as `--env` on a TPU route.
+struct CpuSelectingEnv {
+  std::string_view key;
+  Rule rule;
+};
+
+// Every such variable, in the classifier's own table order.
+std::span<const CpuSelectingEnv> cpu_selecting_env();
+
+// The rule a script setting `key` to `value` would be evidence of ("JAX_DEFAULT_DEVICE", "cpu":
+// env-default-device-cpu), or nullopt when that value selects no CPU device.
+std::optional<Rule> env_selects_cpu(std::string_view key, std::string_view value);
+
 } // namespace tpulaunch

@@ -1,6 +1,8 @@
 #pragma once
 // The execution matrix: the course's reviewed class for each script, pinned to the SHA-256 of
 // the file as reviewed. Anything absent, unknown, missing or changed is review-required.
+#include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,6 +46,27 @@ struct MatrixFile {
   friend bool operator==(const MatrixFile&, const MatrixFile&) = default;
 };
 
+// What a script's run proves, as its review declares it (the entry's "proves"): the receipts a
+// plan's verify step checks by default. An entry without it declares nothing: verify then checks
+// one log and a recorded success per worker, and says no training claim was checked.
+enum class Proves { training, discovery, logs };
+inline constexpr std::array<Proves, 3> k_proves{Proves::training, Proves::discovery, Proves::logs};
+// "training", "discovery", "logs".
+std::string_view to_string(Proves proves);
+// The value named `name`, or nullopt.
+std::optional<Proves> parse_proves(std::string_view name);
+
+// A reviewer's acceptance of a jax.distributed.initialize() that runs only under a condition
+// (`review --initialize-condition REASON`): recorded next to exactly that call, as an override is.
+struct InitializeCondition {
+  std::uint32_t line = 0; // of the call, in the reviewed file
+  std::string file{};     // the course file the call is in, as Evidence::file names it ("" for the script)
+  std::string condition;  // the classifier's words for the condition, as reviewed
+  std::string reason;
+
+  friend bool operator==(const InitializeCondition&, const InitializeCondition&) = default;
+};
+
 struct MatrixEntry {
   std::string id;
   std::string class_name;                  // as written; may be unknown
@@ -56,6 +79,8 @@ struct MatrixEntry {
   // A reviewed JAX_PLATFORMS for TPU routes ("tpu,cpu"), in place of tpulaunch's "tpu"; "" for
   // the default. `review --jax-platforms` records it; plan then accepts --env JAX_PLATFORMS with it.
   std::string jax_platforms;
+  std::optional<Proves> proves;                            // nullopt: the review declares nothing (`review --proves`)
+  std::optional<InitializeCondition> initialize_condition; // `review --initialize-condition`
   std::vector<EvidenceOverride> overrides;
   std::vector<MatrixFile> files;           // the course files reviewed with the script, sorted by path
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array(); // summary recorded by `review`

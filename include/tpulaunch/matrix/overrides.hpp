@@ -5,7 +5,8 @@
 // course file it was found in, as Evidence::file names it; none for the script's own); a missing
 // multi-host marker by a "missing:<marker>" override, unless the marker's row says an override
 // cannot stand in for it (`MultiHostMarker::not_overridable`): then review refuses to record one
-// and plan and check ignore one written by hand.
+// and plan and check ignore one written by hand. A jax.distributed.initialize() that runs only
+// under a condition is accepted the same way, by `--initialize-condition REASON` next to that call.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,5 +36,14 @@ bool marker_overridden(const MultiHostMarker& marker, const MatrixEntry* entry);
 // The multi-host markers `classification` lacks that `entry` does not validly override, in
 // table order.
 std::vector<const MultiHostMarker*> unmet_markers(const Classification& classification, const MatrixEntry* entry);
+
+// The jax.distributed.initialize() row of `classification` when every call of it runs only under a
+// condition (its detail names the condition), or nullptr: no call, or one that always runs.
+const Evidence* conditional_initialize(const Classification& classification);
+
+// The conditional initialize of `classification` that `entry` (may be null) has not accepted
+// (review --initialize-condition records the call's line and file), or nullptr. Review refuses a
+// multi-host-qualified entry, plan and check a multi-host route, while there is one.
+const Evidence* unaccepted_condition(const Classification& classification, const MatrixEntry* entry);
 
 } // namespace tpulaunch

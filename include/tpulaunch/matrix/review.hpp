@@ -2,6 +2,7 @@
 // Recording a review: the policy that turns a reviewer's decision plus the script's evidence into
 // a matrix entry, or refuses it. A review over contradicting evidence needs an explicit override
 // reason, which is recorded next to exactly the evidence it covers.
+#include <optional>
 #include <string>
 
 #include "tpulaunch/classify/classifier.hpp"
@@ -18,6 +19,10 @@ struct ReviewRequest {
   std::string override_reason; // empty: no override
   std::string jax_platforms;   // empty: TPU routes set JAX_PLATFORMS=tpu, tpulaunch's default
   std::string reviewed_at;     // UTC, ISO 8601 (the CLI passes the current time)
+  std::optional<Proves> proves; // what its runs prove (`--proves`); nullopt: nothing declared
+  // Why a jax.distributed.initialize() under a condition holds on every host (`--initialize-condition`);
+  // empty: not accepted.
+  std::string initialize_condition;
   std::vector<MatrixFile> files; // the course files reviewed with it (reviewed_files of its lesson)
 };
 
@@ -25,8 +30,10 @@ struct ReviewRequest {
 // course files' evidence when it has any: classify the lesson, not the file alone). Refused (exit 3) when a TPU class
 // is recorded over cpu-selection evidence, or multi-host-qualified without every multi-host marker,
 // unless `override_reason` is set; refused even then when a marker that cannot be overridden
-// (jax.distributed.initialize()) is missing, since plan would refuse the route anyway. A bad
-// reviewer name or note is a usage Error.
+// (jax.distributed.initialize()) is missing, since plan would refuse the route anyway. Refused too
+// when multi-host-qualified is recorded over an initialize() that runs only under a condition,
+// unless `initialize_condition` says why it holds on every host. A bad reviewer name or note, or
+// `proves` on a cpu-only script, is a usage Error.
 Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_view source,
                                       const Classification& classification);
 

@@ -57,7 +57,7 @@ struct PlanOptions {
   bool bootstrap = false;
   bool teardown = false;
   int parallel = 8;                      // fetches in flight at once, 1-1024 (the CLI checks --parallel)
-  std::optional<VerifyKind> verify;      // default: training for multi-host-qualified, else logs
+  std::optional<VerifyKind> verify;      // default: what the script's review declares it proves, else logs
   std::string tpulaunch_program = "tpulaunch"; // the program the write and verify steps call (the CLI: its own absolute path)
   // The folder the plan's relative paths resolve in (absolute); the commands start by changing to
   // it, so a script or a pasted plan works wherever it is started. Empty: no change of folder.
@@ -197,6 +197,12 @@ struct Plan {
   Target target;       // where it runs (its slice is nullptr on the CPU route): read this, not options
   PlanOptions options; // as asked for
   VerifyKind verify = VerifyKind::none;
+  // What the script's review declares its runs prove (MatrixEntry::proves): verify's default kind.
+  // nullopt: nothing declared, so verify checks logs and recorded statuses, no training claim.
+  std::optional<Proves> proves;
+  // On a multi-host route: the reviewed acceptance of an initialize() that runs only under a
+  // condition, which the notes repeat (tpulaunch sets none of the values it reads).
+  std::optional<InitializeCondition> initialize_condition;
   std::string local_run_dir;  // ./tpu-runs/<tpu>/<id>/<run-id>
   // The run's own folder on every worker, below its home: jax-tpu-lab/runs/<id>/<run-id> (the run
   // key). Nothing the plan stages lands outside it.

@@ -7,6 +7,8 @@
 namespace tpulaunch {
 
 inline constexpr std::string_view k_worker_folder_prefix = "worker-";
+// The run guard's record of a worker's part (src/remote/run_guard.bash writes it in the run folder).
+inline constexpr std::string_view k_run_record = "run-status.rec";
 // With several slices (--slices, docs/multislice.md) each slice's workers sit in slice-<s>/.
 inline constexpr std::string_view k_slice_folder_prefix = "slice-";
 

@@ -85,13 +85,17 @@ struct FetchedWorker {
 
 // The checks themselves, on files already read (the seam the unit tests and the fuzz target use).
 // `workers[i]` is worker i; there should be one per process of `target` (target.processes(): one
-// per host of every node), and `target.slice` must be set.
+// per host of every node), and `target.slice` must be set. Entries past the last process are
+// folders the run cannot have (a worker-4/ on a slice of 4 hosts; `folder` names it): each one
+// present is a finding. A worker without a run record (status_record) is a finding of its own,
+// and its log and receipts are not checked.
 VerifyReport verify_fetched(const std::vector<FetchedWorker>& workers, const Target& target, const VerifyOptions& options);
 
 // Reads `folder` (./tpu-runs/<tpu>/<id>/<run-id>) and checks it for `target`: its plan record
 // (plan.rec, whose run it is: missing or malformed is a finding) and worker-<i>/ for every
-// process, each holding what the kind requires, directly or in the one folder the fetch brought back
-// (worker-<i>/<run-id>/, whatever the run folder is called now: a copied run folder verifies).
+// process and no other worker or slice folder, each holding what the kind requires, directly or in
+// the one folder the fetch brought back (worker-<i>/<run-id>/, whatever the run folder is called
+// now: a copied run folder verifies).
 // Problems in the receipts are findings; only a missing or unreadable folder is an Error (config).
 Result<VerifyReport> verify_run(const std::string& folder, const Target& target, const VerifyOptions& options);
 

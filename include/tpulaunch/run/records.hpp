@@ -49,4 +49,8 @@ Record to_record(const PlanRecord& plan);
 // record kind, a missing or malformed field).
 Result<PlanRecord> parse_plan_record(std::string_view text, std::string_view origin);
 
+// Why a worker's run record is not of the run `plan` recorded (another script, run id or plan, or
+// an earlier start of this plan), as a sentence; nullopt when it is this run's.
+std::optional<std::string> foreign_run_record(const Record& record, const PlanRecord& plan);
+
 } // namespace tpulaunch
