@@ -105,6 +105,12 @@ std::vector<std::string_view> bare_names(std::span<const Token> tokens, std::siz
   return out;
 }
 
+std::string_view source_view(std::span<const Token> tokens, std::size_t begin, std::size_t end) {
+  const char* first = tokens[begin].text.data();
+  const char* last = tokens[end - 1].text.data() + tokens[end - 1].text.size();
+  return {first, static_cast<std::size_t>(last - first)};
+}
+
 std::string source_text(std::span<const Token> tokens, std::size_t begin, std::size_t end, std::size_t max) {
   if (begin >= end) {
     return {};

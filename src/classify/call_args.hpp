@@ -46,6 +46,9 @@ ValueExpr read_value(std::span<const Token> tokens, std::size_t begin, std::size
 // `.`, not before `.`, `(` or `[` (so `os.environ.get(...)` has none and `FLAGS + " x"` has one).
 std::vector<std::string_view> bare_names(std::span<const Token> tokens, std::size_t begin, std::size_t end);
 
+// The source text of tokens[begin, end) as it is in the source they view (begin < end).
+std::string_view source_view(std::span<const Token> tokens, std::size_t begin, std::size_t end);
+
 // The source text of tokens[begin, end), cut to `max` bytes with "...", for a message.
 std::string source_text(std::span<const Token> tokens, std::size_t begin, std::size_t end, std::size_t max = 60);
 

@@ -12,7 +12,7 @@ namespace {
 // The first row in `category` whose rule is undecided (`undecided`) or decided (`!undecided`).
 const Evidence* first_of(const Classification& c, Category category, bool undecided = false) {
   for (const auto& row : c.evidence) {
-    if (row.category == category && is_undecided(row) == undecided) {
+    if (row.category == category && is_undecided(row) == undecided && row.counts()) {
       return &row;
     }
   }
@@ -21,7 +21,7 @@ const Evidence* first_of(const Classification& c, Category category, bool undeci
 
 const Evidence* first_rule(const Classification& c, Rule rule) {
   for (const auto& row : c.evidence) {
-    if (row.rule == rule) {
+    if (row.rule == rule && row.counts()) {
       return &row;
     }
   }

@@ -10,10 +10,10 @@
 
 namespace tpulaunch {
 
-Classification scan_source(std::string_view source) {
+Classification scan_source(std::string_view source, const ConstantLookup& lookup) {
   // A script that declares Latin-1 or cp1252 (PEP 263) is read as the text Python reads.
   const std::optional<std::string> decoded = decode_python_source(source);
-  scan::Scanner scanner(decoded ? std::string_view(*decoded) : source);
+  scan::Scanner scanner(decoded ? std::string_view(*decoded) : source, lookup ? &lookup : nullptr);
   return scanner.run();
 }
 

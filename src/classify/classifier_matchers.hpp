@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "tpulaunch/classify/classifier.hpp"
@@ -24,6 +25,13 @@ enum class ArgCheck : std::uint8_t {
   env_mapping,   // {name: value, ...} or name=value: names looked up in k_env_keys
   backend_probe, // jax.default_backend(): not evidence itself, one side of backend-is-tpu
   computed,      // getattr(<namespace>, name): a function of jax or os picked by a computed name
+  // Code that arrives by other doors (scanner_loads.cpp):
+  load_module,     // importlib.import_module(name, package): a module loaded by name
+  dunder_import,   // __import__(name, globals, locals, fromlist, level)
+  run_module,      // runpy.run_module(mod_name): a module run by name
+  load_path,       // runpy.run_path(path), spec_from_file_location(name, path)...: a file loaded by path
+  exec_code,       // exec(source), eval(source): code from a string, a file read, compile()
+  started_program, // subprocess.run(...), os.system(...): a command line that may set JAX_PLATFORMS=cpu
 };
 
 struct CallMatcher {
@@ -45,7 +53,7 @@ struct CallMatcher {
   bool says_condition = false;
 };
 
-inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
+inline constexpr std::array<CallMatcher, 75> k_call_matchers{{
     {"jax.devices", Rule::devices_cpu, ArgCheck::backend_cpu, false, 0, {"backend", ""}, true},
     // local_devices(process_index=None, backend=None, host_id=None)
     {"jax.local_devices", Rule::local_devices_cpu, ArgCheck::backend_cpu, false, 1, {"backend", ""}, true},
@@ -59,6 +67,7 @@ inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
     // `config.update` with an unresolved `config`: the keys below are JAX's own names.
     {"config.update", {}, ArgCheck::config_key, false, 0, {"name", "val"}},
     {"os.environ.setdefault", {}, ArgCheck::env_pair, false, 0, {"key", "default"}},
+    {"os.environ.__setitem__", {}, ArgCheck::env_pair, false, 0, {}},
     {"os.putenv", {}, ArgCheck::env_pair, false, 0, {}},
     {"os.environ.update", {}, ArgCheck::env_mapping, false},
     // getattr(object, name): platform-unresolved when it reaches a selecting function by name.
@@ -83,7 +92,117 @@ inline constexpr std::array<CallMatcher, 31> k_call_matchers{{
     {"jax.experimental.multihost_utils.process_allgather", Rule::collective, ArgCheck::none, false},
     {"jax.experimental.multihost_utils.host_local_array_to_global_array", Rule::collective, ArgCheck::none, false},
     {"jax.experimental.multihost_utils.sync_global_devices", Rule::global_barrier, ArgCheck::none, false},
+    // Code loaded by name or path, or run from a string (docs/matrix.md lists the forms followed).
+    {"importlib.import_module", {}, ArgCheck::load_module, false, 0, {"name", "package"}},
+    {"__import__", {}, ArgCheck::dunder_import, false, 0, {"name", ""}},
+    {"builtins.__import__", {}, ArgCheck::dunder_import, false, 0, {"name", ""}},
+    {"importlib.__import__", {}, ArgCheck::dunder_import, false, 0, {"name", ""}},
+    {"runpy.run_module", {}, ArgCheck::run_module, false, 0, {"mod_name", ""}},
+    {"runpy.run_path", {}, ArgCheck::load_path, false, 0, {"path_name", ""}},
+    {"importlib.util.spec_from_file_location", {}, ArgCheck::load_path, false, 1, {"location", ""}},
+    {"importlib.machinery.SourceFileLoader", {}, ArgCheck::load_path, false, 1, {"path", ""}},
+    {"imp.load_source", {}, ArgCheck::load_path, false, 1, {"pathname", ""}},
+    {"exec", {}, ArgCheck::exec_code, false, 0, {"source", ""}},
+    {"eval", {}, ArgCheck::exec_code, false, 0, {"source", ""}},
+    {"builtins.exec", {}, ArgCheck::exec_code, false, 0, {"source", ""}},
+    {"builtins.eval", {}, ArgCheck::exec_code, false, 0, {"source", ""}},
+    // Programs the script starts: their command line may hand on a CPU platform.
+    {"subprocess.run", {}, ArgCheck::started_program, false},
+    {"subprocess.Popen", {}, ArgCheck::started_program, false},
+    {"subprocess.call", {}, ArgCheck::started_program, false},
+    {"subprocess.check_call", {}, ArgCheck::started_program, false},
+    {"subprocess.check_output", {}, ArgCheck::started_program, false},
+    {"subprocess.getoutput", {}, ArgCheck::started_program, false},
+    {"subprocess.getstatusoutput", {}, ArgCheck::started_program, false},
+    {"os.system", {}, ArgCheck::started_program, false},
+    {"os.popen", {}, ArgCheck::started_program, false},
+    {"os.execv", {}, ArgCheck::started_program, false},
+    {"os.execve", {}, ArgCheck::started_program, false},
+    {"os.execvp", {}, ArgCheck::started_program, false},
+    {"os.execvpe", {}, ArgCheck::started_program, false},
+    {"os.execl", {}, ArgCheck::started_program, false},
+    {"os.execle", {}, ArgCheck::started_program, false},
+    {"os.execlp", {}, ArgCheck::started_program, false},
+    {"os.execlpe", {}, ArgCheck::started_program, false},
+    {"os.spawnv", {}, ArgCheck::started_program, false},
+    {"os.spawnve", {}, ArgCheck::started_program, false},
+    {"os.spawnvp", {}, ArgCheck::started_program, false},
+    {"os.spawnvpe", {}, ArgCheck::started_program, false},
+    {"os.spawnl", {}, ArgCheck::started_program, false},
+    {"os.spawnle", {}, ArgCheck::started_program, false},
+    {"os.spawnlp", {}, ArgCheck::started_program, false},
+    {"os.spawnlpe", {}, ArgCheck::started_program, false},
+    {"os.posix_spawn", {}, ArgCheck::started_program, false},
+    {"os.posix_spawnp", {}, ArgCheck::started_program, false},
+    {"asyncio.create_subprocess_exec", {}, ArgCheck::started_program, false},
+    {"asyncio.create_subprocess_shell", {}, ArgCheck::started_program, false},
+    {"pty.spawn", {}, ArgCheck::started_program, false},
 }};
+
+// The last part of a dotted name: "devices" of "jax.devices".
+constexpr std::string_view last_name(std::string_view dotted) {
+  return dotted.substr(dotted.rfind('.') + 1);
+}
+
+// A name's bucket in the scanner's 4096-bit name filter (its length and first and last bytes):
+// cheap enough for every name token.
+constexpr std::size_t name_bucket(std::string_view name) {
+  if (name.empty()) {
+    return 0;
+  }
+  const auto first = static_cast<unsigned char>(name.front());
+  const auto last = static_cast<unsigned char>(name.back());
+  return (name.size() * 131U + first * 31U + last) & 4095U;
+}
+
+// The matchers' indexes grouped by the bucket of their callee's last name, in table order within a
+// bucket: a chain that ends in a name no callee ends in matches no row, and one that does is
+// compared with the few matchers of its bucket, not with the whole table.
+struct MatcherIndex {
+  std::array<std::uint8_t, 4097> offsets{}; // bucket b's matchers are indexes[offsets[b], offsets[b + 1])
+  std::array<std::uint8_t, k_call_matchers.size()> indexes{};
+};
+static_assert(k_call_matchers.size() < 256);
+constexpr MatcherIndex make_matcher_index() {
+  MatcherIndex index;
+  std::array<std::uint8_t, 4096> counts{};
+  for (const auto& matcher : k_call_matchers) {
+    ++counts[name_bucket(last_name(matcher.callee))];
+  }
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    index.offsets[b + 1] = static_cast<std::uint8_t>(index.offsets[b] + counts[b]);
+  }
+  std::array<std::uint8_t, 4096> filled{};
+  for (std::size_t i = 0; i < k_call_matchers.size(); ++i) {
+    const std::size_t b = name_bucket(last_name(k_call_matchers[i].callee));
+    index.indexes[index.offsets[b] + filled[b]++] = static_cast<std::uint8_t>(i);
+  }
+  return index;
+}
+inline constexpr MatcherIndex k_matcher_index = make_matcher_index();
+
+// The matchers whose callee's last name is in `name`'s bucket (most often only those ending in
+// `name`, but compare the callee), in table order.
+inline std::span<const std::uint8_t> matchers_named(std::string_view name) {
+  const std::size_t b = name_bucket(name);
+  return std::span<const std::uint8_t>(k_matcher_index.indexes)
+      .subspan(k_matcher_index.offsets[b], k_matcher_index.offsets[b + 1] - k_matcher_index.offsets[b]);
+}
+
+// A matcher whose arguments can select the CPU (not a plain use, the backend probe, a computed
+// attribute or a started program's command line).
+constexpr bool arg_selects(const CallMatcher& matcher) {
+  return matcher.check == ArgCheck::backend_cpu || matcher.check == ArgCheck::cpu_device ||
+         matcher.check == ArgCheck::config_key || matcher.check == ArgCheck::env_pair ||
+         matcher.check == ArgCheck::env_mapping;
+}
+
+// A matcher that loads code (a module, a file, a string).
+constexpr bool loads_code(const CallMatcher& matcher) {
+  return matcher.check == ArgCheck::load_module || matcher.check == ArgCheck::dunder_import ||
+         matcher.check == ArgCheck::run_module || matcher.check == ArgCheck::load_path ||
+         matcher.check == ArgCheck::exec_code;
+}
 
 inline constexpr CallMatcher k_default_backend{"jax.default_backend", {}, ArgCheck::backend_probe, false};
 

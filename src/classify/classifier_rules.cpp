@@ -13,7 +13,7 @@ namespace {
 
 // Tables. Everything the classifier recognizes is a row here, so docs and --help can list it.
 
-constexpr std::array<ClassifierRule, 23> k_rules{{
+constexpr std::array<ClassifierRule, 24> k_rules{{
     {Rule::devices_cpu, "devices-cpu", Category::cpu_selection, "jax.devices(\"cpu\"), jax.devices(backend=\"cpu\")",
      "selects CPU devices: the script runs on the CPU even on a TPU VM"},
     {Rule::local_devices_cpu, "local-devices-cpu", Category::cpu_selection,
@@ -27,8 +27,7 @@ constexpr std::array<ClassifierRule, 23> k_rules{{
      "jax.default_device(\"cpu\") (JAX takes a platform name for a device)",
      "makes a CPU device the default: computations run on the CPU"},
     {Rule::backend_cpu_kwarg, "backend-cpu-kwarg", Category::cpu_selection,
-     "any call with backend=\"cpu\", e.g. jax.jit(f, backend=\"cpu\")",
-     "compiles or places work on the CPU backend"},
+     "any call with backend=\"cpu\", e.g. jax.jit(f, backend=\"cpu\")", "compiles or places work on the CPU backend"},
     {Rule::config_platforms_cpu, "config-platforms-cpu", Category::cpu_selection,
      "jax.config.update(\"jax_platforms\" | \"jax_platform_name\", \"cpu[,...]\")",
      "makes CPU the first JAX platform: the TPU is not used"},
@@ -37,10 +36,14 @@ constexpr std::array<ClassifierRule, 23> k_rules{{
      "makes a CPU device the default: computations run on the CPU"},
     {Rule::env_platforms_cpu, "env-platforms-cpu", Category::cpu_selection,
      "JAX_PLATFORMS / JAX_PLATFORM_NAME = \"cpu[,...]\" via os.environ[...] =, os.environ.setdefault, "
-     "os.environ.update, os.putenv",
+     "os.environ.update, os.putenv; or handed on to a program the script starts: in a dict display "
+     "({**os.environ, \"JAX_PLATFORMS\": \"cpu\"}), a keyword argument (dict(os.environ, JAX_PLATFORMS=\"cpu\")), "
+     "any mapping's item (env[\"JAX_PLATFORMS\"] = \"cpu\") or a command line that subprocess, os.system, "
+     "os.exec*/spawn* or asyncio start (\"JAX_PLATFORMS=cpu python x.py\")",
      "makes CPU the first JAX platform through the environment: the TPU is not used"},
     {Rule::env_default_device_cpu, "env-default-device-cpu", Category::cpu_selection,
-     "JAX_DEFAULT_DEVICE = \"cpu\" via os.environ[...] =, os.environ.setdefault, os.environ.update, os.putenv",
+     "JAX_DEFAULT_DEVICE = \"cpu\" via os.environ[...] =, os.environ.setdefault, os.environ.update, os.putenv, "
+     "or handed on to a started program (the forms of env-platforms-cpu)",
      "makes a CPU device the default through the environment: computations run on the CPU"},
     {Rule::xla_force_host_devices, "xla-force-host-devices", Category::cpu_selection,
      "XLA_FLAGS set (same forms) to a value containing --xla_force_host_platform_device_count",
@@ -52,13 +55,21 @@ constexpr std::array<ClassifierRule, 23> k_rules{{
      "forms included) that is not a string literal nor a name bound once to one (a parameter, a name bound twice, "
      "args.x, a call, an f-string; a device may also be a jax.devices()/local_devices() expression or a name "
      "assigned from one), an environment or config key that is neither (os.environ[KEY] = ...), a getattr() that "
-     "reaches a function above by name (getattr(jax, name)(...)), or an os.environ update from something other "
-     "than a literal mapping",
+     "reaches a function above by name (getattr(jax, name)(...)), an os.environ update from something other "
+     "than a literal mapping, a function above used as a value (functools.partial(jax.devices, \"cpu\")), or a "
+     "name imported from a course module that does not bind it once to a literal",
      "may select CPU devices: the value is only known at run time, so a reviewer decides", true},
     {Rule::source_unreadable, "source-unreadable", Category::cpu_selection,
      "source the tokenizer cannot read (an unterminated string or bracket, a stray byte), or brackets nested "
      "deeper than 4096",
      "the classifier cannot see what that part selects: it may select CPU devices", true},
+    {Rule::import_unresolved, "import-unresolved", Category::cpu_selection,
+     "code loaded by a call the classifier cannot follow: importlib.import_module, __import__, "
+     "runpy.run_module given no string literal (or a relative name without a literal package); "
+     "runpy.run_path, importlib.util.spec_from_file_location, importlib.machinery.SourceFileLoader, "
+     "imp.load_source given a path that is no literal naming a course file; exec() or eval() of anything "
+     "but a string literal, open(PATH).read(), Path(PATH).read_text() or compile() of one",
+     "runs code the classifier cannot read: it may select CPU devices, so a reviewer decides", true},
     {Rule::distributed_initialize, "distributed-initialize", Category::multi_host,
      "jax.distributed.initialize(...); its detail says when it runs only under a condition (inside an if, elif, "
      "else, while, for, except or case body, not if __name__ == \"__main__\", or in a conditional expression)",
@@ -72,8 +83,7 @@ constexpr std::array<ClassifierRule, 23> k_rules{{
      "pprint, jax.debug.print, logger.info/debug/warning/error/critical/exception(...)",
      "only reports which process this is: output, not per-process data"},
     {Rule::process_local_data, "process-local-data", Category::multi_host,
-     "jax.make_array_from_process_local_data(...)",
-     "builds a global array from each process's own data"},
+     "jax.make_array_from_process_local_data(...)", "builds a global array from each process's own data"},
     {Rule::collective, "collective", Category::multi_host,
      "lax.psum/pmean/pmax/pmin/all_gather/psum_scatter/ppermute/all_to_all, shard_map, "
      "jax.make_array_from_process_local_data/_single_device_arrays, "
@@ -154,17 +164,19 @@ std::string_view to_string(Category category) {
 std::string_view to_string(Rule rule) { return classifier_rule(rule).id; }
 
 bool Classification::has_rule(Rule rule) const {
-  return std::any_of(evidence.begin(), evidence.end(), [rule](const Evidence& e) { return e.rule == rule; });
+  return std::any_of(evidence.begin(), evidence.end(),
+                     [rule](const Evidence& e) { return e.rule == rule && e.counts(); });
 }
 
 bool Classification::has_category(Category category) const {
-  return std::any_of(evidence.begin(), evidence.end(), [category](const Evidence& e) { return e.category == category; });
+  return std::any_of(evidence.begin(), evidence.end(),
+                     [category](const Evidence& e) { return e.category == category && e.counts(); });
 }
 
 std::vector<const Evidence*> Classification::of_category(Category category) const {
   std::vector<const Evidence*> out;
   for (const auto& e : evidence) {
-    if (e.category == category) {
+    if (e.category == category && e.counts()) {
       out.push_back(&e);
     }
   }

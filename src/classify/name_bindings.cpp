@@ -138,7 +138,11 @@ void NameBindings::scan_header(std::size_t begin, std::size_t end) {
 // Forms that bind anywhere in a statement: walrus, for targets (also in comprehensions), `as`,
 // lambda parameters, and the names of import, global, nonlocal and del statements.
 void NameBindings::scan_generic(std::size_t begin, std::size_t end) {
-  if (begin < end && (is_name(m_tokens[begin], "import") || is_name(m_tokens[begin], "from"))) {
+  if (begin < end && is_name(m_tokens[begin], "from")) {
+    scan_from_import(begin, end);
+    return;
+  }
+  if (begin < end && is_name(m_tokens[begin], "import")) {
     for (std::size_t i = begin + 1; i < end; ++i) {
       m_star_import = m_star_import || is_op(m_tokens[i], "*");
     }
@@ -173,6 +177,36 @@ void NameBindings::scan_generic(std::size_t begin, std::size_t end) {
           bind(j);
         }
       }
+    }
+  }
+}
+
+// `from [.]M import a, b as c` (or `*`): each name it binds remembers the import, for a value
+// another file of the course knows.
+void NameBindings::scan_from_import(std::size_t begin, std::size_t end) {
+  ImportedModule module;
+  module.line = m_tokens[begin].line;
+  std::size_t i = begin + 1;
+  for (; i < end && (is_op(m_tokens[i], ".") || is_op(m_tokens[i], "...")); ++i) {
+    module.level += static_cast<std::uint32_t>(m_tokens[i].text.size());
+  }
+  for (; i < end && !is_name(m_tokens[i], "import"); ++i) {
+    module.module += m_tokens[i].text; // names and dots
+  }
+  for (++i; i < end; ++i) {
+    const Token& t = m_tokens[i];
+    if (is_op(t, "*")) {
+      m_star_import = true;
+    } else if (t.kind == TokenKind::name && !is_name(t, "as")) {
+      std::size_t local = i;
+      if (i + 2 < end && is_name(m_tokens[i + 1], "as") && m_tokens[i + 2].kind == TokenKind::name) {
+        local = i + 2;
+      }
+      ImportedModule imported = module;
+      imported.names.emplace_back(t.text);
+      m_from.push_back(std::move(imported));
+      bind(local, 0, 0, static_cast<std::int32_t>(m_from.size() - 1));
+      i = local;
     }
   }
 }
@@ -226,12 +260,16 @@ std::size_t NameBindings::matching_closer(std::size_t opener, std::size_t end) c
   return i;
 }
 
-void NameBindings::bind(std::size_t index, std::size_t value_begin, std::size_t value_end) {
+void NameBindings::bind(std::size_t index, std::size_t value_begin, std::size_t value_end, std::int32_t from) {
   const Token& t = m_tokens[index];
   if (t.kind != TokenKind::name) {
     return;
   }
-  m_bindings[t.text].push_back(Binding{t.line, value_begin, value_end});
+  m_bindings[t.text].push_back(Binding{t.line, value_begin, value_end, from});
+}
+
+bool NameBindings::may_bind(std::string_view name) const {
+  return m_star_import || m_bindings.contains(name) || m_bindings.contains("__getattr__");
 }
 
 void NameBindings::bind_names(std::size_t begin, std::size_t end) {
@@ -286,6 +324,14 @@ NameValue NameBindings::resolve(std::string_view name, int depth) const {
                                       bindings.size() > 5 ? ", ..." : "")};
   }
   const Binding& b = bindings.front();
+  if (b.from >= 0) {
+    const ImportedModule& from = m_from[static_cast<std::size_t>(b.from)];
+    NameValue imported{
+        std::nullopt,
+        fmt::format("'{}' is imported from {}{} at line {}", name, std::string(from.level, '.'), from.module, b.line),
+        b.line, from};
+    return imported;
+  }
   if (b.value_begin == b.value_end) {
     return {std::nullopt, fmt::format("'{}' is bound at line {} by a parameter, a loop, an import or the like", name,
                                       b.line)};
@@ -296,6 +342,7 @@ NameValue NameBindings::resolve(std::string_view name, int depth) const {
       inner.why_unknown = fmt::format("'{}' = '{}' at line {}, and {}", name, m_tokens[b.value_begin].text, b.line,
                                       inner.why_unknown);
     }
+    inner.line = b.line;
     return inner;
   }
   std::string value;
@@ -305,7 +352,22 @@ NameValue NameBindings::resolve(std::string_view name, int depth) const {
     }
     value += string_value(m_tokens[i]);
   }
-  return {std::move(value), {}};
+  return {std::move(value), {}, b.line};
 }
 
 } // namespace tpulaunch::scan
+
+namespace tpulaunch {
+
+ModuleConstant module_constant(std::string_view source, std::string_view name) {
+  const std::vector<Token> tokens = tokenize(source);
+  const scan::NameValue value = scan::NameBindings(tokens).value_of(name);
+  return ModuleConstant{value.value, value.line, value.why_unknown, value.from};
+}
+
+bool module_may_bind(std::string_view source, std::string_view name) {
+  const std::vector<Token> tokens = tokenize(source);
+  return scan::NameBindings(tokens).may_bind(name);
+}
+
+} // namespace tpulaunch

@@ -38,7 +38,8 @@ bool holds_initialize(std::string_view source) {
 
 } // namespace
 
-Scanner::Scanner(std::string_view source) : m_src(source) {
+Scanner::Scanner(std::string_view source, const ConstantLookup* lookup, std::uint32_t embed_depth)
+    : m_src(source), m_lookup(lookup), m_embed_depth(embed_depth) {
   m_sentinel.kind = TokenKind::end;
   m_sentinel.text = source.substr(0, 0);
   m_window.fill(m_sentinel);
@@ -134,18 +135,21 @@ std::size_t Scanner::chain_root(std::size_t last) const {
   return i;
 }
 
+const std::string* Scanner::alias_of(std::string_view local) const {
+  for (auto it = m_aliases.rbegin(); it != m_aliases.rend(); ++it) {
+    if (it->local == local) {
+      return &it->qualified;
+    }
+  }
+  return m_outer != nullptr ? m_outer->alias_of(local) : nullptr;
+}
+
 void Scanner::resolve_chain(std::size_t root, std::size_t last) {
   const std::string_view root_name = back(root).text;
   m_qualified.clear();
-  bool aliased = false;
-  for (auto it = m_aliases.rbegin(); it != m_aliases.rend(); ++it) {
-    if (it->local == root_name) {
-      m_qualified += it->qualified;
-      aliased = true;
-      break;
-    }
-  }
-  if (!aliased) {
+  if (const std::string* qualified = alias_of(root_name)) {
+    m_qualified += *qualified;
+  } else {
     // An unbound root stands for itself, so `jax.devices` matches even without a visible
     // `import jax` (star imports, exec'd snippets) while `foo.devices` never does.
     m_qualified += root_name;
@@ -169,12 +173,14 @@ void Scanner::on_chain_end(const Token& tok) {
   if (before.kind == TokenKind::name && is_definition_keyword(before.text)) {
     return;
   }
-  resolve_chain(root, 1);
-  const std::string_view qualified = m_qualified;
-  if (!(qualified.starts_with("jax") || qualified.starts_with("os") || qualified.starts_with("config") ||
-        qualified == "getattr")) {
+  // A dotted chain ends in the name written last (an import renames only its first): one that no
+  // callee ends in is done before its chain is built. One name may be bound to any callee.
+  if (root != 1 && !equals(last.text, "default_backend") && matchers_named(last.text).empty()) {
     return;
   }
+  resolve_chain(root, 1);
+  const std::string_view qualified = m_qualified;
+  const std::span<const std::uint8_t> candidates = matchers_named(last_name(qualified));
   const bool call = is_op(tok, "(");
   const Pos root_pos = pos_of(back(root));
   if (call && qualified == k_default_backend.callee) {
@@ -184,9 +190,21 @@ void Scanner::on_chain_end(const Token& tok) {
     }
     return;
   }
-  for (std::size_t i = 0; i < k_call_matchers.size(); ++i) {
+  for (const std::size_t i : candidates) {
     const CallMatcher& matcher = k_call_matchers[i];
-    if (matcher.callee != qualified || (!call && !matcher.reference)) {
+    if (matcher.callee != qualified) {
+      continue;
+    }
+    if (!call && !matcher.reference) {
+      // `partial(jax.devices, "cpu")`, `f = jax.config.update`: a selecting function (or one that
+      // loads code) handed on as a value is called where the classifier cannot see with what.
+      // Only a dotted use counts: a bare name may be a variable that shadows an imported one.
+      if ((arg_selects(matcher) || loads_code(matcher)) && root != 1) {
+        add_evidence(arg_selects(matcher) ? Rule::platform_unresolved : Rule::import_unresolved, root_pos,
+                     fmt::format("{} is used as a value here, not called: what it is called with is only known at "
+                                 "run time",
+                                 matcher.callee));
+      }
       continue;
     }
     if (matcher.check == ArgCheck::none) {
@@ -344,6 +362,9 @@ inline bool Scanner::on_name(const Token& tok) {
 
 bool Scanner::on_literal(const Token& tok) {
   prologue(tok, false);
+  if (tok.fstring) {
+    on_fstring(tok); // its {fields} are code
+  }
   epilogue(tok, false);
   return true;
 }
@@ -387,8 +408,12 @@ inline bool Scanner::on_op(const Token& tok) {
       captured = on_assignment(tok);
       break;
     case ':':
-      if (!m_brackets.empty() && m_brackets.back().lambda_params > 0 && m_bracket_overflow == 0) {
-        --m_brackets.back().lambda_params;
+      if (!m_brackets.empty() && m_bracket_overflow == 0) {
+        if (m_brackets.back().lambda_params > 0) {
+          --m_brackets.back().lambda_params;
+        } else if (m_brackets.back().open == '{' && back(1).kind == TokenKind::string) {
+          note_mapping_key(); // {"JAX_PLATFORMS": ...}
+        }
       }
       break;
     case ';':
@@ -424,6 +449,7 @@ bool Scanner::on_newline(const Token& tok) {
 void Scanner::on_end(const Token& tok) { (void)on_newline(tok); }
 
 void Scanner::finish(Classification& out) {
+  drop_shadowed_builtins(); // before resolve_pending adds rows: the recorded ranges hold until then
   resolve_pending();
   // Rows were added when their match completed (a call at its `)`), so restore source order.
   std::vector<std::size_t> order(m_evidence.size());
@@ -466,6 +492,7 @@ Classification Scanner::run() {
   finish(out);
   out.lex_error = lexer.error();
   out.imports = std::move(m_imports);
+  out.loaded_files = std::move(m_loaded);
   return out;
 }
 

@@ -8,7 +8,9 @@
 // of matched call), scanner_values.cpp (platform values: literals now, bare names once the file's
 // bindings are known, anything else fails closed), scanner_compare.cpp (backend comparisons),
 // scanner_markers.cpp (weak multi-host evidence: printed process indices, shape asserts, a
-// conditional jax.distributed.initialize()).
+// conditional jax.distributed.initialize()), scanner_loads.cpp (code that arrives by other doors:
+// modules and files loaded by calls, exec'd strings, f-string fields, started programs),
+// scanner_paths.cpp (the path a load names: a literal, or one relative to `__file__`).
 #include <algorithm>
 #include <array>
 #include <bitset>
@@ -22,6 +24,7 @@
 
 #include "classify/call_args.hpp"
 #include "classify/classifier_matchers.hpp"
+#include "classify/name_bindings.hpp"
 #include "classify/statement_condition.hpp"
 #include "classify/token_match.hpp"
 #include "tpulaunch/classify/classifier.hpp"
@@ -41,7 +44,9 @@ struct Pos {
 
 class Scanner {
 public:
-  explicit Scanner(std::string_view source);
+  // `lookup` (may be null) answers for values imported from course modules; `embed_depth` counts
+  // the code this source is nested in (an f-string's field, an exec'd string).
+  explicit Scanner(std::string_view source, const ConstantLookup* lookup = nullptr, std::uint32_t embed_depth = 0);
   Classification run();
 
 private:
@@ -74,7 +79,9 @@ private:
     std::size_t capture_start = 0;
     std::size_t open_count = 0; // m_count of the opening bracket
     std::size_t offset = 0;     // of the opening bracket in the source (before_bracket() reads there)
-    std::size_t kwarg_at = 0;   // m_count of the `=` of a pending `backend=` argument (0: none)
+    std::size_t kwarg_at = 0;   // m_count of the `=` of a pending `backend=` argument (0: none), or of
+                                // the `=` or `:` of an environment key's value (`kwarg_key`)
+    const KeyRule* kwarg_key = nullptr; // `JAX_PLATFORMS=` or `"JAX_PLATFORMS":` in this bracket
     Pos root;
     Pos kwarg_pos; // of the `backend` keyword
   };
@@ -100,6 +107,9 @@ private:
     std::string what;                // what the value is, for the detail: "the backend"
     Pos pos;
     std::uint32_t stmt = 0;
+    // `cfg.PLATFORM` where `cfg` is an imported module: the value is asked of the lookup, not of
+    // this file's bindings (`name` is then the source text, for the detail).
+    std::optional<ImportedModule> attribute{};
   };
 
   // An environment or config key passed as a bare name (`os.environ[KEY] = "cpu"`): the key's
@@ -194,6 +204,9 @@ private:
   void on_chain_end(const Token& tok);
   std::size_t chain_root(std::size_t last) const;
   void resolve_chain(std::size_t root, std::size_t last);
+  // What an import of this file (or of the file an f-string or exec'd string is in) binds `local`
+  // to, or nullptr.
+  [[nodiscard]] const std::string* alias_of(std::string_view local) const;
   void step_import(const Token& tok);
   void bind_import();
   void note_import(std::uint32_t level);
@@ -201,10 +214,12 @@ private:
   void open_bracket(const Token& tok);
   void close_bracket(const Token& tok);
   void note_keyword_argument();
+  [[nodiscard]] bool in_environ_mapping() const;
   void finish_backend_kwarg();
   bool on_assignment(const Token& tok);
   bool on_environ_update();
   bool on_subscript_assignment(bool plain);
+  void note_unpacked_subscript();
   void end_statement(const Token& tok);
   void note_backend_assignment();
   [[nodiscard]] bool is_backend_name(std::string_view name) const {
@@ -212,6 +227,7 @@ private:
            std::find(m_backend_names.begin(), m_backend_names.end(), name) != m_backend_names.end();
   }
   void evaluate_call(const Bracket& bracket, std::size_t end);
+  void evaluate_loader(const Bracket& bracket, std::size_t end);
   void check_backend_cpu(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
   void check_device(DeviceSeen seen, std::span<const Token> tokens, std::size_t begin, std::size_t end,
                     Rule rule, const Pos& pos, std::string_view what);
@@ -238,6 +254,43 @@ private:
   void check_mapping(std::span<const Token> tokens, std::size_t begin, std::size_t end, const Pos& pos);
   void add_lex_error(const LexError& error);
   void resolve_pending();
+  // The whole file's bindings (name_bindings.hpp), made the first time they are asked for: a second
+  // pass over the tokens that only files with a bare-name value or a builtin loader call pay for.
+  const NameBindings& file_bindings();
+  void drop_shadowed_builtins();
+  [[nodiscard]] NameValue imported_value(const ImportedModule& from, std::string_view shown, NameValue known,
+                                         std::string& note) const;
+  [[nodiscard]] std::optional<ImportedModule> module_attribute(std::span<const Token> tokens, std::size_t begin,
+                                                               std::size_t end) const;
+  // scanner_loads.cpp
+  void check_load_module(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_dunder_import(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_load_path(const Bracket& bracket, std::span<const Token> tokens, const Args& args);
+  void check_exec(const Bracket& bracket, std::span<const Token> tokens, std::size_t begin, std::size_t end,
+                  std::uint32_t depth);
+  void check_started_program(const Bracket& bracket, std::span<const Token> tokens, std::size_t end);
+  void add_module_load(const Bracket& bracket, std::uint32_t level, std::string module, std::vector<std::string> names);
+  void add_file_load(const Bracket& bracket, std::string path, bool from_file_folder);
+  void add_unresolved_load(const Bracket& bracket, std::string detail);
+  void scan_embedded(std::string_view code, const Pos& pos, std::string_view where, bool unreadable_counts);
+  void on_fstring(const Token& tok);
+  void note_mapping_key();
+  // scanner_paths.cpp
+  struct PathLiteral {
+    std::string path;
+    bool from_file_folder = false;
+  };
+  [[nodiscard]] std::optional<PathLiteral> path_expression(std::span<const Token> tokens, std::size_t begin,
+                                                           std::size_t end) const;
+  [[nodiscard]] bool folder_expression(std::span<const Token> tokens, std::size_t begin, std::size_t end) const;
+  [[nodiscard]] bool file_expression(std::span<const Token> tokens, std::size_t begin, std::size_t end) const;
+  struct CallParts {
+    std::string callee; // qualified through the imports
+    std::size_t args_begin = 0;
+    std::size_t args_end = 0;
+  };
+  [[nodiscard]] std::optional<CallParts> call_parts(std::span<const Token> tokens, std::size_t begin,
+                                                    std::size_t end) const;
   void start_compare(const Token& tok);
   void step_compare(const Token& tok);
   Pos primary_start(std::size_t last) const;
@@ -250,13 +303,12 @@ private:
 
   void add_filter(std::string_view name) { m_filter.set(filter_hash(name)); }
   [[nodiscard]] bool maybe_interesting(std::string_view name) const { return m_filter.test(filter_hash(name)); }
-  static std::size_t filter_hash(std::string_view name) {
-    const auto first = static_cast<unsigned char>(name.front());
-    const auto last = static_cast<unsigned char>(name.back());
-    return (name.size() * 131U + first * 31U + last) & 4095U;
-  }
+  static std::size_t filter_hash(std::string_view name) { return name_bucket(name); }
 
   std::string_view m_src;
+  const ConstantLookup* m_lookup = nullptr;
+  std::uint32_t m_embed_depth = 0;
+  const Scanner* m_outer = nullptr; // the scanner of the source this code is embedded in
   Token m_sentinel;
   std::array<Token, k_window> m_window{};
   std::size_t m_count = 0;
@@ -268,6 +320,7 @@ private:
   std::string m_qualified;
   Import m_import;
   std::vector<ImportedModule> m_imports; // every import statement's module, for the lesson reader
+  std::vector<LoadedFile> m_loaded;      // every file a call loads by a literal path, likewise
 
   std::vector<Bracket> m_brackets;
   std::size_t m_bracket_overflow = 0;
@@ -306,6 +359,16 @@ private:
     std::size_t depth = 0; // bracket depth of the call
   } m_init_watch;
   bool m_reported_nesting = false;
+  // Calls of exec, eval or __import__ by their bare name, with the rows each added: a file that
+  // binds the name itself (`def eval(model): ...`) calls its own function, not the builtin.
+  struct BuiltinCall {
+    std::string_view name;
+    std::size_t first_row = 0;
+    std::size_t end_row = 0;
+  };
+  std::vector<BuiltinCall> m_builtin_calls;
+  std::vector<Token> m_all_tokens;
+  std::optional<NameBindings> m_bindings;
 };
 
 

@@ -58,10 +58,36 @@ bool Scanner::on_assignment(const Token& tok) {
     m_assign_eq = m_count;
     return false;
   }
-  if (!is_op(back(1), "]") || m_env.active) {
+  if (m_env.active) {
+    return false;
+  }
+  if (!is_op(back(1), "]")) {
+    if (plain) {
+      note_unpacked_subscript();
+    }
     return false;
   }
   return on_subscript_assignment(plain);
+}
+
+// `env["JAX_PLATFORMS"], other = ...` or `os.environ["JAX_PLATFORMS"]: str = ...`: an environment
+// key set in a target the scanner does not pair with its value fails closed. Runs only at an `=`
+// whose target is not one name, and reads back to the statement's start.
+void Scanner::note_unpacked_subscript() {
+  for (std::size_t k = 1; k + 3 < k_window; ++k) {
+    const Token& t = back(k);
+    if (t.kind == TokenKind::newline || t.kind == TokenKind::end || is_op1(t, ';')) {
+      return;
+    }
+    if (is_op1(t, ']') && back(k + 1).kind == TokenKind::string && is_op1(back(k + 2), '[') &&
+        is_literal_string(back(k + 1)) && find_env_key(string_value(back(k + 1))) != nullptr) {
+      add_evidence(Rule::platform_unresolved, pos_of(back(k + 2)),
+                   fmt::format("{} is set in a target of several names (or an annotated one), whose value the "
+                               "classifier does not pair with it",
+                               string_value(back(k + 1))));
+      return;
+    }
+  }
 }
 
 // `NAME |= ...` at statement level: os.environ |= <mapping> captures the mapping.
@@ -107,13 +133,20 @@ bool Scanner::on_subscript_assignment(bool plain) {
     return false;
   }
   const std::size_t root = chain_root(j + 1);
-  // Only `…environ[` or a one-name alias (`from os import environ as env`) can be os.environ:
-  // most subscript assignments (`out[i] = x`) stop here, before a chain is resolved.
-  if (root == 0 || (back(j + 1).text != "environ" && root != j + 1)) {
+  if (root == 0) {
     return false;
   }
-  resolve_chain(root, j + 1);
-  if (m_qualified != "os.environ") {
+  // A key of the environment table set in any mapping (`env = dict(os.environ); env["JAX_PLATFORMS"]
+  // = "cpu"`) may be the environment of a program the script starts: it counts as os.environ's.
+  // Only a string key is read this way, so most subscript assignments (`out[i] = x`) stop at once.
+  const bool string_key = back(2).kind == TokenKind::string;
+  // Only `…environ[` or a one-name alias (`from os import environ as env`) can be os.environ.
+  bool environ = false;
+  if (back(j + 1).text == "environ" || root == j + 1) {
+    resolve_chain(root, j + 1);
+    environ = m_qualified == "os.environ";
+  }
+  if (!environ && !string_key) {
     return false;
   }
   bool literal = true;
@@ -132,6 +165,8 @@ bool Scanner::on_subscript_assignment(bool plain) {
     if (rule == nullptr || (!plain && rule->check != ValueCheck::force_host_flag)) {
       return false;
     }
+  } else if (!environ) {
+    return false;
   } else if (j != 3 || back(2).kind != TokenKind::name) {
     // Not a literal, not one name: the key is only known at run time.
     const char* first = back(j - 1).text.data();

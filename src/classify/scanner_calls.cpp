@@ -11,13 +11,26 @@ namespace {
 
 // A matcher whose arguments can select the CPU (not a plain use, nor the backend probe).
 bool selects(const CallMatcher& matcher) {
-  return matcher.check != ArgCheck::none && matcher.check != ArgCheck::backend_probe &&
-         matcher.check != ArgCheck::computed;
+  return arg_selects(matcher) || loads_code(matcher);
 }
 
 } // namespace
 
 void Scanner::evaluate_call(const Bracket& bracket, std::size_t end) {
+  const CallMatcher& matcher = k_call_matchers[bracket.matcher];
+  if (loads_code(matcher) && matcher.callee.find('.') == std::string_view::npos) {
+    // exec, eval, __import__: the rows this call adds go if the file binds the name itself.
+    const std::size_t first = m_evidence.size();
+    evaluate_loader(bracket, end);
+    if (m_evidence.size() > first) {
+      m_builtin_calls.push_back(BuiltinCall{matcher.callee, first, m_evidence.size()});
+    }
+    return;
+  }
+  evaluate_loader(bracket, end);
+}
+
+void Scanner::evaluate_loader(const Bracket& bracket, std::size_t end) {
   const CallMatcher& matcher = k_call_matchers[bracket.matcher];
   const std::span<const Token> tokens(m_capture);
   switch (matcher.check) {
@@ -44,6 +57,24 @@ void Scanner::evaluate_call(const Bracket& bracket, std::size_t end) {
     return;
   case ArgCheck::computed:
     check_computed(bracket, tokens, split_args(tokens, bracket.capture_start, end, ","));
+    return;
+  case ArgCheck::load_module:
+  case ArgCheck::run_module:
+    check_load_module(bracket, tokens, split_args(tokens, bracket.capture_start, end, ","));
+    return;
+  case ArgCheck::dunder_import:
+    check_dunder_import(bracket, tokens, split_args(tokens, bracket.capture_start, end, ","));
+    return;
+  case ArgCheck::load_path:
+    check_load_path(bracket, tokens, split_args(tokens, bracket.capture_start, end, ","));
+    return;
+  case ArgCheck::exec_code:
+    if (const Arg* source = split_args(tokens, bracket.capture_start, end, ",").positional(0)) {
+      check_exec(bracket, tokens, source->begin, source->end, 0);
+    }
+    return;
+  case ArgCheck::started_program:
+    check_started_program(bracket, tokens, end);
     return;
   }
 }
@@ -177,13 +208,8 @@ std::optional<std::string> Scanner::qualify(std::span<const Token> tokens, std::
       return std::nullopt;
     }
   }
-  std::string out(tokens[begin].text);
-  for (auto it = m_aliases.rbegin(); it != m_aliases.rend(); ++it) {
-    if (it->local == tokens[begin].text) {
-      out = it->qualified;
-      break;
-    }
-  }
+  const std::string* alias = alias_of(tokens[begin].text);
+  std::string out(alias != nullptr ? std::string_view(*alias) : tokens[begin].text);
   for (std::size_t i = begin + 2; i < end; i += 2) {
     out += '.';
     out += tokens[i].text;

@@ -15,9 +15,10 @@ void Scanner::bind(std::string_view local, std::string qualified) {
   }
   // A one-name chain resolves to the alias target, so only aliases of a callee itself (`from jax
   // import devices as d`) can end a matching chain; longer chains end in a callee's last name.
+  const auto candidates = matchers_named(last_name(qualified));
   const bool callee = qualified == k_default_backend.callee ||
-                      std::any_of(k_call_matchers.begin(), k_call_matchers.end(),
-                                  [&qualified](const CallMatcher& m) { return m.callee == qualified; });
+                      std::any_of(candidates.begin(), candidates.end(),
+                                  [&qualified](std::size_t i) { return k_call_matchers[i].callee == qualified; });
   if (callee) {
     add_filter(local);
   }

@@ -7,11 +7,11 @@
 
 #include "commands.hpp"
 #include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/classify/source_encoding.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/lesson.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
-#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
-#include "tpulaunch/classify/source_encoding.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/values/validate.hpp"
 
@@ -26,9 +26,9 @@ struct ClassifyArgs {
 struct Classified {
   std::string path;
   std::string sha256;
-  Classification result;          // with the evidence of the course files it imports
-  std::vector<LessonFile> files;  // those course files
-  bool helper = false;            // the matrix's "helpers" name it: not a script
+  Classification result;         // with the evidence of the course files it imports
+  std::vector<LessonFile> files; // those course files
+  bool helper = false;           // the matrix's "helpers" name it: not a script
   // Its matrix entry's class and what the review declares its runs prove (nullopt: nothing).
   std::optional<std::string> reviewed_class;
   std::optional<Proves> proves;
@@ -135,14 +135,16 @@ nlohmann::ordered_json file_json(const Classified& f) {
   j["missing_multi_host_markers"] = missing_multi_host_markers(f.result);
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
   for (const auto& e : f.result.evidence) {
-    evidence.push_back({{"file", evidence_path(f.path, e)},
-                        {"rule", to_string(e.rule)},
-                        {"category", to_string(e.category)},
-                        {"line", e.line},
-                        {"column", e.column},
-                        {"text", e.text},
-                        {"implies", e.implies},
-                        {"detail", e.detail}});
+    evidence.push_back(
+        {{"file", evidence_path(f.path, e)},
+         {"rule", to_string(e.rule)},
+         {"category", to_string(e.category)},
+         {"line", e.line},
+         {"column", e.column},
+         {"text", e.text},
+         {"implies", e.implies},
+         {"detail", e.detail},
+         {"uncalled_function", e.counts() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.uncalled)}});
   }
   j["evidence"] = std::move(evidence);
   return j;
@@ -171,10 +173,9 @@ std::string plain_text(const std::vector<Classified>& files) {
     }
     for (const auto& e : f.result.evidence) {
       out += fmt::format("  {}:{}:{}: {} [{}] {}\n      -> {}\n", evidence_path(f.path, e), e.line, e.column,
-                         to_string(e.category),
-                         to_string(e.rule), e.text, e.implies);
+                         to_string(e.category), to_string(e.rule), e.text, e.implies);
       if (!e.detail.empty()) {
-        out += fmt::format("      {}: {}\n", is_undecided(e) ? "cannot tell" : "note", e.detail);
+        out += fmt::format("      {}: {}\n", is_undecided(e) && e.counts() ? "cannot tell" : "note", e.detail);
       }
     }
   }
@@ -204,7 +205,11 @@ Result<Output> run_classify(const ClassifyArgs& args, const Globals& globals) {
       failed = failed.value_or(below.error().code);
       continue;
     }
-    arguments.insert(arguments.end(), below->begin(), below->end());
+    for (const Error& error : below->unreadable) {
+      output.err += message_line(error);
+      failed = failed.value_or(error.code);
+    }
+    arguments.insert(arguments.end(), below->files.begin(), below->files.end());
   }
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& argument : arguments) {
@@ -254,7 +259,8 @@ std::string rules_help() {
 
 Command setup_classify(CLI::App& parent, const Globals& globals) {
   auto args = std::make_shared<ClassifyArgs>();
-  CLI::App* app = parent.add_subcommand("classify", "Read Python sources as tokens and report device/multi-host evidence");
+  CLI::App* app =
+      parent.add_subcommand("classify", "Read Python sources as tokens and report device/multi-host evidence");
   // Its options are registered when the command line names it (CLI11 calls this before parsing
   // the subcommand's words): a run pays for one subcommand's options, not all ten.
   app->preparse_callback([app, args](std::size_t /*remaining*/) {

@@ -209,29 +209,49 @@ std::vector<std::string> imported_course_files(const Matrix& matrix, const Exerc
   return {found.begin(), found.end()};
 }
 
-Result<std::vector<std::string>> python_files_below(const std::string& folder) {
-  std::vector<std::string> files;
+namespace {
+
+// Adds the .py entries of `folder` and of every real folder below it to `out`; a folder that
+// cannot be read is an error of its own, and the walk goes on past it.
+void add_python_files(const fs::path& folder, PythonFiles& out) {
   std::error_code ec;
-  fs::recursive_directory_iterator it(folder, fs::directory_options::none, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  fs::directory_iterator it(folder, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     // Hidden entries (.venv, .ipynb_checkpoints, .drafts) hold no script of the course.
-    if (it->path().filename().string().starts_with('.')) {
-      it.disable_recursion_pending();
+    if (name.starts_with('.')) {
       continue;
     }
     std::error_code type_ec;
-    if (it->path().extension() == ".py" && it->is_regular_file(type_ec)) {
-      files.push_back(it->path().lexically_normal().generic_string());
+    if (it->symlink_status(type_ec).type() == fs::file_type::directory) {
+      add_python_files(it->path(), out); // a symlink to a folder is not followed
+    } else if (name.size() > 3 && name.ends_with(".py")) {
+      // Any other entry of that name (a FIFO, a socket, a dangling symlink) is meant as a script:
+      // its reader says what it is, as check does, rather than pass over it in silence.
+      out.files.push_back(it->path().lexically_normal().generic_string());
     }
   }
   if (ec) {
-    return config_error(fmt::format("cannot read folder '{}': {}", printable(folder), ec.message()));
+    out.unreadable.push_back(
+        config_error(fmt::format("cannot read folder '{}': {}", printable(folder.string()), ec.message())));
   }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) {
+}
+
+} // namespace
+
+Result<PythonFiles> python_files_below(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    return config_error(
+        fmt::format("cannot read folder '{}': {}", printable(folder), ec ? ec.message() : std::string("not a folder")));
+  }
+  PythonFiles found;
+  add_python_files(folder, found);
+  std::sort(found.files.begin(), found.files.end());
+  if (found.files.empty() && found.unreadable.empty()) {
     return usage_error(fmt::format("no .py file in the folder '{}' or in any folder below it", printable(folder)));
   }
-  return files;
+  return found;
 }
 
 bool is_nested_script_id(std::string_view id) { return id.find('/') != std::string_view::npos; }

@@ -1,19 +1,22 @@
-// The lesson reader: a script's imports followed to the course's own files, breadth first.
+// The lesson reader: a script's imports followed to the course's own files, breadth first, with
+// the modules and files calls load by a literal name or path; values those files bind for the
+// script (a platform imported from common/cfg.py); and, at the end, which rows are in functions
+// nothing calls (lesson_calls.hpp). Where an import leads is lesson_imports.cpp's.
 #include "tpulaunch/matrix/lesson.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
-#include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "lesson_calls.hpp"
+#include "lesson_imports.hpp"
 #include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"
@@ -23,177 +26,17 @@ namespace tpulaunch {
 namespace {
 
 namespace fs = std::filesystem;
-
-// "a/b" + "c" with '/' ("" is the root itself).
-std::string join(std::string_view folder, std::string_view name) {
-  if (folder.empty()) {
-    return std::string(name);
-  }
-  std::string out(folder);
-  out += '/';
-  out += name;
-  return out;
-}
-
-// The folder of a root-relative file ("" for one at the top).
-std::string folder_of(std::string_view file) {
-  const auto slash = file.rfind('/');
-  return slash == std::string_view::npos ? std::string() : std::string(file.substr(0, slash));
-}
+using lesson::folder_of;
 
 bool inside(const fs::path& path, const fs::path& folder) {
   const auto relative = path.lexically_relative(folder);
   return !relative.empty() && *relative.begin() != "..";
 }
 
-// Answers for paths below a real folder, following symlinks as Python's import does.
-class FileProbe final : public ImportProbe {
-public:
-  explicit FileProbe(std::string root) : m_root(std::move(root)) {}
-  [[nodiscard]] bool is_file(std::string_view relative) const override { return mode(relative, S_IFREG); }
-  [[nodiscard]] bool is_folder(std::string_view relative) const override { return mode(relative, S_IFDIR); }
-
-private:
-  [[nodiscard]] bool mode(std::string_view relative, mode_t type) const {
-    struct stat info {};
-    const std::string path = join(m_root, relative);
-    return ::stat(path.c_str(), &info) == 0 && (info.st_mode & S_IFMT) == type;
-  }
-  std::string m_root;
-};
+// Imported constants are followed through at most this many files (a re-export of a re-export...).
+constexpr int k_max_constant_hops = 8;
 
 } // namespace
-
-ListedFolders::ListedFolders(std::string root) : m_root(std::move(root)), m_top(list("")) {}
-
-bool ListedFolders::is_file(std::string_view relative) const { return is(relative, Kind::file); }
-bool ListedFolders::is_folder(std::string_view relative) const { return is(relative, Kind::folder); }
-
-// The regular files and folders in `folder` (below the root), symlinks followed; an unreadable or
-// missing folder lists nothing.
-ListedFolders::Listing ListedFolders::list(const std::string& folder) const {
-  Listing made;
-  const std::string path = folder.empty() ? (m_root.empty() ? "." : m_root) : join(m_root, folder);
-  if (DIR* dir = ::opendir(path.c_str())) {
-    const std::unique_ptr<DIR, int (*)(DIR*)> closer(dir, &::closedir);
-    while (const dirent* entry = ::readdir(dir)) {
-      unsigned char type = entry->d_type;
-      struct stat info {};
-      if ((type == DT_LNK || type == DT_UNKNOWN) && ::fstatat(::dirfd(dir), entry->d_name, &info, 0) == 0) {
-        type = S_ISREG(info.st_mode) ? DT_REG : S_ISDIR(info.st_mode) ? DT_DIR : DT_UNKNOWN; // followed
-      }
-      if (type == DT_REG || type == DT_DIR) {
-        const std::string_view name = entry->d_name;
-        made.filter.set(filter_bit(name));
-        made.names.emplace(name, type == DT_REG ? Kind::file : Kind::folder);
-      }
-    }
-  }
-  return made;
-}
-
-bool ListedFolders::is(std::string_view relative, Kind kind) const {
-  const auto slash = relative.rfind('/');
-  const Listing* listing = &m_top;
-  if (slash != std::string_view::npos) {
-    const std::string folder(relative.substr(0, slash));
-    const std::lock_guard<std::mutex> lock(m_mutex);
-    auto it = m_folders.find(folder);
-    if (it == m_folders.end()) {
-      it = m_folders.emplace(folder, list(folder)).first;
-    }
-    listing = &it->second; // elements of an unordered_map stay where they are as others are added
-    relative.remove_prefix(slash + 1);
-  }
-  if (relative.empty() || !listing->filter.test(filter_bit(relative))) {
-    return false;
-  }
-  const auto found = listing->names.find(relative);
-  return found != listing->names.end() && found->second == kind;
-}
-
-std::size_t ListedFolders::filter_bit(std::string_view name) {
-  const auto first = static_cast<unsigned char>(name.front());
-  const auto last = static_cast<unsigned char>(name.back());
-  return (name.size() * 131U + first * 31U + last) & 4095U;
-}
-
-std::vector<std::string> import_targets(const ImportedModule& module, std::string_view importer, std::string_view script,
-                                        const ImportProbe& probe) {
-  std::vector<std::string> out;
-  // A regular package's __init__.py, else the module's own file. Python looks for a package
-  // folder first, then a module file, then takes a folder with no __init__.py as a namespace package.
-  // `path` holds the folder looked in; on a package it is left holding the package's folder.
-  // Most names are no file of the course (jax, numpy): one buffer, no allocation for them.
-  enum class Found { none, module_file, package };
-  std::string path;
-  const auto find = [&](std::string_view name) {
-    const std::size_t folder_size = path.size();
-    if (!path.empty()) {
-      path += '/';
-    }
-    path += name;
-    const std::size_t module_size = path.size();
-    const bool is_folder = probe.is_folder(path);
-    if (is_folder) {
-      path += "/__init__.py";
-      if (probe.is_file(path)) {
-        out.push_back(path);
-        path.resize(module_size);
-        return Found::package;
-      }
-      path.resize(module_size);
-    }
-    path += ".py";
-    if (probe.is_file(path)) {
-      out.push_back(path);
-      path.resize(folder_size);
-      return Found::module_file;
-    }
-    path.resize(module_size);
-    if (is_folder) {
-      return Found::package; // a namespace package: nothing to stage, but its modules may be
-    }
-    path.resize(folder_size);
-    return Found::none;
-  };
-
-  std::string base;
-  if (module.level == 0) {
-    base = folder_of(script); // sys.path[0]: the folder of the script Python was started with
-  } else {
-    base = folder_of(importer); // `.` is the importer's package, each further dot one folder up
-    for (std::uint32_t up = 1; up < module.level; ++up) {
-      if (base.empty()) {
-        return out; // beyond the root: not a file of this course
-      }
-      base = folder_of(base);
-    }
-    if (probe.is_file(join(base, "__init__.py"))) {
-      out.push_back(join(base, "__init__.py"));
-    }
-  }
-  path = std::move(base);
-  for (std::string_view dotted = module.module; !dotted.empty();) {
-    const auto dot = dotted.find('.');
-    switch (find(dotted.substr(0, dot))) {
-    case Found::none:
-      return out; // not a course module (the standard library, an installed package)
-    case Found::module_file:
-      return out; // a module has no submodules, and `from m import name` takes a name from it
-    case Found::package:
-      break;
-    }
-    dotted = dot == std::string_view::npos ? std::string_view() : dotted.substr(dot + 1);
-  }
-  // `from package import name`: the name may be a submodule.
-  const std::size_t package_size = path.size();
-  for (const auto& name : module.names) {
-    (void)find(name);
-    path.resize(package_size);
-  }
-  return out;
-}
 
 std::string evidence_path(std::string_view script_path, const Evidence& evidence) {
   if (evidence.file.empty()) {
@@ -203,6 +46,13 @@ std::string evidence_path(std::string_view script_path, const Evidence& evidence
 }
 
 namespace {
+
+// `from package import name` of `importer` at `line`: the package's __init__.py must define it.
+struct DefinedName {
+  lesson::NameInPackage name;
+  std::string importer;
+  std::uint32_t line = 0;
+};
 
 class LessonReader {
 public:
@@ -214,16 +64,24 @@ public:
 
   Result<Lesson> run() {
     Lesson lesson;
-    lesson.classification = scan_source(m_request.source);
-    TPULAUNCH_CHECK(follow(lesson.classification.imports, m_request.script));
+    lesson.classification = scan_source(m_request.source, lookup_from(m_request.script));
+    TPULAUNCH_CHECK(follow(lesson.classification, m_request.script));
     for (const auto& file : m_request.declared) {
       TPULAUNCH_CHECK(add(file, true));
+      if (file.ends_with(".py")) {
+        m_modules.modules[file].open = true; // loaded by means no import shows
+      }
     }
     while (!m_queue.empty()) {
       const std::string staged = std::move(m_queue.front());
       m_queue.pop_front();
       TPULAUNCH_CHECK(read(m_files.at(staged), lesson.classification));
     }
+    TPULAUNCH_CHECK(check_defined_names());
+    m_modules.script = m_request.script;
+    m_modules.script_text = m_request.source;
+    m_modules.probe = &m_probe;
+    lesson::mark_uncalled(lesson.classification, m_modules);
     suggest_class(lesson.classification);
     for (auto& entry : m_files) {
       lesson.files.push_back(std::move(entry.second)); // sorted by `staged`, as the map is
@@ -232,19 +90,190 @@ public:
   }
 
 private:
-  Status follow(const std::vector<ImportedModule>& imports, const std::string& importer) {
-    for (const auto& module : imports) {
-      for (const auto& target : import_targets(module, importer, m_request.script, m_probe)) {
-        TPULAUNCH_CHECK(add(target, false));
+  // The lookup the scanner asks for values `importer` imports from course modules.
+  ConstantLookup lookup_from(const std::string& importer) {
+    return [this, importer](const ImportedModule& module, std::string_view name) {
+      return constant(module, name, importer, 0);
+    };
+  }
+
+  // What `name` is in the course module `module` of `importer` (nullopt: no file of the course).
+  std::optional<ImportedConstant> constant(const ImportedModule& module, std::string_view name,
+                                           const std::string& importer, int hops) {
+    const auto file = lesson::module_file(module.level, module.module, importer, m_request.script, m_probe);
+    if (!file || *file == m_request.script) {
+      return std::nullopt;
+    }
+    const std::string shown = from_script(*file);
+    if (!inside(real_path(local_path(*file)), m_real_root)) {
+      return ImportedConstant{std::nullopt, shown, "the file leads outside the lesson's folder"};
+    }
+    const auto text = text_of(*file);
+    if (!text) {
+      return ImportedConstant{std::nullopt, shown, "the file cannot be read"};
+    }
+    const ModuleConstant found = module_constant(**text, name);
+    if (found.value) {
+      return ImportedConstant{found.value, fmt::format("{} line {}", shown, found.line), {}};
+    }
+    if (found.from && hops < k_max_constant_hops) {
+      if (auto next = constant(*found.from, found.from->names.front(), *file, hops + 1)) {
+        return next;
       }
+      return ImportedConstant{std::nullopt, shown, found.why_unknown + ", a module that is no file of the course"};
+    }
+    return ImportedConstant{std::nullopt, shown, found.why_unknown};
+  }
+
+  // `file` (staged) as rows and notes name it: relative to the script's folder.
+  [[nodiscard]] std::string from_script(const std::string& staged) const {
+    return m_script_folder.empty() ? staged : fs::path(staged).lexically_relative(m_script_folder).generic_string();
+  }
+
+  // Follows what `scanned` (of `importer`) imports and loads; the import-unresolved row of a load
+  // that names a course file goes, as it is now followed.
+  Status follow(Classification& scanned, const std::string& importer) {
+    for (const auto& module : scanned.imports) {
+      auto resolution = lesson::resolve_import(module, importer, m_request.script, m_probe);
+      if (resolution.missing) {
+        return missing_module(*resolution.missing, importer, module.line);
+      }
+      for (auto& name : resolution.must_define) {
+        m_defined.push_back(DefinedName{std::move(name), importer, module.line});
+      }
+      for (const auto& target : resolution.files) {
+        TPULAUNCH_CHECK(add(target, false));
+        if (target == m_request.script) {
+          continue;
+        }
+        lesson::CourseModule& course = m_modules.modules[target];
+        if (module.call.empty()) {
+          course.importers.insert(importer);
+        } else {
+          course.open = true; // the call hands its module object to anything
+        }
+      }
+    }
+    return follow_loads(scanned, importer);
+  }
+
+  // The course files a loaded path may name: from the loading file's folder, or (a path relative
+  // to the working folder) from the root, where a worker runs the program, and from the script's
+  // folder, where a person may; a folder stands for its __main__.py (runpy.run_path).
+  [[nodiscard]] std::vector<std::string> loaded_candidates(const LoadedFile& loaded,
+                                                           const std::string& importer) const {
+    std::vector<std::string> found;
+    if (loaded.path.empty() ? !loaded.from_file_folder : fs::path(loaded.path).is_absolute()) {
+      return found;
+    }
+    std::vector<std::string> bases{loaded.from_file_folder ? folder_of(importer) : std::string()};
+    if (!loaded.from_file_folder && !m_script_folder.empty()) {
+      bases.push_back(m_script_folder);
+    }
+    for (const auto& base : bases) {
+      std::string path = (fs::path(base) / loaded.path).lexically_normal().generic_string();
+      while (path.ends_with('/')) {
+        path.pop_back();
+      }
+      if (path.empty() || path == "." || path.starts_with("../") || path == "..") {
+        continue; // the root itself, or above it
+      }
+      if (!m_probe.is_file(path) && m_probe.is_folder(path)) {
+        path += "/__main__.py";
+      }
+      if (m_probe.is_file(path) && std::find(found.begin(), found.end(), path) == found.end()) {
+        found.push_back(std::move(path));
+      }
+    }
+    return found;
+  }
+
+  Status follow_loads(Classification& scanned, const std::string& importer) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> followed; // rows whose every load was found
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> missed;
+    for (const LoadedFile& loaded : scanned.loaded_files) {
+      const auto files = loaded_candidates(loaded, importer);
+      const std::pair at{loaded.line, loaded.column};
+      (files.empty() ? missed : followed).push_back(at);
+      for (const auto& file : files) {
+        m_loaded_python.insert(file); // Python, whatever its name
+        TPULAUNCH_CHECK(add(file, false));
+        if (file != m_request.script) {
+          m_modules.modules[file].open = true;
+        }
+      }
+      if (files.empty()) {
+        for (Evidence& row : scanned.evidence) {
+          if (row.rule == Rule::import_unresolved && row.line == loaded.line && row.column == loaded.column) {
+            row.detail = fmt::format(
+                "{} loads '{}', which names no file of the course ({}): what it runs is only known at run time",
+                loaded.call, loaded.path,
+                loaded.from_file_folder ? "looked for next to the file that loads it"
+                                        : "a path relative to the working folder, looked for below the lesson's "
+                                          "folder and next to the script");
+          }
+        }
+      }
+    }
+    std::erase_if(scanned.evidence, [&](const Evidence& row) {
+      const std::pair at{row.line, row.column};
+      return row.rule == Rule::import_unresolved && std::find(followed.begin(), followed.end(), at) != followed.end() &&
+             std::find(missed.begin(), missed.end(), at) == missed.end();
+    });
+    return Ok{};
+  }
+
+  Error missing_module(const lesson::MissingModule& missing, const std::string& importer, std::uint32_t line) const {
+    if (missing.not_a_package) {
+      return config_error(fmt::format("{}:{}: {} imports {}, but {} is a module of the course, not a package: it "
+                                      "has no module '{}'; change the import",
+                                      local_path(importer), line, m_request.what, missing.module,
+                                      local_path(missing.package), missing.name));
+    }
+    return config_error(fmt::format("{}:{}: {} imports {}, but the course package {}/ has no module '{}' (no {}.py, "
+                                    "no {}/ in it): Python would fail, or import a copy left elsewhere; add the "
+                                    "module or change the import",
+                                    local_path(importer), line, m_request.what, missing.module,
+                                    local_path(missing.package), missing.name, missing.name, missing.name));
+  }
+
+  // `from package import name` with no module `name` in the package: its __init__.py must define it.
+  Status check_defined_names() {
+    for (const DefinedName& defined : m_defined) {
+      const auto text = text_of(defined.name.init);
+      if (!text || module_may_bind(**text, defined.name.name)) {
+        continue; // an unreadable __init__.py is reported where it is read
+      }
+      const std::string folder = local_path(folder_of(defined.name.init));
+      return config_error(fmt::format("{}:{}: {} imports {} from the course package {}/, which has no module '{}' "
+                                      "(no {}.py, no {}/ in it) and whose __init__.py does not define it: Python "
+                                      "would fail, or import a copy left elsewhere; add the module or change the "
+                                      "import",
+                                      local_path(defined.importer), defined.line, m_request.what, defined.name.name,
+                                      folder, defined.name.name, defined.name.name, defined.name.name));
     }
     return Ok{};
   }
 
   [[nodiscard]] std::string local_path(const std::string& staged) const {
-    return m_request.root.empty() ? staged : (fs::path(m_request.root) / staged).string();
+    if (m_request.root.empty()) {
+      return staged.empty() ? std::string(".") : staged;
+    }
+    return staged.empty() ? m_request.root : (fs::path(m_request.root) / staged).string();
   }
 
+  // The text of the Python course file `staged`, read once (the scanner's lookups may ask before
+  // the file's turn comes) and checked to be UTF-8.
+  Result<const std::string*> text_of(const std::string& staged) {
+    if (const auto it = m_texts.find(staged); it != m_texts.end()) {
+      return &it->second;
+    }
+    const std::string path = local_path(staged);
+    const std::string what = fmt::format("course file of {}", m_request.what);
+    TPULAUNCH_TRY(std::string text, read_text_file(path, what, k_max_script_bytes));
+    TPULAUNCH_CHECK(check_utf8_text(text, path, what));
+    return &m_texts.emplace(staged, std::move(text)).first->second;
+  }
   // Queues `staged` (relative to the root) once; the script itself is never one of its files.
   Status add(const std::string& staged, bool declared) {
     if (staged == m_request.script) {
@@ -280,33 +309,39 @@ private:
   }
 
   Status read(LessonFile& file, Classification& into) {
-    const bool python = file.staged.ends_with(".py");
-    TPULAUNCH_TRY(const std::string text,
-                  read_text_file(file.path, fmt::format("course file of {}", m_request.what),
-                                 python ? k_max_script_bytes : k_max_input_bytes));
-    file.sha256 = sha256_hex(text);
-    if (!python) {
-      return Ok{}; // a declared data file: staged and pinned, not Python to read
+    if (!file.staged.ends_with(".py") && !m_loaded_python.contains(file.staged)) {
+      // A declared data file: staged and pinned, not Python to read.
+      TPULAUNCH_TRY(const std::string data,
+                    read_text_file(file.path, fmt::format("course file of {}", m_request.what), k_max_input_bytes));
+      file.sha256 = sha256_hex(data);
+      return Ok{};
     }
-    TPULAUNCH_CHECK(check_utf8_text(text, file.path, fmt::format("course file of {}", m_request.what)));
-    Classification scanned = scan_source(text);
-    const std::string from_script =
-        m_script_folder.empty() ? file.staged : fs::path(file.staged).lexically_relative(m_script_folder).generic_string();
+    TPULAUNCH_TRY(const std::string* text, text_of(file.staged));
+    file.sha256 = sha256_hex(*text);
+    Classification scanned = scan_source(*text, lookup_from(file.staged));
+    TPULAUNCH_CHECK(follow(scanned, file.staged));
+    lesson::CourseModule& course = m_modules.modules[file.staged];
+    course.shown = from_script(file.staged);
+    course.text = text;
     for (auto& row : scanned.evidence) {
-      row.file = from_script;
+      row.file = course.shown;
       into.evidence.push_back(std::move(row));
     }
     spdlog::debug("lesson of {}: {} ({} evidence rows)", m_request.what, file.path, scanned.evidence.size());
-    return follow(scanned.imports, file.staged);
+    return Ok{};
   }
 
   const LessonRequest& m_request;
-  FileProbe m_file_probe;
+  lesson::FileProbe m_file_probe;
   const ImportProbe& m_probe;
   fs::path m_real_root;
   std::string m_script_folder;
-  std::map<std::string, LessonFile> m_files; // by `staged`: sorted, and each file once
-  std::deque<std::string> m_queue;           // read in the order found
+  std::map<std::string, LessonFile> m_files;  // by `staged`: sorted, and each file once
+  std::deque<std::string> m_queue;            // read in the order found
+  std::map<std::string, std::string> m_texts; // the Python course files' text, by `staged`
+  std::vector<DefinedName> m_defined;         // names packages' __init__.py must define
+  std::set<std::string> m_loaded_python;      // files a call loads as code, whatever their name
+  lesson::LessonModules m_modules;            // for mark_uncalled
 };
 
 } // namespace

@@ -113,7 +113,8 @@ Result<MatrixEntry> make_review_entry(const ReviewRequest& request, std::string_
   entry.evidence = nlohmann::json::array();
   for (const Evidence& e : classification.evidence) {
     // One string per finding keeps the matrix diff of a review to one line per finding.
-    entry.evidence.push_back(fmt::format("{} {} at {}", to_string(e.category), to_string(e.rule), evidence_place(e)));
+    entry.evidence.push_back(fmt::format("{} {} at {}{}", to_string(e.category), to_string(e.rule), evidence_place(e),
+                                         e.counts() ? "" : fmt::format(" (in {}(), never called)", e.uncalled)));
   }
 
   const bool overriding = !request.override_reason.empty();

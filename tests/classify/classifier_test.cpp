@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -175,7 +178,6 @@ TEST(Classifier, EnvPlatformsNearMisses) {
       "import os\nx = os.environ.get('JAX_PLATFORMS', 'cpu')\n",
       "import os\nos.environ['OTHER'] = 'cpu'\n",
       "import os\nif os.environ['JAX_PLATFORMS'] == 'cpu':\n    pass\n",
-      "import os\nsettings['JAX_PLATFORMS'] = 'cpu'\n",
       "import os\nos.environ.update({'JAX_PLATFORMS': 'tpu'})\n",
   };
   for (auto source : sources) {
@@ -1133,12 +1135,72 @@ TEST(Classifier, UnclosedCallDoesNotCrashOrMatch) {
 
 TEST(Classifier, RandomGarbageNeverCrashes) {
   std::mt19937 rng(99);
-  const std::string_view pieces[] = {"jax", ".", "devices", "(", ")", "'cpu'", "=", "os", "environ", "[", "]",
-                                     "'JAX_PLATFORMS'", ",", "backend", "\n", "import", "from", "as", "==", "'tpu'",
-                                     "platform", "{", "}", ":", "assert", "\"", "f'{", "\\\n", "#", "lax", "psum",
-                                     "def", "lambda", "getattr", "distributed", "initialize", "print", "if", "for",
-                                     "in", "shape", "    ", "# -*- coding: latin-1 -*-\n", "\xe9", "default_device",
-                                     "JAX_DEFAULT_DEVICE", "and", "else", "__name__", "'__main__'"};
+  const std::string_view pieces[] = {"jax",
+                                     ".",
+                                     "devices",
+                                     "(",
+                                     ")",
+                                     "'cpu'",
+                                     "=",
+                                     "os",
+                                     "environ",
+                                     "[",
+                                     "]",
+                                     "'JAX_PLATFORMS'",
+                                     ",",
+                                     "backend",
+                                     "\n",
+                                     "import",
+                                     "from",
+                                     "as",
+                                     "==",
+                                     "'tpu'",
+                                     "platform",
+                                     "{",
+                                     "}",
+                                     ":",
+                                     "assert",
+                                     "\"",
+                                     "f'{",
+                                     "\\\n",
+                                     "#",
+                                     "lax",
+                                     "psum",
+                                     "def",
+                                     "lambda",
+                                     "getattr",
+                                     "distributed",
+                                     "initialize",
+                                     "print",
+                                     "if",
+                                     "for",
+                                     "in",
+                                     "shape",
+                                     "    ",
+                                     "# -*- coding: latin-1 -*-\n",
+                                     "\xe9",
+                                     "default_device",
+                                     "JAX_DEFAULT_DEVICE",
+                                     "and",
+                                     "else",
+                                     "__name__",
+                                     "'__main__'",
+                                     "importlib",
+                                     "import_module",
+                                     "exec",
+                                     "open",
+                                     "read",
+                                     "runpy",
+                                     "run_path",
+                                     "subprocess",
+                                     "run",
+                                     "'JAX_PLATFORMS=cpu'",
+                                     "f'{jax.devices(\"cpu\")}'",
+                                     "env",
+                                     "__file__",
+                                     "Path",
+                                     "/",
+                                     "'x.py'"};
   for (int round = 0; round < 3000; ++round) {
     std::string source;
     const auto count = rng() % 60;
@@ -1160,6 +1222,342 @@ TEST(Classifier, DeepNestingIsBounded) {
   const auto c = classify_source(source);
   EXPECT_TRUE(has_id(c, "process-index"));
   EXPECT_TRUE(has_id(c, "source-unreadable")); // what is nested past the limit is not seen: fail closed
+}
+
+// ---- code that arrives by other doors (issue 35 §1) -----------------------------------------
+
+// One form of loading code, with what the classifier makes of it: its rows, the modules it hands
+// the lesson reader (as "level:module:names:call") and the files ("path" or "./path" when relative
+// to the loading file's folder).
+struct LoadCase {
+  std::string_view source;
+  Strings rules;
+  Strings modules;
+  Strings files;
+};
+
+Strings loaded_modules(const Classification& c) {
+  Strings out;
+  for (const auto& m : c.imports) {
+    if (m.call.empty()) {
+      continue; // the import statements of the cases' preambles
+    }
+    std::string names;
+    for (const auto& n : m.names) {
+      names += (names.empty() ? "" : ",") + n;
+    }
+    out.push_back(std::to_string(m.level) + ":" + m.module + ":" + names + ":" + m.call);
+  }
+  return out;
+}
+
+Strings loaded_files(const Classification& c) {
+  Strings out;
+  for (const auto& f : c.loaded_files) {
+    out.push_back((f.from_file_folder ? "./" : "") + f.path);
+  }
+  return out;
+}
+
+// The corpus of the forms docs/matrix.md lists: each followed (a module or a file handed on), or an
+// import-unresolved row. fuzz/corpus/python/loads-*.py hold the same forms for the fuzzer.
+const LoadCase k_load_cases[] = {
+    // importlib.import_module, every way of naming the module
+    {"import importlib\nm = importlib.import_module('common.backends')\n",
+     {},
+     {"0:common.backends::importlib.import_module()"},
+     {}},
+    {"from importlib import import_module\nm = import_module(\"common.backends\")\n",
+     {},
+     {"0:common.backends::importlib.import_module()"},
+     {}},
+    {"import importlib as il\nm = il.import_module('.backends', package='common')\n",
+     {},
+     {"0:common.backends::importlib.import_module()"},
+     {}},
+    {"import importlib\nm = importlib.import_module('..x', 'a.b')\n", {}, {"0:a.x::importlib.import_module()"}, {}},
+    {"import importlib\nm = importlib.import_module('.backends', __package__)\n",
+     {},
+     {"1:backends::importlib.import_module()"},
+     {}},
+    {"import importlib\nm = importlib.import_module(name)\n", {"import-unresolved"}, {}, {}},
+    {"import importlib\nm = importlib.import_module(f'common.{name}')\n", {"import-unresolved"}, {}, {}},
+    {"import importlib\nm = importlib.import_module('.x', package=pkg)\n", {"import-unresolved"}, {}, {}},
+    {"import importlib\nm = importlib.import_module('...x', 'a')\n", {"import-unresolved"}, {}, {}},
+    {"import importlib\nm = importlib.import_module('common/backends')\n", {"import-unresolved"}, {}, {}},
+    // __import__
+    {"m = __import__('common.backends')\n", {}, {"0:common.backends::__import__()"}, {}},
+    {"m = __import__('common', fromlist=['backends'])\n", {}, {"0:common:backends:__import__()"}, {}},
+    {"m = __import__('backends', globals(), locals(), ['x'], 1)\n", {}, {"1:backends:x:__import__()"}, {}},
+    {"import importlib\nm = importlib.__import__('common.cfg')\n", {}, {"0:common.cfg::importlib.__import__()"}, {}},
+    {"m = __import__(mod)\n", {"import-unresolved"}, {}, {}},
+    {"m = __import__('common', fromlist=names)\n", {"import-unresolved"}, {}, {}},
+    {"m = __import__('common', None, None, [], level)\n", {"import-unresolved"}, {}, {}},
+    // runpy
+    {"import runpy\nrunpy.run_module('common.setup')\n", {}, {"0:common.setup:__main__:runpy.run_module()"}, {}},
+    {"import runpy\nrunpy.run_module(mod_name=m)\n", {"import-unresolved"}, {}, {}},
+    {"import runpy\nrunpy.run_path('common/setup.py')\n", {"import-unresolved"}, {}, {"common/setup.py"}},
+    {"from runpy import run_path\nrun_path(path_name='setup.py')\n", {"import-unresolved"}, {}, {"setup.py"}},
+    {"import runpy\nrunpy.run_path(path)\n", {"import-unresolved"}, {}, {}},
+    {"import os, runpy\nrunpy.run_path(os.path.join(os.path.dirname(__file__), 'common', 'setup.py'))\n",
+     {"import-unresolved"},
+     {},
+     {"./common/setup.py"}},
+    {"import runpy\nfrom pathlib import Path\nrunpy.run_path(str(Path(__file__).resolve().parent / 'setup.py'))\n",
+     {"import-unresolved"},
+     {},
+     {"./setup.py"}},
+    // exec and eval of a file read whole, or of a string
+    {"exec(open('common/cpu.py').read())\n", {"import-unresolved"}, {}, {"common/cpu.py"}},
+    {"exec(open('common/cpu.py', 'r', encoding='utf-8').read())\n", {"import-unresolved"}, {}, {"common/cpu.py"}},
+    {"exec(compile(open('cpu.py').read(), 'cpu.py', 'exec'))\n", {"import-unresolved"}, {}, {"cpu.py"}},
+    {"from pathlib import Path\nexec(Path('cpu.py').read_text())\n", {"import-unresolved"}, {}, {"cpu.py"}},
+    {"import pathlib\nexec(pathlib.Path(__file__).with_name('cpu.py').read_text())\n",
+     {"import-unresolved"},
+     {},
+     {"./cpu.py"}},
+    {"exec(code)\n", {"import-unresolved"}, {}, {}},
+    {"with open('cpu.py') as f:\n    exec(f.read())\n", {"import-unresolved"}, {}, {}},
+    {"eval(expression)\n", {"import-unresolved"}, {}, {}},
+    {"exec(\"import jax\\njax.config.update('jax_platforms', 'cpu')\")\n",
+     {"config-platforms-cpu"},
+     {"0:jax::the code exec() runs"},
+     {}},
+    {"exec(\"import importlib\\nimportlib.import_module('common.cpu')\")\n",
+     {},
+     {"0:importlib::the code exec() runs", "0:common.cpu::importlib.import_module()"},
+     {}},
+    {"x = eval('1 + 2')\n", {}, {}, {}},
+    {"exec('jax.devices(')\n", {"source-unreadable"}, {}, {}},
+    // importlib.util and importlib.machinery, imp
+    {"import importlib.util\ns = importlib.util.spec_from_file_location('cfg', 'common/cfg.py')\n",
+     {"import-unresolved"},
+     {},
+     {"common/cfg.py"}},
+    {"from importlib.util import spec_from_file_location as sf\ns = sf('cfg', location=p)\n",
+     {"import-unresolved"},
+     {},
+     {}},
+    {"import importlib.machinery\nm = importlib.machinery.SourceFileLoader('cfg', 'cfg.py').load_module()\n",
+     {"import-unresolved"},
+     {},
+     {"cfg.py"}},
+    {"import imp\nm = imp.load_source('cfg', 'cfg.py')\n", {"import-unresolved"}, {}, {"cfg.py"}},
+    // a loader handed on as a value, or reached by name
+    {"import importlib, functools\nload = functools.partial(importlib.import_module, package='common')\n",
+     {"import-unresolved"},
+     {},
+     {}},
+    {"import importlib\nm = getattr(importlib, 'import_module')('common.backends')\n", {"platform-unresolved"}, {}, {}},
+    // not code the script loads
+    {"import importlib\nimportlib.reload(m)\n", {}, {}, {}},
+    {"s = 'importlib.import_module(\"common.backends\")'  # exec(open('x.py').read())\n", {}, {}, {}},
+    {"model.eval()\nself.exec(query)\n", {}, {}, {}},
+    // a function of the file's own that shadows the builtin
+    {"def eval(model):\n    return model\n\n\nscore = eval(net)\n", {}, {}, {}},
+    {"from tools import exec\nexec(job)\n", {}, {}, {}},
+};
+
+TEST(ClassifierLoads, EveryFormIsFollowedOrUndecided) {
+  for (const LoadCase& load : k_load_cases) {
+    const auto c = classify_source(load.source);
+    EXPECT_EQ(rules(load.source), load.rules) << load.source;
+    EXPECT_EQ(loaded_modules(c), load.modules) << load.source;
+    EXPECT_EQ(loaded_files(c), load.files) << load.source;
+    // Never a confident class over code the classifier could not read.
+    if (std::find(load.rules.begin(), load.rules.end(), "import-unresolved") != load.rules.end()) {
+      EXPECT_FALSE(c.suggested.has_value()) << load.source;
+    }
+  }
+}
+
+TEST(ClassifierLoads, AnUnresolvedLoadNamesTheCallAndItsLine) {
+  const auto c = classify_source("import importlib\n\nbackend = importlib.import_module(NAME)\n");
+  const Evidence* row = first(c, "import-unresolved");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->line, 3U);
+  EXPECT_EQ(row->column, 11U);
+  EXPECT_EQ(row->detail, "importlib.import_module() is given `NAME`, not a string literal: which module it loads is "
+                         "only known at run time");
+  EXPECT_EQ(c.why, "may select CPU devices at line 3 (import-unresolved: " + row->detail + "); a reviewer must decide");
+  const auto e = classify_source("exec(src, {})\n");
+  ASSERT_NE(first(e, "import-unresolved"), nullptr);
+  EXPECT_EQ(first(e, "import-unresolved")->detail, "exec() runs `src`: code the classifier cannot read");
+}
+
+// ---- CPU selection wherever it sits, and wherever it is handed on (issue 35 §1) ---------------
+
+struct PlacementCase {
+  std::string_view name;
+  std::string_view source;
+  Strings rules;
+};
+
+// Each known CPU selection in an unusual place, and each way of handing a CPU platform to a
+// program the script starts, with the row it must give.
+const PlacementCase k_placements[] = {
+    {"function body", "import jax\ndef f():\n    return jax.devices('cpu')\n", {"devices-cpu"}},
+    {"nested function",
+     "import jax\ndef f():\n    def g():\n        jax.config.update('jax_platforms', 'cpu')\n    return g\n",
+     {"config-platforms-cpu"}},
+    {"method",
+     "import jax\nclass A:\n    def run(self):\n        return jax.local_devices(backend='cpu')\n",
+     {"local-devices-cpu"}},
+    {"class body", "import os\nclass A:\n    os.environ['JAX_PLATFORMS'] = 'cpu'\n", {"env-platforms-cpu"}},
+    {"lambda", "import jax\nf = lambda: jax.devices('cpu')\n", {"devices-cpu"}},
+    {"lambda default", "import jax\nf = lambda d=jax.devices('cpu'): d\n", {"devices-cpu"}},
+    {"list comprehension", "import jax\nx = [jax.devices('cpu') for _ in range(2)]\n", {"devices-cpu"}},
+    {"comprehension condition", "import jax\nx = [d for d in ds if d in jax.devices('cpu')]\n", {"devices-cpu"}},
+    {"dict comprehension", "import jax\nx = {k: jax.devices('cpu') for k in ks}\n", {"devices-cpu"}},
+    {"generator", "import jax\nx = sum(1 for _ in jax.devices('cpu'))\n", {"devices-cpu"}},
+    {"conditional expression", "import jax\nd = jax.devices('cpu') if flag else jax.devices()\n", {"devices-cpu"}},
+    {"boolean operand",
+     "import jax\nok = flag or jax.config.update('jax_platforms', 'cpu')\n",
+     {"config-platforms-cpu"}},
+    {"decorator",
+     "import jax, functools\n@functools.partial(jax.jit, backend='cpu')\ndef f(x):\n    return x\n",
+     {"backend-cpu-kwarg"}},
+    {"decorator argument", "import jax\n@on_device(jax.devices('cpu')[0])\ndef f(x):\n    return x\n", {"devices-cpu"}},
+    {"with item",
+     "import jax\nwith jax.default_device(jax.devices('cpu')[0]) as d:\n    pass\n",
+     {"default-device-cpu", "devices-cpu"}},
+    {"async with",
+     "import jax\nasync def f():\n    async with lock:\n        jax.config.update('jax_platform_name', 'cpu')\n",
+     {"config-platforms-cpu"}},
+    {"call argument", "import jax\nprint(len(list(jax.devices('cpu'))))\n", {"devices-cpu"}},
+    {"keyword argument", "import jax\nrun(devices=jax.devices('cpu'))\n", {"devices-cpu"}},
+    {"default parameter", "import jax\ndef f(d=jax.devices('cpu')):\n    return d\n", {"devices-cpu"}},
+    {"annotated assignment", "import jax\nd: list = jax.devices('cpu')\n", {"devices-cpu"}},
+    {"subscript", "import jax\nx = table[jax.devices('cpu')[0]]\n", {"devices-cpu"}},
+    {"walrus", "import jax\nif (d := jax.devices('cpu')):\n    pass\n", {"devices-cpu"}},
+    {"starred", "import jax\nprint(*jax.devices('cpu'))\n", {"devices-cpu"}},
+    {"yield", "import jax\ndef g():\n    yield jax.devices('cpu')\n", {"devices-cpu"}},
+    {"assert", "import jax\nassert jax.devices('cpu')\n", {"result-check", "devices-cpu"}},
+    {"try body",
+     "import os\ntry:\n    os.environ.setdefault('JAX_PLATFORMS', 'cpu')\nexcept KeyError:\n    pass\n",
+     {"env-platforms-cpu"}},
+    {"match case",
+     "import jax\nmatch mode:\n    case 'debug':\n        jax.config.update('jax_platforms', 'cpu')\n",
+     {"config-platforms-cpu"}},
+    {"one-line if", "import os\nif debug: os.environ['JAX_PLATFORMS'] = 'cpu'\n", {"env-platforms-cpu"}},
+    {"after a semicolon", "import os\nx = 1; os.putenv('JAX_PLATFORMS', 'cpu')\n", {"env-platforms-cpu"}},
+    {"backslash continuation", "import jax\nd = jax.\\\n    devices('cpu')\n", {"devices-cpu"}},
+    {"f-string field", "import jax\nprint(f'on {jax.devices(\"cpu\")[0]}')\n", {"devices-cpu"}},
+    {"f-string format spec", "import jax\nprint(f'{x:>{len(jax.devices(\"cpu\"))}}')\n", {"devices-cpu"}},
+    {"nested f-string", "import jax\nprint(f\"\"\"{f'{jax.devices(\"cpu\")}'}\"\"\")\n", {"devices-cpu"}},
+    {"f-string through an alias",
+     "import jax as j\nprint(f'{j.config.update(\"jax_platforms\", \"cpu\")}')\n",
+     {"config-platforms-cpu"}},
+    {"exec'd string", "exec(\"import os\\nos.environ['JAX_PLATFORMS'] = 'cpu'\")\n", {"env-platforms-cpu"}},
+    {"__setitem__", "import os\nos.environ.__setitem__('JAX_PLATFORMS', 'cpu')\n", {"env-platforms-cpu"}},
+    {"handed on as a value",
+     "import jax, functools\ncpus = functools.partial(jax.devices, 'cpu')\n",
+     {"platform-unresolved"}},
+    {"a config update handed on", "import jax\nset_option = jax.config.update\n", {"platform-unresolved"}},
+    {"tuple target", "import os\nos.environ['JAX_PLATFORMS'], n = 'cpu', 2\n", {"platform-unresolved"}},
+    // handed on to a program the script starts
+    {"env dict display",
+     "import os, subprocess\nsubprocess.run(cmd, env={**os.environ, 'JAX_PLATFORMS': 'cpu'})\n",
+     {"env-platforms-cpu"}},
+    {"env dict() keyword",
+     "import os, subprocess\nsubprocess.run(cmd, env=dict(os.environ, JAX_PLATFORMS='cpu'))\n",
+     {"env-platforms-cpu"}},
+    {"env mapping item",
+     "import os\nenv = os.environ.copy()\nenv['JAX_PLATFORMS'] = 'cpu'\nsubprocess.run(cmd, env=env)\n",
+     {"env-platforms-cpu"}},
+    {"env mapping update",
+     "import os\nenv = dict(os.environ)\nenv.update({'XLA_FLAGS': '--xla_force_host_platform_device_count=8'})\n",
+     {"xla-force-host-devices"}},
+    {"env mapping keyword update", "env = {}\nenv.update(JAX_DEFAULT_DEVICE='cpu')\n", {"env-default-device-cpu"}},
+    {"os.execve",
+     "import os, sys\nos.execve(sys.executable, argv, {'JAX_PLATFORMS': 'cpu,tpu'})\n",
+     {"env-platforms-cpu"}},
+    {"multiprocessing",
+     "import multiprocessing as mp\np = mp.Process(target=run, kwargs={'env': {'JAX_PLATFORMS': 'cpu'}})\n",
+     {"env-platforms-cpu"}},
+    {"shell command line",
+     "import subprocess\nsubprocess.run('JAX_PLATFORMS=cpu python train.py', shell=True)\n",
+     {"env-platforms-cpu"}},
+    {"env command",
+     "import subprocess, sys\nsubprocess.check_call(['env', 'JAX_PLATFORMS=cpu', sys.executable, 'x.py'])\n",
+     {"env-platforms-cpu"}},
+    {"os.system",
+     "import os\nos.system(\"XLA_FLAGS='--xla_force_host_platform_device_count=4' python x.py\")\n",
+     {"xla-force-host-devices"}},
+    {"command line from an f-string",
+     "import os\nos.system(f'JAX_PLATFORMS={p} python x.py')\n",
+     {"platform-unresolved"}},
+    {"environment then runpy",
+     "import os, runpy\nos.environ['JAX_PLATFORMS'] = 'cpu'\nrunpy.run_module('train')\n",
+     {"env-platforms-cpu"}},
+    {"environment then subprocess",
+     "import os, subprocess\nos.environ.update(JAX_PLATFORMS='cpu')\nsubprocess.run(['python', 'x.py'])\n",
+     {"env-platforms-cpu"}},
+    // not a selection: the same names where nothing selects the CPU
+    {"tpu in a started program's env",
+     "import os, subprocess\nsubprocess.run(cmd, env={**os.environ, 'JAX_PLATFORMS': 'tpu'})\n",
+     {}},
+    {"a message, not a command", "print('run with JAX_PLATFORMS=cpu python x.py to test')\n", {}},
+    {"a docstring", "def f():\n    \"\"\"jax.devices('cpu') and JAX_PLATFORMS=cpu\"\"\"\n", {}},
+    {"an f-string with no call", "import jax\nprint(f'{n} devices, backend {backend}')\n", {}},
+    {"a printed process index", "import jax\nprint(f'process {jax.process_index()}')\n", {}},
+    {"an os.environ update read once",
+     "import os\nos.environ.update({'JAX_PLATFORMS': 'cpu'})\n",
+     {"env-platforms-cpu"}},
+};
+
+TEST(ClassifierPlacement, EveryCpuSelectionIsFoundWhereverItSits) {
+  for (const PlacementCase& placement : k_placements) {
+    EXPECT_EQ(rules(placement.source), placement.rules) << placement.name << ":\n" << placement.source;
+  }
+}
+
+TEST(ClassifierPlacement, AnFStringsRowIsAtTheStringAndSaysWhereItCameFrom) {
+  const auto c = classify_source("import jax\nx = 1\nprint(f'on {jax.devices(\"cpu\")[0]}')\n");
+  const Evidence* row = first(c, "devices-cpu");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->line, 3U);
+  EXPECT_EQ(row->column, 7U);
+  EXPECT_EQ(row->detail, "in an f-string's {...} field");
+}
+
+// The fuzzer's seeds of these forms (fuzz/corpus/python/) say on their first lines what they must
+// give: `# expected rows: ...`, `# expected modules: ...` (loaded by a call, with their leading
+// dots), `# expected files: ...` (`./` when relative to the file's folder).
+TEST(ClassifierCorpus, FuzzSeedsGiveTheirExpectedRows) {
+  namespace fs = std::filesystem;
+  std::size_t seeds = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(TPULAUNCH_SOURCE_DIR) / "fuzz/corpus/python")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!source.starts_with("# expected rows:")) {
+      continue;
+    }
+    ++seeds;
+    const auto expected = [&](std::string_view what) {
+      Strings words;
+      const std::string key = "# expected " + std::string(what) + ":";
+      const auto at = source.find(key);
+      if (at != std::string::npos) {
+        std::istringstream line(source.substr(at + key.size(), source.find('\n', at) - at - key.size()));
+        for (std::string word; line >> word;) {
+          words.push_back(word);
+        }
+      }
+      return words;
+    };
+    const auto c = classify_source(source);
+    Strings modules;
+    for (const auto& m : c.imports) {
+      if (!m.call.empty()) {
+        modules.push_back(std::string(m.level, '.') + m.module);
+      }
+    }
+    EXPECT_EQ(rules(source), expected("rows")) << entry.path();
+    EXPECT_EQ(modules, expected("modules")) << entry.path();
+    EXPECT_EQ(loaded_files(c), expected("files")) << entry.path();
+  }
+  EXPECT_GE(seeds, 7U);
 }
 
 } // namespace

@@ -187,6 +187,23 @@ assert [f["path"] for f in files] == ["public/exercises/tpu-hello.py"], files
 PY
 }
 
+case_classify__a_folder_with_a_fifo_reports_it() {
+  local dir
+  dir=$(course_copy classify-fifo)
+  mkfifo "$dir/public/exercises/pipe.py"
+  ln -s nowhere.py "$dir/public/exercises/dangling.py"
+  # check reports both (a script that is not a regular file); classify of the folder does too,
+  # and still classifies every other file.
+  run -C "$dir" check
+  expect_stdout_contains "pipe.py is not a regular file"
+  run -C "$dir" classify public/exercises
+  expect_status 4
+  expect_stdout_contains "public/exercises/tpu-hello.py"$'\n'"  sha256:"
+  expect_stderr_contains "tpulaunch: error: cannot read script 'public/exercises/pipe.py': not a regular file"
+  expect_stderr_contains "tpulaunch: error: cannot read script 'public/exercises/dangling.py': No such file or directory"
+  [[ $(printf '%s\n' "$err" | grep -c '^tpulaunch: error: ') == 2 ]] || fail "expected two error lines: $err"
+}
+
 case_classify__undecided_rows_and_wording() {
   local dir
   dir=$(course_copy classify-undecided)

@@ -214,6 +214,148 @@ case_classify__a_helper_leading_outside_the_course_is_refused() {
   done
 }
 
+# doors_course NAME: a course whose lesson.py loads common/backends.py (which selects the CPU) by
+# name with importlib, and whose other.py uses only make_mesh of common/mesh.py, which also has a
+# CPU-selecting function nothing calls.
+doors_course() {
+  local dir
+  dir=$(workdir "$1")
+  mkdir -p "$dir/public/exercises/common"
+  : >"$dir/public/exercises/common/__init__.py"
+  printf 'import jax\njax.config.update("jax_platforms", "cpu")\n' >"$dir/public/exercises/common/backends.py"
+  cat >"$dir/public/exercises/common/mesh.py" <<'PY'
+import jax
+
+
+def make_mesh():
+    return jax.devices()
+
+
+def cpu_debug_devices():
+    return jax.devices("cpu")
+PY
+  cat >"$dir/public/exercises/lesson.py" <<'PY'
+import importlib
+
+import jax
+
+backends = importlib.import_module("common.backends")
+print(jax.devices())
+PY
+  cat >"$dir/public/exercises/other.py" <<'PY'
+import jax
+from common.mesh import make_mesh
+
+print(make_mesh())
+PY
+  printf '%s\n' "$dir"
+}
+
+case_classify__follows_code_loaded_by_a_call() {
+  local dir sha
+  dir=$(doors_course classify-doors)
+  sha=$(sha256sum "$dir/public/exercises/common/backends.py" | cut -d' ' -f1)
+  run -C "$dir" classify public/exercises/lesson.py
+  expect_status 0
+  expect_stdout_contains "  with:      public/exercises/common/backends.py (sha256 $sha)"
+  expect_stdout_contains "  suggested: cpu-only (a suggestion, not a review)"
+  expect_stdout_contains '  public/exercises/common/backends.py:2:1: cpu-selection [config-platforms-cpu] jax.config.update("jax_platforms", "cpu")'
+  # A module named by a variable: undecided, naming the call and its line; never a confident class.
+  printf 'import importlib\nname = input()\nm = importlib.import_module(name)\n' >"$dir/public/exercises/lesson.py"
+  run -C "$dir" classify public/exercises/lesson.py --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "the unresolved import is not an undecided row"
+import json, sys
+f = json.loads(sys.argv[1])["files"][0]
+assert f["suggested_class"] is None, f
+e = [r for r in f["evidence"] if r["rule"] == "import-unresolved"]
+assert len(e) == 1 and e[0]["line"] == 3 and e[0]["uncalled_function"] is None, f["evidence"]
+assert e[0]["detail"].startswith("importlib.import_module() is given `name`, not a string literal"), e[0]
+PY
+  # A path that names a course file is followed; one that names none stays undecided.
+  printf 'import runpy\nrunpy.run_path("common/backends.py")\n' >"$dir/public/exercises/lesson.py"
+  run -C "$dir" classify public/exercises/lesson.py
+  expect_stdout_contains "  with:      public/exercises/common/backends.py (sha256 $sha)"
+  expect_stdout_lacks "import-unresolved"
+  printf 'import runpy\nrunpy.run_path("common/gone.py")\n' >"$dir/public/exercises/lesson.py"
+  run -C "$dir" classify public/exercises/lesson.py
+  expect_stdout_contains "public/exercises/lesson.py:2:1: cpu-selection [import-unresolved] runpy.run_path(\"common/gone.py\")"
+  expect_stdout_contains "cannot tell: runpy.run_path() loads 'common/gone.py', which names no file of the course"
+}
+
+case_init__counts_a_module_loaded_by_a_call_as_a_helper() {
+  local dir
+  dir=$(doors_course init-doors)
+  run -C "$dir" init
+  expect_status 0
+  python3 - "$dir/execution-matrix.json" <<'PY' || fail "init did not list the loaded module as a helper"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["helpers"] == ["public/exercises/common/__init__.py", "public/exercises/common/backends.py",
+                        "public/exercises/common/mesh.py"], m
+PY
+  run -C "$dir" check --strict
+  expect_stdout_contains "[unreviewed] 'lesson' has no matrix entry"
+  expect_stdout_lacks "'common/backends' has no matrix entry"
+}
+
+case_review__a_cpu_selection_in_a_function_nothing_calls_needs_no_override() {
+  local dir
+  dir=$(doors_course uncalled-doors)
+  run -C "$dir" init
+  run -C "$dir" classify other
+  expect_status 0
+  expect_stdout_contains "  suggested: single-host-compatible (a suggestion, not a review)"
+  expect_stdout_contains '  public/exercises/common/mesh.py:9:12: cpu-selection [devices-cpu] return jax.devices("cpu")'
+  expect_stdout_contains "      note: uncalled: it is in cpu_debug_devices() (common/mesh.py line 8), which nothing in the lesson calls, so it counts for nothing"
+  run -C "$dir" review other --class single-host-compatible --by alice
+  expect_status 0
+  run -C "$dir" check --route other@v5litepod-8
+  expect_status 0
+  run -C "$dir" plan other --slice v5litepod-8 "${TPU_FLAGS[@]}"
+  expect_status 0
+  # Once the lesson calls it, it counts: check and plan say the review is contradicted.
+  printf 'from common.mesh import cpu_debug_devices\ncpu_debug_devices()\n' >>"$dir/public/exercises/other.py"
+  run -C "$dir" review other --class single-host-compatible --by alice
+  expect_status 3
+  expect_stderr_contains "'other' selects CPU devices (common/mesh.py line 9 (devices-cpu))"
+}
+
+case_check__a_missing_module_of_a_course_package_is_an_error() {
+  local dir
+  dir=$(doors_course missing-doors)
+  run -C "$dir" init
+  run -C "$dir" review other --class single-host-compatible --by alice
+  expect_status 0
+  # The module goes; a copy left elsewhere must never be what runs.
+  rm "$dir/public/exercises/common/mesh.py"
+  local message="public/exercises/other.py:2: script 'other' imports common.mesh, but the course package public/exercises/common/ has no module 'mesh' (no mesh.py, no mesh/ in it)"
+  run -C "$dir" check
+  expect_status 4
+  expect_stdout_contains "public/exercises/other.py:2: error: [unreadable] $message"
+  for command in "classify other" "review other --class single-host-compatible --by alice" "plan other"; do
+    # shellcheck disable=SC2086 # word splitting of $command is intended
+    run -C "$dir" $command
+    expect_status 4
+    expect_stdout_empty
+    expect_one_error_line
+    expect_stderr_contains "tpulaunch: error: $message"
+  done
+}
+
+case_classify__a_platform_imported_from_a_course_module() {
+  local dir
+  dir=$(doors_course constant-doors)
+  printf 'PLATFORM = "cpu"\n' >"$dir/public/exercises/common/cfg.py"
+  printf 'import jax\nfrom common.cfg import PLATFORM\njax.config.update("jax_platforms", PLATFORM)\n' \
+    >"$dir/public/exercises/lesson.py"
+  run -C "$dir" classify public/exercises/lesson.py
+  expect_status 0
+  expect_stdout_contains "  suggested: cpu-only (a suggestion, not a review)"
+  expect_stdout_contains "public/exercises/lesson.py:3:1: cpu-selection [config-platforms-cpu]"
+  expect_stdout_contains "      note: 'PLATFORM' is 'cpu', bound in common.cfg (common/cfg.py line 1)"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: lesson_cases.sh case_<command>__<name>" >&2
   exit 2

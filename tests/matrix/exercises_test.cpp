@@ -91,14 +91,27 @@ TEST_F(ExercisesTest, PythonFilesBelowAFolderTakeEverySubfolderButHiddenAndLinke
   const std::string folder = (m_root / "ex").string();
   auto files = python_files_below(folder);
   ASSERT_TRUE(files.ok()) << files.error().message;
-  EXPECT_EQ(*files, (std::vector<std::string>{folder + "/a.py", folder + "/advanced/deeper/x.py",
-                                              folder + "/advanced/sub_lesson.py", folder + "/b.py",
-                                              folder + "/bad name.py"}));
+  EXPECT_EQ(files->files,
+            (std::vector<std::string>{folder + "/a.py", folder + "/advanced/deeper/x.py",
+                                      folder + "/advanced/sub_lesson.py", folder + "/b.py", folder + "/bad name.py"}));
+  EXPECT_TRUE(files->unreadable.empty());
   fs::create_directories(m_root / "empty" / "sub");
   auto none = python_files_below((m_root / "empty").string());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ExitCode::usage);
   EXPECT_NE(none.error().message.find("no .py file in the folder"), std::string::npos) << none.error().message;
+}
+
+TEST_F(ExercisesTest, PythonFilesBelowAFolderListEveryEntryNamedPyForItsReaderToJudge) {
+  file("a.py");
+  const fs::path fifo = m_root / "ex" / "pipe.py";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink(m_root / "nowhere.py", m_root / "ex" / "dangling.py");
+  const std::string folder = (m_root / "ex").string();
+  auto files = python_files_below(folder);
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  // Not only regular files: classify reads each one and reports what it cannot read, as check does.
+  EXPECT_EQ(files->files, (std::vector<std::string>{folder + "/a.py", folder + "/dangling.py", folder + "/pipe.py"}));
 }
 
 TEST(StagedScript, KeepsTheSubfolderAndNamesTheCopyAfterTheLastPart) {

@@ -1,5 +1,6 @@
 #include "tpulaunch/matrix/lesson.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -340,6 +341,288 @@ TEST_F(LessonFiles, AHelperThatDoesNotTokenizeFailsClosed) {
   EXPECT_FALSE(lesson->classification.suggested.has_value());
   ASSERT_FALSE(lesson->classification.evidence.empty());
   EXPECT_EQ(lesson->classification.evidence.back().file, "lesson_helpers.py");
+}
+
+// --- code that arrives by other doors (issue 35 §1) -----------------------------------------------
+
+const Evidence* row_of(const Lesson& lesson, std::string_view rule) {
+  for (const auto& e : lesson.classification.evidence) {
+    if (to_string(e.rule) == rule) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(LessonFiles, AModuleLoadedByANameIsFollowedLikeAnImport) {
+  write("common/__init__.py", "");
+  write("common/backends.py", "import jax\njax.config.update('jax_platforms', 'cpu')\n");
+  for (const std::string load :
+       {"importlib.import_module('common.backends')", "importlib.import_module('.backends', package='common')",
+        "__import__('common.backends')", "__import__('common', fromlist=['backends'])",
+        "runpy.run_module('common.backends')"}) {
+    write("lesson.py", "import importlib, runpy\nimport jax\n\nbackend = " + load + "\n");
+    auto lesson = read("lesson.py");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    EXPECT_EQ(staged(*lesson), (std::vector<std::string>{"common/__init__.py", "common/backends.py"})) << load;
+    const Evidence* row = row_of(*lesson, "config-platforms-cpu");
+    ASSERT_NE(row, nullptr) << load;
+    EXPECT_EQ(row->file, "common/backends.py");
+    EXPECT_EQ(lesson->classification.suggested, ScriptClass::cpu_only) << load;
+  }
+}
+
+TEST_F(LessonFiles, AFileLoadedByAPathIsFollowedAndItsRowGoes) {
+  write("setup_cpu.py", "import os\nos.environ['JAX_PLATFORMS'] = 'cpu'\n");
+  write("advanced/cpu.py", "import jax\njax.devices('cpu')\n");
+  for (const std::string& load :
+       std::vector<std::string>{"runpy.run_path('setup_cpu.py')", "exec(open('setup_cpu.py').read())",
+                                "importlib.util.spec_from_file_location('s', 'setup_cpu.py')"}) {
+    write("lesson.py", "import importlib.util, runpy\n" + load + "\n");
+    auto lesson = read("lesson.py");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    EXPECT_EQ(staged(*lesson), std::vector<std::string>{"setup_cpu.py"}) << load;
+    EXPECT_EQ(row_of(*lesson, "import-unresolved"), nullptr) << load; // followed: nothing left undecided
+    ASSERT_NE(row_of(*lesson, "env-platforms-cpu"), nullptr) << load;
+    EXPECT_EQ(row_of(*lesson, "env-platforms-cpu")->file, "setup_cpu.py");
+  }
+  // Relative to the loading file's folder (`__file__`), from a script in a subfolder.
+  write("advanced/lesson.py", "import os, runpy\nrunpy.run_path(os.path.join(os.path.dirname(__file__), 'cpu.py'))\n");
+  auto nested = read("advanced/lesson.py");
+  ASSERT_TRUE(nested.ok()) << nested.error().message;
+  EXPECT_EQ(staged(*nested), std::vector<std::string>{"advanced/cpu.py"});
+  ASSERT_NE(row_of(*nested, "devices-cpu"), nullptr);
+  EXPECT_EQ(row_of(*nested, "devices-cpu")->file, "cpu.py");
+  // A file no import names is still a helper: init lists it, as it lists imported ones.
+  EXPECT_TRUE(std::all_of(nested->files.begin(), nested->files.end(), [](const LessonFile& f) { return !f.declared; }));
+}
+
+TEST_F(LessonFiles, APathThatNamesNoCourseFileStaysUndecided) {
+  std::ofstream(m_folder.path() / "outside.py") << "x = 1\n";
+  for (const std::string& load :
+       std::vector<std::string>{"runpy.run_path('gone.py')", "runpy.run_path('../outside.py')",
+                                "runpy.run_path('/etc/setup.py')", "exec(open(path).read())"}) {
+    write("lesson.py", "import runpy\n" + load + "\n");
+    auto lesson = read("lesson.py");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    EXPECT_TRUE(lesson->files.empty()) << load;
+    const Evidence* row = row_of(*lesson, "import-unresolved");
+    ASSERT_NE(row, nullptr) << load;
+    EXPECT_EQ(row->line, 2U);
+    EXPECT_FALSE(lesson->classification.suggested.has_value()) << load;
+  }
+  write("lesson.py", "import runpy\nrunpy.run_path('gone.py')\n");
+  auto lesson = read("lesson.py");
+  ASSERT_TRUE(lesson.ok());
+  EXPECT_EQ(row_of(*lesson, "import-unresolved")->detail,
+            "runpy.run_path() loads 'gone.py', which names no file of the course (a path relative to the working "
+            "folder, looked for below the lesson's folder and next to the script): what it runs is only known at run "
+            "time");
+}
+
+// --- constants imported from course modules ----------------------------------------------------------
+
+TEST_F(LessonFiles, APlatformImportedFromACourseModuleIsResolved) {
+  write("common/__init__.py", "from .cfg import PLATFORM as DEFAULT_PLATFORM\n");
+  write("common/cfg.py", "# the platform every lesson uses\nPLATFORM = 'cpu'\nTPU = 'tpu'\n");
+  const std::string update = "jax.config.update('jax_platforms', ";
+  for (const std::string& source :
+       std::vector<std::string>{"from common.cfg import PLATFORM\n" + update + "PLATFORM)\n",
+                                "from common.cfg import PLATFORM as P\n" + update + "P)\n",
+                                "import common.cfg as cfg\n" + update + "cfg.PLATFORM)\n",
+                                "import common.cfg\n" + update + "common.cfg.PLATFORM)\n",
+                                "from common import cfg\n" + update + "cfg.PLATFORM)\n",
+                                "from common import DEFAULT_PLATFORM\n" + update + "DEFAULT_PLATFORM)\n"}) {
+    write("lesson.py", "import jax\n" + source);
+    auto lesson = read("lesson.py");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    const Evidence* row = row_of(*lesson, "config-platforms-cpu");
+    ASSERT_NE(row, nullptr) << source;
+    EXPECT_TRUE(row->file.empty());
+    EXPECT_EQ(row->line, 3U);
+    EXPECT_NE(row->detail.find("is 'cpu', bound in "), std::string::npos) << row->detail;
+    EXPECT_NE(row->detail.find("(common/cfg.py line 2)"), std::string::npos) << row->detail;
+    EXPECT_EQ(row_of(*lesson, "platform-unresolved"), nullptr) << source;
+    EXPECT_EQ(lesson->classification.suggested, ScriptClass::cpu_only) << source;
+  }
+  // A platform that is not the CPU is no evidence; one the module does not bind once is undecided.
+  write("lesson.py", "import jax\nfrom common.cfg import TPU\njax.config.update('jax_platforms', TPU)\n");
+  auto tpu = read("lesson.py");
+  ASSERT_TRUE(tpu.ok());
+  EXPECT_TRUE(tpu->classification.evidence.empty());
+  EXPECT_EQ(tpu->classification.suggested, ScriptClass::single_host_compatible);
+  write("common/cfg.py", "PLATFORM = 'tpu'\nif DEBUG:\n    PLATFORM = 'cpu'\n");
+  write("lesson.py", "import jax\nfrom common.cfg import PLATFORM\njax.config.update('jax_platforms', PLATFORM)\n");
+  auto twice = read("lesson.py");
+  ASSERT_TRUE(twice.ok());
+  const Evidence* unresolved = row_of(*twice, "platform-unresolved");
+  ASSERT_NE(unresolved, nullptr);
+  EXPECT_EQ(unresolved->detail,
+            "the value of jax_platforms is the name 'PLATFORM', whose value is unknown: 'PLATFORM' "
+            "comes from common.cfg (common/cfg.py), where 'PLATFORM' is bound 2 times (lines 1, 3)");
+  // Not a course module: unknown, as before.
+  write("lesson.py", "import jax\nfrom settings import PLATFORM\njax.config.update('jax_platforms', PLATFORM)\n");
+  auto installed = read("lesson.py");
+  ASSERT_TRUE(installed.ok());
+  ASSERT_NE(row_of(*installed, "platform-unresolved"), nullptr);
+  EXPECT_NE(row_of(*installed, "platform-unresolved")->detail.find("no file of the course"), std::string::npos);
+}
+
+// --- a course package's submodule that is not there (issue 34 §2) -----------------------------------
+
+TEST_F(LessonFiles, AMissingSubmoduleOfACoursePackageIsAnError) {
+  write("common/__init__.py", "from .mesh import make_mesh\nVERSION = 2\n");
+  write("common/mesh.py", "def make_mesh():\n    return None\n");
+  write("lesson_helpers.py", "x = 1\n");
+  write("ns/mod.py", "x = 1\n"); // a namespace package (no __init__.py)
+  const auto error_of = [&](const std::string& source) {
+    write("lesson.py", "import jax\n" + source + "\n");
+    auto lesson = read("lesson.py");
+    return lesson.ok() ? std::string() : lesson.error().message;
+  };
+  const std::string lesson_path = (root() / "lesson.py").string();
+  const std::string common = (root() / "common").string();
+  EXPECT_EQ(error_of("import common.missing"),
+            lesson_path + ":2: script 'lesson.py' imports common.missing, but the course package " + common +
+                "/ has no module 'missing' (no missing.py, no missing/ in it): Python would fail, or import a copy "
+                "left elsewhere; add the module or change the import");
+  EXPECT_NE(error_of("from common.missing import f").find(":2: script 'lesson.py' imports common.missing, but"),
+            std::string::npos);
+  EXPECT_EQ(error_of("from common import mesh, missing_mod"),
+            lesson_path + ":2: script 'lesson.py' imports missing_mod from the course package " + common +
+                "/, which has no module 'missing_mod' (no missing_mod.py, no missing_mod/ in it) and whose "
+                "__init__.py does not define it: Python would fail, or import a copy left elsewhere; add the module "
+                "or change the import");
+  EXPECT_NE(error_of("import lesson_helpers.sub").find("is a module of the course, not a package"), std::string::npos);
+  EXPECT_NE(error_of("import importlib\nimportlib.import_module('common.gone')").find("imports common.gone"),
+            std::string::npos);
+  // Names __init__.py defines, submodules that are there, namespace packages, installed modules: fine.
+  EXPECT_EQ(error_of("from common import make_mesh, VERSION, mesh"), "");
+  EXPECT_EQ(error_of("import common.mesh"), "");
+  EXPECT_EQ(error_of("from ns import other\nimport ns.more"), "");
+  EXPECT_EQ(error_of("import jax.numpy\nfrom jax import missing_in_jax"), "");
+  // In a helper: the error names the helper's line.
+  write("common/mesh.py", "from . import gone\n");
+  EXPECT_NE(
+      error_of("import common.mesh")
+          .find((root() / "common/mesh.py").string() + ":1: script 'lesson.py' imports gone from the course package"),
+      std::string::npos);
+  // A package whose __init__.py star-imports or has a module __getattr__ may define any name.
+  write("common/mesh.py", "x = 1\n");
+  write("common/__init__.py", "from .mesh import *\n");
+  EXPECT_EQ(error_of("from common import anything"), "");
+  write("common/__init__.py", "def __getattr__(name):\n    return name\n");
+  EXPECT_EQ(error_of("from common import anything"), "");
+}
+
+// --- evidence in functions nothing calls (issue 35 §1) --------------------------------------------------
+
+class UncalledFunctions : public LessonFiles {
+protected:
+  UncalledFunctions() {
+    write("common/__init__.py", "");
+    write("common/mesh.py", "import jax\n\n\ndef make_mesh():\n    return jax.devices()\n\n\n"
+                            "def cpu_debug_devices():\n    return jax.devices('cpu')\n");
+  }
+  // The rows of the lesson `source` and whether its devices-cpu row counts.
+  const Evidence* cpu_row(const std::string& source) {
+    write("lesson.py", "import jax\n" + source);
+    auto lesson = read("lesson.py");
+    EXPECT_TRUE(lesson.ok()) << lesson.error().message;
+    m_lesson = lesson.ok() ? std::move(*lesson) : Lesson{};
+    return row_of(m_lesson, "devices-cpu");
+  }
+  Lesson m_lesson;
+};
+
+TEST_F(UncalledFunctions, ARowInAFunctionNothingCallsCountsForNothing) {
+  const Evidence* row = cpu_row("from common.mesh import make_mesh\nprint(make_mesh())\n");
+  ASSERT_NE(row, nullptr); // reported...
+  EXPECT_EQ(row->uncalled, "cpu_debug_devices");
+  EXPECT_EQ(row->detail, "uncalled: it is in cpu_debug_devices() (common/mesh.py line 8), which nothing in the lesson "
+                         "calls, so it counts for nothing");
+  EXPECT_FALSE(m_lesson.classification.has_category(Category::cpu_selection)); // ...and counts for nothing
+  EXPECT_EQ(m_lesson.classification.suggested, ScriptClass::single_host_compatible);
+  for (const std::string source :
+       {"import common.mesh as m\nm.make_mesh()\n", "import common.mesh\ncommon.mesh.make_mesh()\n",
+        "from common import mesh\nmesh.make_mesh()\n", "import common\nprint(1)\n"}) {
+    const Evidence* other = cpu_row(source);
+    if (source.find("mesh") == std::string::npos) {
+      EXPECT_EQ(other, nullptr) << source; // common/mesh.py is no file of this lesson
+      continue;
+    }
+    ASSERT_NE(other, nullptr) << source;
+    EXPECT_EQ(other->uncalled, "cpu_debug_devices") << source;
+  }
+}
+
+TEST_F(UncalledFunctions, ARowInAFunctionSomethingCallsCounts) {
+  const std::vector<std::string> called{
+      "from common.mesh import cpu_debug_devices\ncpu_debug_devices()\n",
+      "from common.mesh import cpu_debug_devices as d\n",
+      "import common.mesh as m\nm.cpu_debug_devices()\n",
+      "import common.mesh\nprint(common.mesh.cpu_debug_devices())\n",
+      "from common import mesh\nf = mesh.cpu_debug_devices\n",
+      // fails closed where the call graph is not clear
+      "from common.mesh import *\n",
+      "import common.mesh as m\nrun(m)\n",
+      "import common.mesh as m\nf = getattr(m, 'cpu_debug_devices')\n",
+      "import importlib\nm = importlib.import_module('common.mesh')\n",
+  };
+  for (const auto& source : called) {
+    const Evidence* row = cpu_row(source);
+    ASSERT_NE(row, nullptr) << source;
+    EXPECT_TRUE(row->counts()) << source;
+    EXPECT_EQ(m_lesson.classification.suggested, ScriptClass::cpu_only) << source;
+  }
+}
+
+TEST_F(UncalledFunctions, TheModulesOwnCodeAndOtherHelpersReachItsFunctions) {
+  const std::vector<std::pair<std::string, std::string>> reached{
+      {"transitively", "def make_mesh():\n    return cpu_debug_devices()\n\n\ndef cpu_debug_devices():\n    return "
+                       "jax.devices('cpu')\n"},
+      {"at module level",
+       "def cpu_debug_devices():\n    return jax.devices('cpu')\n\n\nDEVICES = cpu_debug_devices()\n"},
+      {"as a value", "def cpu_debug_devices():\n    return jax.devices('cpu')\n\n\nHOOKS = [cpu_debug_devices]\n"},
+      {"decorated", "@register\ndef cpu_debug_devices():\n    return jax.devices('cpu')\n"},
+      {"by name",
+       "def cpu_debug_devices():\n    return jax.devices('cpu')\n\n\ndef run(n):\n    return globals()[n]()\n"},
+      {"module level", "DEVICES = jax.devices('cpu')\n"},
+      {"a class body", "class Debug:\n    devices = jax.devices('cpu')\n"},
+      {"a method", "class Debug:\n    def devices(self):\n        return jax.devices('cpu')\n"},
+      {"after a form feed", "def unused():\n    pass\n\fjax.devices('cpu')\n"},
+  };
+  for (const auto& [name, helper] : reached) {
+    write("common/mesh.py", "import jax\n\n\ndef make_mesh():\n    return 1\n\n\n" + helper);
+    if (name == "transitively") {
+      write("common/mesh.py", "import jax\n\n\n" + helper);
+    }
+    const Evidence* row = cpu_row("from common.mesh import make_mesh\nmake_mesh()\n");
+    ASSERT_NE(row, nullptr) << name;
+    EXPECT_TRUE(row->counts()) << name << ": " << row->uncalled;
+  }
+  // Another helper that calls it reaches it too.
+  write("common/mesh.py", "import jax\n\n\ndef make_mesh():\n    return 1\n\n\ndef cpu_debug_devices():\n"
+                          "    return jax.devices('cpu')\n");
+  write("common/debug.py", "from .mesh import cpu_debug_devices\n");
+  const Evidence* row = cpu_row("from common.mesh import make_mesh\nimport common.debug\n");
+  ASSERT_NE(row, nullptr);
+  EXPECT_TRUE(row->counts());
+  // A declared module may be loaded any way: every row counts.
+  write("lesson.py", "import jax\nfrom common.mesh import make_mesh\n");
+  auto declared = read("lesson.py", {"common/mesh.py"});
+  ASSERT_TRUE(declared.ok());
+  ASSERT_NE(row_of(*declared, "devices-cpu"), nullptr);
+  EXPECT_TRUE(row_of(*declared, "devices-cpu")->counts());
+}
+
+TEST_F(UncalledFunctions, TheScriptsOwnFunctionsAlwaysCount) {
+  write("lesson.py", "import jax\n\n\ndef never_called():\n    return jax.devices('cpu')\n");
+  auto lesson = read("lesson.py");
+  ASSERT_TRUE(lesson.ok());
+  ASSERT_NE(row_of(*lesson, "devices-cpu"), nullptr);
+  EXPECT_TRUE(row_of(*lesson, "devices-cpu")->counts());
+  EXPECT_EQ(lesson->classification.suggested, ScriptClass::cpu_only);
 }
 
 } // namespace

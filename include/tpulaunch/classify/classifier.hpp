@@ -4,6 +4,7 @@
 // evidence rows from a rule table plus a suggested ScriptClass. A suggestion is never a review: it
 // only helps a reviewer, and `suggested == nullopt` means a human has to decide.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,7 @@ enum class Rule : std::uint8_t {
   num_cpu_devices,
   platform_unresolved,
   source_unreadable,
+  import_unresolved,
   distributed_initialize,
   process_index,
   process_count,
@@ -66,21 +68,46 @@ struct Evidence {
                           // (line 3), ..."); empty otherwise
   std::string file{};     // the course file the row was found in, relative to the script's folder
                           // ("lesson_helpers.py", "pkg/mod.py"); empty for the script itself
+  // The top-level function of that course file the row is in, when nothing in the lesson calls it
+  // (the lesson reader decides: lesson.hpp): the row is reported and counts for nothing, so
+  // has_rule, has_category, of_category and the suggestion pass over it. Empty: the row counts.
+  std::string uncalled{};
+
+  // True when the row counts for the script (it is in no uncalled function).
+  [[nodiscard]] bool counts() const { return uncalled.empty(); }
 };
 
 // Where `evidence` is, for a person: "line 4", or "lesson_helpers.py line 4" for a helper's row.
 std::string evidence_place(const Evidence& evidence);
 
 // One import statement's module, as written: `import a.b as z` is {0, "a.b", {}}, `from .x import
-// y, z` is {1, "x", {"y", "z"}} and `from .. import y` is {2, "", {"y"}}. Which of these name a
-// file of the course is for the lesson reader (lesson.hpp) to find.
+// y, z` is {1, "x", {"y", "z"}} and `from .. import y` is {2, "", {"y"}}; or a module a call loads
+// by a literal name (`importlib.import_module("common.backends")` is {0, "common.backends", {}}
+// with `call` set). Which of these name a file of the course is for the lesson reader (lesson.hpp).
 struct ImportedModule {
   std::uint32_t level = 0;          // leading dots of a relative import; 0 for an absolute one
   std::string module;               // dotted, without the leading dots; may be empty when level > 0
   std::vector<std::string> names{}; // of `from ... import names` (each may be a submodule)
-  std::uint32_t line = 0;           // of the `import` or `from` keyword
+  std::uint32_t line = 0;           // of the `import` or `from` keyword, or of the call
+  std::string call{};               // the call that loads it ("importlib.import_module()"); empty for
+                                    // an import statement
 
   friend bool operator==(const ImportedModule&, const ImportedModule&) = default;
+};
+
+// A file a call loads by its path (`runpy.run_path("common/setup.py")`, `exec(open(path).read())`,
+// `importlib.util.spec_from_file_location(name, path)`): the lesson reader follows it like an
+// import when it names a file of the course. Until then the scanner's import-unresolved row at
+// (line, column) stands for it, and stays when the path names no course file.
+struct LoadedFile {
+  std::string path;              // the literal path, as written
+  bool from_file_folder = false; // relative to the loading file's folder (`os.path.dirname(__file__)`),
+                                 // not to the working folder
+  std::uint32_t line = 0;        // of the call, as its import-unresolved row
+  std::uint32_t column = 0;
+  std::string call; // "runpy.run_path()"
+
+  friend bool operator==(const LoadedFile&, const LoadedFile&) = default;
 };
 
 // The result of classifying one script.
@@ -90,13 +117,15 @@ struct Classification {
   std::string why;                         // one sentence explaining the suggestion (or its absence)
   std::vector<std::string> contradictions; // e.g. "cpu selection at line 3 contradicts ... at line 9"
   std::optional<LexError> lex_error;       // the source is not valid Python there; no suggestion
-  std::vector<ImportedModule> imports;     // every import statement's module, in source order
+  std::vector<ImportedModule> imports;     // every import statement's module (and every module a
+                                           // call loads by a literal name), in source order
+  std::vector<LoadedFile> loaded_files;    // every file a call loads by a literal path, in source order
 
-  // True when some evidence row is of `rule`.
+  // True when some evidence row that counts (Evidence::counts) is of `rule`.
   [[nodiscard]] bool has_rule(Rule rule) const;
-  // True when some evidence row is in `category`.
+  // True when some evidence row that counts is in `category`.
   [[nodiscard]] bool has_category(Category category) const;
-  // The evidence rows in `category`, in source order (pointers into `evidence`).
+  // The evidence rows that count in `category`, in source order (pointers into `evidence`).
   [[nodiscard]] std::vector<const Evidence*> of_category(Category category) const;
 };
 
@@ -112,9 +141,42 @@ bool is_undecided(const Evidence& evidence);
 // `undecided` rule, never a clean single-host-compatible.
 Classification classify_source(std::string_view source);
 
+// What a course module binds a name to, for a platform value a script imports from it (`from
+// common.cfg import PLATFORM` ... `jax.config.update("jax_platforms", PLATFORM)`).
+struct ImportedConstant {
+  std::optional<std::string> value; // the string literal the module binds the name to (bound once)
+  std::string where;                // where that is, for a person: "common/cfg.py line 3"
+  std::string why_unknown;          // when `value` is empty, why: "'PLATFORM' is bound 2 times ..."
+};
+
+// Answers for the scanner what `name` holds in `module` (an import of the file being scanned);
+// nullopt when `module` is no file of the course. The lesson reader gives one; without one, a
+// value imported from another file stays unknown (platform-unresolved).
+using ConstantLookup =
+    std::function<std::optional<ImportedConstant>(const ImportedModule& module, std::string_view name)>;
+
 // The evidence and imports of `source` with no suggestion yet: the lesson reader scans a script
-// and each course file it imports this way, adds the files' rows to the script's, then suggests once.
-Classification scan_source(std::string_view source);
+// and each course file it imports this way, adds the files' rows to the script's, then suggests
+// once. `lookup` (may be empty) resolves values the file imports from course modules.
+Classification scan_source(std::string_view source, const ConstantLookup& lookup = {});
+
+// What `source` (a Python module) binds `name` to at its top level, for a ConstantLookup: the
+// string literal of a name bound once to one (directly or through other names of the file);
+// else why not, and, for `from M import NAME [as name]`, that import (`from` set, its `names`
+// holding NAME) for the caller to follow into M.
+struct ModuleConstant {
+  std::optional<std::string> value;
+  std::uint32_t line = 0; // of the binding that gives the value, or of the import
+  std::string why_unknown;
+  std::optional<ImportedModule> from; // the name comes from this import
+};
+ModuleConstant module_constant(std::string_view source, std::string_view name);
+
+// True when the module `source` may bind `name` at all: some statement of it binds the name (an
+// assignment, def, class, import...), or it star-imports or defines a module __getattr__ (then any
+// name may exist). For `from package import name`, where a name that is no submodule must be
+// bound in the package's __init__.py.
+bool module_may_bind(std::string_view source, std::string_view name);
 
 // Fills `suggested`, `why` and `contradictions` from the evidence (classify_source does this
 // after scan_source); whatever they held before is replaced.

@@ -50,11 +50,18 @@ Status script_inside_exercises(const Matrix& matrix, std::string_view id, const 
 // read, or whose lesson cannot, is passed over (check reports it).
 std::vector<std::string> imported_course_files(const Matrix& matrix, const ExerciseListing& listing);
 
-// Every .py file in `folder` and in every folder below it (a symlink to a folder is not followed,
-// hidden files and folders such as .venv are skipped), sorted, as `folder`/sub/name.py: what
-// classify reads when it is given a folder. A folder that
-// cannot be read is a config Error; one without any .py file a usage Error.
-Result<std::vector<std::string>> python_files_below(const std::string& folder);
+// What classify reads when it is given a folder: every entry named *.py in it and in every folder
+// below it, whatever it is (a FIFO or a dangling symlink too: reading it says what it is), sorted,
+// as `folder`/sub/name.py; and an Error for each folder below it that cannot be read.
+struct PythonFiles {
+  std::vector<std::string> files;
+  std::vector<Error> unreadable;
+};
+
+// The PythonFiles of `folder` (a symlink to a folder is not followed, hidden files and folders such
+// as .venv are skipped). `folder` itself unreadable is a config Error; a folder with no .py entry
+// and no unreadable folder a usage Error.
+Result<PythonFiles> python_files_below(const std::string& folder);
 
 // True for an id of a script in a subfolder ("advanced/sub_lesson").
 bool is_nested_script_id(std::string_view id);

@@ -31,8 +31,11 @@ inline constexpr std::array<ExitCodeInfo, 6> k_exit_codes{{
     {ExitCode::success, "success", "the plan, report or listing was printed; check and verify found nothing"},
     {ExitCode::failure, "failure", "a run-time failure: a file could not be written, a lock is held"},
     {ExitCode::usage, "usage", "invalid command line or value (flag, slice name, TPU name, zone, id)"},
-    {ExitCode::refused, "refused", "unsafe: route refused, stale or unreviewed script, check/verify findings (a malformed receipt is one)"},
-    {ExitCode::config, "config", "a catalog, matrix, script or run folder that is malformed, unreadable or missing (file and position named)"},
+    {ExitCode::refused, "refused",
+     "unsafe: route refused, stale or unreviewed script, check/verify findings (a malformed receipt is one)"},
+    {ExitCode::config, "config",
+     "a catalog, matrix, script (or a course module it imports) or run folder that is malformed, unreadable or missing "
+     "(file and position named)"},
     {ExitCode::interrupted, "interrupted", "interrupted by a signal"},
 }};
 
