@@ -175,4 +175,26 @@ Result<VerifyReport> verify_run(const std::string& folder, const Target& target,
   return report;
 }
 
+// The names of verify.hpp's kinds and forms (what the CLI and the plan write).
+std::string_view to_string(VerifyKind kind) {
+  switch (kind) {
+  case VerifyKind::training: return "training";
+  case VerifyKind::discovery: return "discovery";
+  case VerifyKind::logs: return "logs";
+  case VerifyKind::none: return "none";
+  }
+  return "none";
+}
+
+std::optional<VerifyKind> parse_verify_kind(std::string_view name) {
+  for (const auto kind : k_verify_kinds) {
+    if (to_string(kind) == name) {
+      return kind;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(ReceiptForm form) { return form == ReceiptForm::course ? "course" : "detailed"; }
+
 } // namespace tpulaunch

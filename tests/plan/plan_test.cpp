@@ -200,7 +200,7 @@ TEST_F(PlanTest, CreatedCapacityIsMarkedAndEveryStepOnItChecksTheMark) {
   EXPECT_NE(std::find(argv.begin(), argv.end(), mark_flag), argv.end());
   for (const Step& s : p.steps) {
     const bool touches = s.kind == StepKind::stage || s.kind == StepKind::bootstrap || s.kind == StepKind::run ||
-                         s.kind == StepKind::teardown;
+                         s.kind == StepKind::fetch || s.kind == StepKind::teardown;
     EXPECT_EQ(s.mark_check.has_value(), touches) << s.name();
     if (s.mark_check) {
       EXPECT_EQ(to_shell(*s.mark_check),
