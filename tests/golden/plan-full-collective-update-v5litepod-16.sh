@@ -4,9 +4,8 @@
 # against the execution matrix, the catalog and the script's reviewed digest.
 # Notes:
 # - the run step calls tpulaunch's run guard, which the write step puts in the run folder and the
-#   stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's
-#   source); it checks its own digest, the staged files' digests and the TPU's holders before the
-#   program runs
+#   stage step copies: `tpulaunch guard` prints it (src/remote/run_guard/ in tpulaunch's source); it
+#   checks its own digest, the staged files' digests and the TPU's holders before the program runs
 # - if a command after the first gcloud call fails, the TPU my-pod is left running (and billing);
 #   once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete my-pod
 #   --zone=us-west4-a --quiet
@@ -21,7 +20,9 @@ readonly ZONE=us-west4-a
 readonly RUN_ID=r1
 readonly RUN_DIR=./tpu-runs/my-pod/collective-update/r1
 readonly WORKERS=4
+readonly REMOTE_RUN_DIR=jax-tpu-lab/runs/collective-update/r1
 readonly PARALLEL=8
+readonly TEARDOWN=1
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
 
@@ -36,6 +37,7 @@ if ! command -v "$TPULAUNCH_PROGRAM" >/dev/null; then
 fi
 step "tpulaunch's own steps will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)"
 
+# tpu_left_running: what is still running and billing, and the command that deletes it.
 tpu_left_running() {
   echo 'tpulaunch: warning: a step failed, so the TPU is left running: TPU my-pod is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet' >&2
 }
@@ -46,8 +48,8 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
   exit 93
 fi
 
-step 'write: write tpulaunch'\''s run guard (499 lines, which tpulaunch guard prints) for the stage step to copy'
-"$TPULAUNCH_PROGRAM" guard --write ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh --sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0
+step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 043c0d943ab446a7679156feaf78062ba135e9827fb952f16b2f39eb1f37fc56 --slice v5litepod-16 --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -55,18 +57,96 @@ if ! ssh-add -l >/dev/null 2>&1; then
   exit 1
 fi
 
-trap '(($? == 0)) || tpu_left_running' EXIT
+# release (only when you choose to delete it): delete the TPU VM (it holds quota)
+readonly RELEASE='gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet'
+release_capacity() {
+  if ! gcloud compute tpus tpu-vm delete my-pod --zone=us-west4-a --quiet; then
+    echo "tpulaunch: error: could not delete it; delete it by hand: $RELEASE" >&2
+    return 1
+  fi
+  trap - EXIT # nothing is left running
+}
+
+# preemption-check (only if a step on the TPU fails): ask for the TPU's state once: PREEMPTED, TERMINATED or REPAIRING is reported as such, not as a failed program (exit 92)
+# node_state NODE: the state of the plan's TPU named NODE (with --slices, each slice's node): a case
+# on NODE with one describe call a node.
+node_state() {
+  case $1 in
+    my-pod) gcloud compute tpus tpu-vm describe my-pod --zone=us-west4-a --format='value(state)' ;;
+  esac
+}
+preempted=""
+preemption_gone=0
+preemption_checked=0
+# check_preempted: ask gcloud for each node's state, once; the first PREEMPTED, TERMINATED or
+# REPAIRING one is noted (the first two never come back).
+check_preempted() {
+  local node state nodes=(my-pod)
+  if ((preemption_checked)); then
+    return 0
+  fi
+  preemption_checked=1
+  for node in "${nodes[@]}"; do
+    state=$(node_state "$node") || continue
+    case $state in
+      PREEMPTED | TERMINATED)
+        preempted="$node was $state"
+        preemption_gone=1
+        return 0
+        ;;
+      REPAIRING)
+        preempted="$node is REPAIRING (Google is repairing it)"
+        return 0
+        ;;
+    esac
+  done
+}
+# stop_if_preempted: when it was, say so (it is not a failure of the program) and exit 92; with
+# --teardown, delete one that never comes back first, as it still holds quota.
+stop_if_preempted() {
+  if [[ -z $preempted ]]; then
+    return 0
+  fi
+  echo "tpulaunch: error: $preempted during the pipeline: this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
+  if ((TEARDOWN && preemption_gone)); then
+    echo "tpulaunch: deleting it (--teardown), as it still holds quota" >&2
+    release_capacity || true
+  elif [[ -n ${RELEASE-} ]]; then
+    echo "tpulaunch: it still holds quota until it is deleted: $RELEASE" >&2
+  fi
+  exit 92
+}
+# failed_step STATUS: a step failed; report a preemption if that is what it was, else stop.
+failed_step() {
+  check_preempted
+  stop_if_preempted
+  exit "$1"
+}
+
+# on_exit STATUS: the script's last words on any way out, from the first step that uses the TPU
+# on: an interruption is named as one (a program already started goes on: a run outlives its
+# connection), and (($1 == 0)) || tpu_left_running says what is still running and billing when the plan leaves it so.
+on_exit() {
+  if (($1 == 130 || $1 == 143)); then
+    echo "tpulaunch: interrupted (status $1): a program already started goes on on the workers (a run outlives its connection); its log and results stay in its run folder there" >&2
+  fi
+  (($1 == 0)) || tpu_left_running
+}
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'on_exit $?' EXIT
+step 'stage: copy the stage folder into the run'\''s own folder ~/jax-tpu-lab/runs/collective-update/r1/ on every worker'
+gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/stage/jax-tpu-lab my-pod: --zone=us-west4-a --worker=all || failed_step $?
+
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
-# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"'
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-043c0d943ab446a7/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan 043c0d943ab446a7679156feaf78062ba135e9827fb952f16b2f39eb1f37fc56 --script collective-update --run-id r1 --bootstrap' || failed_step $?
 
-step 'stage: copy the run guard and the script to every worker'
-gcloud compute tpus tpu-vm scp ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh public/exercises/collective-update.py my-pod: --zone=us-west4-a --worker=all
-
-step 'run: put the script in place, check its digest and the TPU'\''s holders, then run on every worker at once'
+step 'run: check the staged files'\'' digests and the TPU'\''s holders, then run on every worker at once'
 run_status=0
-# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/tpulaunch-run-guard-94158c42e4d4.sh --guard-sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0 --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage ~/collective-update.py ~/jax-tpu-lab/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-043c0d943ab446a7/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan 043c0d943ab446a7679156feaf78062ba135e9827fb952f16b2f39eb1f37fc56 --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
+if ((run_status != 0)); then
+  check_preempted
+fi
 
 step 'fetch: one download per worker (gcloud refuses several), 8 at a time'
 fetch_pids=()
@@ -114,36 +194,55 @@ fetch_wait_all() {
     fetch_wait_one
   done
 }
-fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-0/ --zone=us-west4-a --worker=0
-fetch_start 1 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-1/ --zone=us-west4-a --worker=1
-fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-2/ --zone=us-west4-a --worker=2
-fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/worker-3/ --zone=us-west4-a --worker=3
+fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/worker-0/ --zone=us-west4-a --worker=0
+fetch_start 1 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/worker-1/ --zone=us-west4-a --worker=1
+fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/worker-2/ --zone=us-west4-a --worker=2
+fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/worker-3/ --zone=us-west4-a --worker=3
 fetch_wait_all
 if ((${#fetch_failed[@]} > 0)); then
   echo "tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS" >&2
 fi
+if ((${#fetch_failed[@]} > 0 || run_status != 0)); then
+  check_preempted
+fi
 # report_workers: one line per worker on stderr, from the run record each worker's run guard wrote
-# (src/remote/run_guard.bash, run-status.rec) and the fetch brought back into
-# $RUN_DIR/worker-<i>/$RUN_ID/: never started, still running when killed, failed with status S,
-# or succeeded. A worker with no record never started (or nothing came back from it). When every
-# worker succeeded, one line says so. Part of the generated script; reads RUN_DIR, RUN_ID, WORKERS.
+# (src/remote/run_guard/, run-status.rec) and the fetch brought back into
+# $RUN_DIR/worker-<i>/$RUN_ID/ (with --slices, slice-<s>/worker-<i>/): the record's own summary
+# (succeeded, failed with status S, never started: why, stopped, still running when killed...).
+# A worker whose record did not come back is named for what happened: its download failed (the
+# results stay on the TPU), the TPU was preempted, or nothing is known. When every worker
+# succeeded, one line says so. Part of the generated script; reads RUN_DIR, RUN_ID, WORKERS,
+# REMOTE_RUN_DIR, SLICES and HOSTS (with --slices), fetch_failed and missing (when set) and
+# preempted (preemption.bash).
 report_workers() {
-  local i record summary succeeded=0 lines=()
+  local i folder name record summary succeeded=0 lines=()
   for ((i = 0; i < WORKERS; i++)); do
-    record="$RUN_DIR/worker-$i/$RUN_ID/run-status.rec"
+    folder="worker-$i" name="worker $i"
+    if [[ -n ${SLICES-} ]]; then
+      folder="slice-$((i / HOSTS))/worker-$((i % HOSTS))" name="slice $((i / HOSTS)) worker $((i % HOSTS))"
+    fi
+    record="$RUN_DIR/$folder/$RUN_ID/run-status.rec"
     summary=""
     if [[ -f $record ]]; then
       summary=$(sed -n 's/^summary=//p' "$record" | head -n 1)
+      # The record comes from the worker: print it as text, never as terminal control.
+      summary=${summary//[^[:print:]]/?}
     fi
-    # The record comes from the worker: print it as text, never as terminal control.
-    summary=${summary//[^[:print:]]/?}
-    if [[ -z $summary ]]; then
-      summary="never started (no run record came back from it)"
+    if [[ -n $summary ]]; then
+      :
+    elif [[ -n ${fetch_failed[i]-} ]]; then
+      summary="its download failed (status ${fetch_failed[i]}): its results stay on the TPU, in ~/$REMOTE_RUN_DIR"
+    elif [[ -n ${missing[*]-} && " ${missing[*]} " == *" $i "* ]]; then
+      summary="its folder did not arrive from the results bucket (its upload failed, or never ran): its results stay on the TPU, in ~/$REMOTE_RUN_DIR"
+    elif [[ -n ${preempted-} ]]; then
+      summary="no run record came back from it: $preempted"
+    else
+      summary="no run record came back from it"
     fi
     if [[ $summary == succeeded ]]; then
       succeeded=$((succeeded + 1))
     fi
-    lines+=("tpulaunch: worker $i: ${summary:0:300}")
+    lines+=("tpulaunch: $name: ${summary:0:300}")
   done
   if ((succeeded == WORKERS)); then
     echo "tpulaunch: all $WORKERS worker(s) succeeded" >&2
@@ -152,6 +251,7 @@ report_workers() {
   fi
 }
 report_workers
+stop_if_preempted
 if ((run_status != 0)); then
   echo "tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched are in $RUN_DIR" >&2
   exit "$run_status"

@@ -4,14 +4,16 @@
 # against the execution matrix, the catalog and the script's reviewed digest.
 # Notes:
 # - the run step calls tpulaunch's run guard, which the write step puts in the run folder and the
-#   stage step copies: `tpulaunch guard` prints it (src/remote/run_guard.bash in tpulaunch's
-#   source); it checks its own digest, the staged files' digests and the TPU's holders before the
-#   program runs
+#   stage step copies: `tpulaunch guard` prints it (src/remote/run_guard/ in tpulaunch's source); it
+#   checks its own digest, the staged files' digests and the TPU's holders before the program runs
 # - a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it
 #   (~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead
-# - if a command after the first gcloud call fails, the TPU queued resource my-pod-qr is left
-#   running (and billing); once you have looked at the results, delete it with: gcloud compute tpus
+# - if a command after the first gcloud call fails, the queued resource my-pod-qr is left running
+#   (and billing); once you have looked at the results, delete it with: gcloud compute tpus
 #   queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet
+# - the create call marks the TPU as this plan's (metadata tpulaunch_run=a63b52e6bef92ba2), and
+#   every later step that touches it checks the mark first: pasted after a create that failed on a
+#   name someone else holds, those lines do nothing
 # - --slices 2: the plan provides one program over 2 slices: each worker's run guard reads
 #   MEGASCALE_COORDINATOR_ADDRESS (slice 0 worker 0), MEGASCALE_NUM_SLICES and MEGASCALE_SLICE_ID
 #   from its tpu-env, checks them against the plan and exports them, so jax.distributed.initialize()
@@ -30,10 +32,12 @@ readonly ZONE=us-west4-a
 readonly RUN_ID=r1
 readonly RUN_DIR=./tpu-runs/my-pod/collective-update/r1
 readonly WORKERS=8
+readonly REMOTE_RUN_DIR=jax-tpu-lab/runs/collective-update/r1
 readonly SLICES=2
 readonly HOSTS=4
 readonly PARALLEL=8
 readonly TEARDOWN=1
+readonly MARK=a63b52e6bef92ba2
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
 
@@ -48,8 +52,24 @@ if ! command -v "$TPULAUNCH_PROGRAM" >/dev/null; then
 fi
 step "tpulaunch's own steps will run $TPULAUNCH_PROGRAM (set TPULAUNCH to choose another)"
 
+# tpu_left_running: what is still running and billing, and the command that deletes it.
 tpu_left_running() {
   echo 'tpulaunch: warning: a step failed, so the TPU is left running: queued resource my-pod-qr is still running (and billing). Once you have looked at the results, delete it with: gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet' >&2
+}
+# require_mark NODE: stops (88) unless the TPU named NODE carries this plan's mark, the
+# metadata value tpulaunch_run=$MARK that the plan's create call set: a TPU of that name that this
+# plan did not create (someone else's, made before it) is never touched. The case below asks for
+# the mark with one describe call of the node (an empty line when it has none).
+require_mark() {
+  local found
+  found=$(case $1 in
+    my-pod-0) gcloud compute tpus tpu-vm describe my-pod-0 --zone=us-west4-a --format='value(metadata.tpulaunch_run)' ;;
+    my-pod-1) gcloud compute tpus tpu-vm describe my-pod-1 --zone=us-west4-a --format='value(metadata.tpulaunch_run)' ;;
+  esac) || found=""
+  if [[ $found != "$MARK" ]]; then
+    echo "tpulaunch: error: $1 does not carry this plan's mark (metadata tpulaunch_run=$MARK; it has '${found//[^[:print:]]/?}'): it is not the TPU this plan created, so nothing was touched" >&2
+    exit 88
+  fi
 }
 
 step 'prepare: work in the folder the plan was made in; check that this run'\''s folder is new (a second run never overwrites the first); create the folders the downloads land in'
@@ -58,8 +78,8 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
   exit 93
 fi
 
-step 'write: write tpulaunch'\''s run guard (499 lines, which tpulaunch guard prints) for the stage step to copy'
-"$TPULAUNCH_PROGRAM" guard --write ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh --sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0
+step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --slice v5litepod-16 --slices 2 --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -67,16 +87,27 @@ if ! ssh-add -l >/dev/null 2>&1; then
   exit 1
 fi
 
-step 'name-check: check that no queued resource named my-pod-qr exists yet (this plan creates it): a state printed here means one does, and the plan stops (exit 89)'
+step 'name-check: check that no queued resource named my-pod-qr exists yet (this plan creates it): quiet when none does; one that does is named, and the plan stops (exit 89)'
 if state=$(gcloud compute tpus queued-resources describe my-pod-qr --zone=us-west4-a --format='value(state.state)' 2>/dev/null); then
   echo 'tpulaunch: error: a queued resource named my-pod-qr exists already (state '"${state:-not readable}"'), and this plan creates it: nothing was created or touched; choose another --queued-resource, or use that one without --queued' >&2
   exit 89
 fi
 
 step 'queue: ask for v5litepod-16 as queued resource my-pod-qr, 2 slices, nodes my-pod-0 ... my-pod-1'
-gcloud compute tpus queued-resources create my-pod-qr --node-count=2 --node-prefix=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot
+gcloud compute tpus queued-resources create my-pod-qr --node-count=2 --node-prefix=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot --metadata=tpulaunch_run=a63b52e6bef92ba2
 
-trap '(($? == 0)) || tpu_left_running' EXIT
+# on_exit STATUS: the script's last words on any way out, from the first step that uses the TPU
+# on: an interruption is named as one (a program already started goes on: a run outlives its
+# connection), and (($1 == 0)) || tpu_left_running says what is still running and billing when the plan leaves it so.
+on_exit() {
+  if (($1 == 130 || $1 == 143)); then
+    echo "tpulaunch: interrupted (status $1): a program already started goes on on the workers (a run outlives its connection); its log and results stay in its run folder there" >&2
+  fi
+  (($1 == 0)) || tpu_left_running
+}
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'on_exit $?' EXIT
 # release (only if queued resource my-pod-qr never becomes ACTIVE (a state it never leaves, or --ready-timeout), or after a preemption (--teardown)): delete the queued resource and its 2 TPU VMs (it holds quota)
 readonly RELEASE='gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet'
 release_capacity() {
@@ -118,8 +149,8 @@ wait_for_capacity() {
 }
 wait_for_capacity ACTIVE 'FAILED SUSPENDED SUSPENDING DELETING' 60 43200 'queued resource my-pod-qr'
 
-# preemption-check (only if a step fails on this spot TPU): ask for the spot TPU's state once on slice 0 (my-pod-0): PREEMPTED or TERMINATED is reported as such (exit 92)
-# preemption-check (only if a step fails on this spot TPU): ask for the spot TPU's state once on slice 1 (my-pod-1): PREEMPTED or TERMINATED is reported as such (exit 92)
+# preemption-check (only if a step fails on this spot TPU): ask for the TPU's state once on slice 0 (my-pod-0): PREEMPTED, TERMINATED or REPAIRING is reported as such, not as a failed program (exit 92)
+# preemption-check (only if a step fails on this spot TPU): ask for the TPU's state once on slice 1 (my-pod-1): PREEMPTED, TERMINATED or REPAIRING is reported as such, not as a failed program (exit 92)
 # node_state NODE: the state of the plan's TPU named NODE (with --slices, each slice's node): a case
 # on NODE with one describe call a node.
 node_state() {
@@ -129,8 +160,10 @@ node_state() {
   esac
 }
 preempted=""
+preemption_gone=0
 preemption_checked=0
-# check_preempted: ask gcloud for each node's state, once; the first PREEMPTED or TERMINATED one is noted.
+# check_preempted: ask gcloud for each node's state, once; the first PREEMPTED, TERMINATED or
+# REPAIRING one is noted (the first two never come back).
 check_preempted() {
   local node state nodes=(my-pod-0 my-pod-1)
   if ((preemption_checked)); then
@@ -142,22 +175,27 @@ check_preempted() {
     case $state in
       PREEMPTED | TERMINATED)
         preempted="$node was $state"
+        preemption_gone=1
+        return 0
+        ;;
+      REPAIRING)
+        preempted="$node is REPAIRING (Google is repairing it)"
         return 0
         ;;
     esac
   done
 }
 # stop_if_preempted: when it was, say so (it is not a failure of the program) and exit 92; with
-# --teardown, delete it first, as it still holds quota.
+# --teardown, delete one that never comes back first, as it still holds quota.
 stop_if_preempted() {
   if [[ -z $preempted ]]; then
     return 0
   fi
-  echo "tpulaunch: error: $preempted during the pipeline: it was preempted, this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
-  if ((TEARDOWN)); then
+  echo "tpulaunch: error: $preempted during the pipeline: this is not a failure of the program; whatever could be fetched is in $RUN_DIR" >&2
+  if ((TEARDOWN && preemption_gone)); then
     echo "tpulaunch: deleting it (--teardown), as it still holds quota" >&2
     release_capacity || true
-  else
+  elif [[ -n ${RELEASE-} ]]; then
     echo "tpulaunch: it still holds quota until it is deleted: $RELEASE" >&2
   fi
   exit 92
@@ -169,68 +207,82 @@ failed_step() {
   exit "$1"
 }
 
+step 'stage: copy the stage folder into the run'\''s own folder ~/jax-tpu-lab/runs/collective-update/r1/ on every worker on slice 0 (my-pod-0)'
+require_mark my-pod-0
+gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/stage/jax-tpu-lab my-pod-0: --zone=us-west4-a --worker=all || failed_step $?
+
+step 'stage: copy the stage folder into the run'\''s own folder ~/jax-tpu-lab/runs/collective-update/r1/ on every worker on slice 1 (my-pod-1)'
+require_mark my-pod-1
+gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/stage/jax-tpu-lab my-pod-1: --zone=us-west4-a --worker=all || failed_step $?
+
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker on slice 0 (my-pod-0)'
-# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"' || failed_step $?
+require_mark my-pod-0
+gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-a63b52e6bef92ba2/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --script collective-update --run-id r1 --mark a63b52e6bef92ba2 --bootstrap' || failed_step $?
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker on slice 1 (my-pod-1)'
-# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='mkdir -p ~/jax-tpu-lab/ && python3 -m venv ~/jax-tpu-lab/.venv && ~/jax-tpu-lab/.venv/bin/python -m pip install --quiet --upgrade '\''jax[tpu]'\''; status=$?; if [ "$status" -eq 255 ]; then status=254; fi; exit "$status"' || failed_step $?
+require_mark my-pod-1
+gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-a63b52e6bef92ba2/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --script collective-update --run-id r1 --mark a63b52e6bef92ba2 --bootstrap' || failed_step $?
 
-step 'stage: copy the run guard and the script to every worker on slice 0 (my-pod-0)'
-gcloud compute tpus tpu-vm scp ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh public/exercises/collective-update.py my-pod-0: --zone=us-west4-a --worker=all || failed_step $?
-
-step 'stage: copy the run guard and the script to every worker on slice 1 (my-pod-1)'
-gcloud compute tpus tpu-vm scp ./tpu-runs/my-pod/collective-update/r1/tpulaunch-run-guard-94158c42e4d4.sh public/exercises/collective-update.py my-pod-1: --zone=us-west4-a --worker=all || failed_step $?
+# stop (only if another slice's run fails first): end the run here (a program that runs gets SIGTERM, then SIGKILL; one not started yet never starts), so it does not wait for the failed slice until a timeout on slice 0 (my-pod-0)
+# stop (only if another slice's run fails first): end the run here (a program that runs gets SIGTERM, then SIGKILL; one not started yet never starts), so it does not wait for the failed slice until a timeout on slice 1 (my-pod-1)
+# The generated script's part for --slices (docs/multislice.md): every slice's run call is started
+# in the background (run_pids, in slice order), since a Multislice program waits in initialization
+# until every slice has joined. wait_slices looks at them once a second: the first to fail is named
+# and ends the run on every slice still running (stop_slice, each slice's run guard's --stop), so
+# none waits for the failed slice until a timeout; then every call's end is waited for, and the
+# first failure's status kept.
+run_pids=()
+# stop_slice SLICE: ends the run on that slice (a case with one ssh call a slice).
+stop_slice() {
+  case $1 in
+    0) gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-a63b52e6bef92ba2/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --script collective-update --run-id r1 --mark a63b52e6bef92ba2 --stop '\''another slice of the run failed first'\''' ;;
+    1) gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-a63b52e6bef92ba2/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --script collective-update --run-id r1 --mark a63b52e6bef92ba2 --stop '\''another slice of the run failed first'\''' ;;
+  esac
+}
+wait_slices() {
+  local slice status pending=("${!run_pids[@]}") still=() stops=() other
+  while ((${#pending[@]} > 0)); do
+    still=()
+    for slice in "${pending[@]}"; do
+      if kill -0 "${run_pids[slice]}" 2>/dev/null; then
+        still+=("$slice")
+        continue
+      fi
+      status=0
+      wait "${run_pids[slice]}" || status=$?
+      if ((status == 0)); then
+        continue
+      fi
+      echo "tpulaunch: error: slice $slice (node $TPU-$slice) failed with status $status" >&2
+      if ((run_status == 0)); then
+        # shellcheck disable=SC2034 # the generated script reads it after the fetches
+        run_status=$status
+        for other in "${!run_pids[@]}"; do
+          if ((other != slice)) && kill -0 "${run_pids[other]}" 2>/dev/null; then
+            echo "tpulaunch: stopping the run on slice $other (node $TPU-$other): it would wait for slice $slice" >&2
+            stop_slice "$other" &
+            stops+=("$!")
+          fi
+        done
+      fi
+    done
+    pending=("${still[@]}")
+    if ((${#pending[@]} > 0)); then
+      sleep 1
+    fi
+  done
+  for other in "${stops[@]}"; do
+    wait "$other" || true
+  done
+}
 
 step 'run: start the run on all 2 slices together (my-pod-0 ... my-pod-1), and wait for each'
 run_status=0
-# The generated script's part for --slices (docs/multislice.md): every slice's run call is started
-# in the background (run_pids, in slice order), since a Multislice program waits in initialization
-# until every slice has joined; wait_slices then keeps each call's status and names a failed slice.
-run_pids=()
-wait_slices() {
-  local slice status
-  for slice in "${!run_pids[@]}"; do
-    status=0
-    wait "${run_pids[slice]}" || status=$?
-    if ((status != 0)); then
-      echo "tpulaunch: error: slice $slice (node $TPU-$slice) failed with status $status" >&2
-      # shellcheck disable=SC2034 # the generated script reads it after the fetches
-      run_status=$status
-    fi
-  done
-}
-# report_slices: report_workers (worker_report.bash) for a run over SLICES slices of HOSTS hosts,
-# whose records the fetch brought back into $RUN_DIR/slice-<s>/worker-<i>/$RUN_ID/.
-report_slices() {
-  local p record summary succeeded=0 lines=()
-  for ((p = 0; p < WORKERS; p++)); do
-    record="$RUN_DIR/slice-$((p / HOSTS))/worker-$((p % HOSTS))/$RUN_ID/run-status.rec"
-    summary=""
-    if [[ -f $record ]]; then
-      summary=$(sed -n 's/^summary=//p' "$record" | head -n 1)
-    fi
-    summary=${summary//[^[:print:]]/?} # the record comes from the worker: text, never control
-    if [[ -z $summary ]]; then
-      summary="never started (no run record came back from it)"
-    fi
-    if [[ $summary == succeeded ]]; then
-      succeeded=$((succeeded + 1))
-    fi
-    lines+=("tpulaunch: slice $((p / HOSTS)) worker $((p % HOSTS)): ${summary:0:300}")
-  done
-  if ((succeeded == WORKERS)); then
-    echo "tpulaunch: all $WORKERS worker(s) of $SLICES slices succeeded" >&2
-  else
-    printf '%s\n' "${lines[@]}" >&2
-  fi
-}
-# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/tpulaunch-run-guard-94158c42e4d4.sh --guard-sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0 --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage ~/collective-update.py ~/jax-tpu-lab/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --devices vfio --slices 2 --slice-id 0 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' &
+require_mark my-pod-0
+require_mark my-pod-1
+gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-a63b52e6bef92ba2/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --script collective-update --run-id r1 --mark a63b52e6bef92ba2 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --slices 2 --slice-id 0 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' &
 run_pids+=("$!")
-# shellcheck disable=SC2016 # the remote shell expands what is quoted here, not this one
-gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/tpulaunch-run-guard-94158c42e4d4.sh --guard-sha256 94158c42e4d472925108e3a751090d8a307731611f5f2009fe2b9a8eafadb8f0 --run-dir ~/jax-tpu-lab/runs/r1 --log ~/jax-tpu-lab/runs/r1/collective-update-tpu-"$(hostname)".txt --stage ~/collective-update.py ~/jax-tpu-lab/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 --devices vfio --slices 2 --slice-id 1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- ~/jax-tpu-lab/collective-update.py' &
+gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-a63b52e6bef92ba2/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan a63b52e6bef92ba2ea45b20c1353d1ad25d7b65c0649d790c5c8d8e5b02d09d7 --script collective-update --run-id r1 --mark a63b52e6bef92ba2 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --slices 2 --slice-id 1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' &
 run_pids+=("$!")
 wait_slices
 if ((run_status != 0)); then
@@ -283,23 +335,68 @@ fetch_wait_all() {
     fetch_wait_one
   done
 }
-fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-0/ --zone=us-west4-a --worker=0
-fetch_start 1 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-1/ --zone=us-west4-a --worker=1
-fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-2/ --zone=us-west4-a --worker=2
-fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-3/ --zone=us-west4-a --worker=3
-fetch_start 4 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-0/ --zone=us-west4-a --worker=0
-fetch_start 5 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-1/ --zone=us-west4-a --worker=1
-fetch_start 6 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-2/ --zone=us-west4-a --worker=2
-fetch_start 7 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-3/ --zone=us-west4-a --worker=3
+fetch_start 0 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-0/ --zone=us-west4-a --worker=0
+fetch_start 1 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-1/ --zone=us-west4-a --worker=1
+fetch_start 2 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-2/ --zone=us-west4-a --worker=2
+fetch_start 3 gcloud compute tpus tpu-vm scp --recurse my-pod-0:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-0/worker-3/ --zone=us-west4-a --worker=3
+fetch_start 4 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-0/ --zone=us-west4-a --worker=0
+fetch_start 5 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-1/ --zone=us-west4-a --worker=1
+fetch_start 6 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-2/ --zone=us-west4-a --worker=2
+fetch_start 7 gcloud compute tpus tpu-vm scp --recurse my-pod-1:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/slice-1/worker-3/ --zone=us-west4-a --worker=3
 fetch_wait_all
 if ((${#fetch_failed[@]} > 0)); then
   echo "tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS" >&2
 fi
-report_slices
 if ((${#fetch_failed[@]} > 0 || run_status != 0)); then
   check_preempted
-  stop_if_preempted
 fi
+# report_workers: one line per worker on stderr, from the run record each worker's run guard wrote
+# (src/remote/run_guard/, run-status.rec) and the fetch brought back into
+# $RUN_DIR/worker-<i>/$RUN_ID/ (with --slices, slice-<s>/worker-<i>/): the record's own summary
+# (succeeded, failed with status S, never started: why, stopped, still running when killed...).
+# A worker whose record did not come back is named for what happened: its download failed (the
+# results stay on the TPU), the TPU was preempted, or nothing is known. When every worker
+# succeeded, one line says so. Part of the generated script; reads RUN_DIR, RUN_ID, WORKERS,
+# REMOTE_RUN_DIR, SLICES and HOSTS (with --slices), fetch_failed and missing (when set) and
+# preempted (preemption.bash).
+report_workers() {
+  local i folder name record summary succeeded=0 lines=()
+  for ((i = 0; i < WORKERS; i++)); do
+    folder="worker-$i" name="worker $i"
+    if [[ -n ${SLICES-} ]]; then
+      folder="slice-$((i / HOSTS))/worker-$((i % HOSTS))" name="slice $((i / HOSTS)) worker $((i % HOSTS))"
+    fi
+    record="$RUN_DIR/$folder/$RUN_ID/run-status.rec"
+    summary=""
+    if [[ -f $record ]]; then
+      summary=$(sed -n 's/^summary=//p' "$record" | head -n 1)
+      # The record comes from the worker: print it as text, never as terminal control.
+      summary=${summary//[^[:print:]]/?}
+    fi
+    if [[ -n $summary ]]; then
+      :
+    elif [[ -n ${fetch_failed[i]-} ]]; then
+      summary="its download failed (status ${fetch_failed[i]}): its results stay on the TPU, in ~/$REMOTE_RUN_DIR"
+    elif [[ -n ${missing[*]-} && " ${missing[*]} " == *" $i "* ]]; then
+      summary="its folder did not arrive from the results bucket (its upload failed, or never ran): its results stay on the TPU, in ~/$REMOTE_RUN_DIR"
+    elif [[ -n ${preempted-} ]]; then
+      summary="no run record came back from it: $preempted"
+    else
+      summary="no run record came back from it"
+    fi
+    if [[ $summary == succeeded ]]; then
+      succeeded=$((succeeded + 1))
+    fi
+    lines+=("tpulaunch: $name: ${summary:0:300}")
+  done
+  if ((succeeded == WORKERS)); then
+    echo "tpulaunch: all $WORKERS worker(s) succeeded" >&2
+  else
+    printf '%s\n' "${lines[@]}" >&2
+  fi
+}
+report_workers
+stop_if_preempted
 if ((run_status != 0)); then
   echo "tpulaunch: error: the run failed with status $run_status; every worker's results that could be fetched are in $RUN_DIR" >&2
   exit "$run_status"
@@ -312,6 +409,7 @@ step 'verify: check the fetched receipts of every worker'
 "$TPULAUNCH_PROGRAM" verify ./tpu-runs/my-pod/collective-update/r1 --slice=v5litepod-16 --kind=training --slices=2 --matrix=@COURSE@/execution-matrix.json
 
 step 'teardown: delete the queued resource and its 2 TPU VMs'
+require_mark my-pod-0
 gcloud compute tpus queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet
 
 step "done: results in $RUN_DIR"
