@@ -119,7 +119,9 @@ case_sealed__pasted_create_over_a_taken_name() {
     fail "pasted lines reached the other TPU: $(local_calls "$dir" | tr '\n' ',')"
   [[ ! -e "$(home "$dir" 0)/jax-tpu-lab" ]] || fail "something was staged on the other user's TPU"
   ! grep -q '^verified:' <<<"$out" || fail "a pasted plan verified on someone else's TPU"
-  plan_sh "$dir" run.sh standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --create --poll 1s --bootstrap
+  # Another run id: the paste made r1's folder here.
+  plan_sh "$dir" run.sh standin-lesson --slice v5litepod-16 --tpu lab-pod --zone us-west4-a --project lab-project-1 \
+    --run-id r2 --create --poll 1s --bootstrap
   rm -f "$dir/state/calls.jsonl"
   run_pipeline "$dir" run.sh
   expect_status 89
@@ -200,13 +202,15 @@ case_sealed__ctrl_c_says_interrupted() {
   expect_stderr_contains "lab-pod is still running (and billing)"
 }
 
-# Several slices: the first to fail (here slice 1's guard, which finds its TPU busy) stops the
-# other slice's program, which would otherwise wait for it without end.
+# Several slices: the first to fail (here slice 1, whose run guards find its TPU busy on every
+# worker) stops the other slice's program, which would otherwise wait for it without end. (One
+# refused worker of a slice whose other workers start is not seen here until that slice's call
+# ends: gcloud returns when every worker's command has.)
 case_sealed__a_slice_refused_by_its_guard_stops_the_others() {
   local dir
   dir=$(bare_course sealed-slices)
   plan_sh "$dir" run.sh standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --slices 2 --queued --poll 1s --bootstrap
-  GCLOUD_STANDIN_TPU_HOLDER=0 GCLOUD_STANDIN_TPU_HOLDER_NODE=lab-pod-1 FAKEJAX_TIMEOUT=600 run_pipeline "$dir" run.sh
+  GCLOUD_STANDIN_TPU_HOLDER=0,1,2,3 GCLOUD_STANDIN_TPU_HOLDER_NODE=lab-pod-1 FAKEJAX_TIMEOUT=600 run_pipeline "$dir" run.sh
   expect_status 94
   expect_stderr_contains "slice 1 (node lab-pod-1) failed with status 94"
   grep -qs '^state=stopped' "$dir/tpu-runs/lab-pod/standin-lesson/r1/slice-0/worker-0/r1/run-status.rec" ||
