@@ -625,7 +625,7 @@ case_pipeline__results_upload_failure_names_the_worker() {
   # Worker 1's service account cannot write to the bucket; its program succeeds.
   GCLOUD_STANDIN_GCS_FAIL_WORKERS=1 run_pipeline "$dir" run.sh
   expect_status 95
-  expect_stderr_contains "tpulaunch: error: worker 1 (t1v-n-standin0-w-1) could not upload its results"
+  expect_stderr_contains "tpulaunch: t1v-n-standin0-w-1: error: worker 1 (t1v-n-standin0-w-1) could not upload its results"
   expect_stderr_contains "does not have storage.objects.create access"
   expect_stderr_contains "tpulaunch: error: no results from worker(s) 1 of 4 in $RESULTS_URL/lab-pod/standin-lesson/r1"
   expect_stderr_contains "the TPU is left running: TPU lab-pod is still running"
