@@ -609,9 +609,12 @@ case_life__multislice_preempted_slice() {
     REALGCLOUD_PREEMPT_WHEN='worker-0/home/jax-tpu-lab/**/artifacts/worker-2.json' \
     scenario multislice-preempted 0 -- standin-lesson --slice v4-16 "${PIPE_FLAGS[@]}" --slices 2 --queued --spot \
     --poll 1s --teardown
-  expect_same_as_standin
+  # Not expect_same_as_standin: the two preempt at different moments (the stand-in 2 s into the
+  # call, the loopback API once worker 2's receipt exists), so whether slice 0 has finished its
+  # work, or gets the run's stop call first, differs between them by design; the outcome must not.
+  [[ "$status" == "$standin_status" ]] || fail "real gcloud: status $status, stand-in: $standin_status"
   expect_status 92
-  expect_stderr_contains "tpulaunch: error: lab-pod-1 was PREEMPTED during the pipeline: it was preempted, this is not a failure of the program"
+  expect_stderr_contains "tpulaunch: error: lab-pod-1 was PREEMPTED during the pipeline: this is not a failure of the program"
   [[ "$err" != *"lab-pod-0 was"* ]] || fail "slice 0's node was reported as preempted"
   compgen -G "$real_dir/state/deleted/lab-pod-0.*" >/dev/null || fail "slice 0's node still exists"
   compgen -G "$real_dir/state/deleted/lab-pod-1.*" >/dev/null || fail "slice 1's node still exists"
@@ -639,7 +642,7 @@ case_life__preempted_mid_run() {
     scenario preempted 2 --spot -- standin-lesson --slice v5p-16 "${PIPE_FLAGS[@]}" --spot --teardown
   expect_same_as_standin
   expect_status 92
-  expect_stderr_contains "tpulaunch: error: lab-pod was PREEMPTED during the pipeline: it was preempted, this is not a failure of the program"
+  expect_stderr_contains "tpulaunch: error: lab-pod was PREEMPTED during the pipeline: this is not a failure of the program"
   expect_stderr_contains "deleting it (--teardown), as it still holds quota"
   [[ "$err" != *"the run failed with status"* ]] || fail "a preemption was reported as a failed program"
   compgen -G "$real_dir/state/deleted/lab-pod.*" >/dev/null || fail "the preempted TPU was not deleted"
@@ -657,10 +660,13 @@ case_life__pasted_queued_teardown_never_deletes() {
   grep -q '^#   gcloud compute tpus queued-resources delete' "$dir/paste.txt" || fail "the delete lines are not comments"
   real_dir=$dir
   trap 'real_cloud_stop "$real_dir"' EXIT
-  real_cloud_start "$dir"
-  GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,ACTIVE FAKEJAX_LOCAL_DEVICES=8 LESSON_FAIL_WORKER=0 \
-    run_real "$dir" paste.txt
+  # The knobs go to the loopback API and the workers' sshd when they start (given to run_real
+  # alone, they never reached the worker, and the case passed only while verify failed for
+  # another reason).
+  GCLOUD_STANDIN_QR_STATES=WAITING_FOR_RESOURCES:1,ACTIVE LESSON_FAIL_WORKER=0 real_cloud_start "$dir"
+  run_real "$dir" paste.txt
   real_cloud_stop "$dir"
+  expect_stdout_contains "LESSON_FAIL_WORKER=0: failing on purpose with status 7"
   expect_stdout_contains "not verified"
   [[ -f "$dir/$RUN_DIR/worker-0/r1/run-status.rec" ]] || fail "the worker's record was not fetched"
   ! api_calls "$dir" | grep -q '^DELETE' || fail "pasting the plan deleted something: $(api_calls "$dir" | grep '^DELETE')"
