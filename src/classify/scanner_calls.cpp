@@ -68,11 +68,14 @@ void Scanner::evaluate_loader(const Bracket& bracket, std::size_t end) {
   case ArgCheck::load_path:
     check_load_path(bracket, tokens, split_args(tokens, bracket.capture_start, end, ","));
     return;
-  case ArgCheck::exec_code:
-    if (const Arg* source = split_args(tokens, bracket.capture_start, end, ",").positional(0)) {
+  case ArgCheck::exec_code: {
+    // Named: positional() points into it, so a temporary would be gone before the check reads it.
+    const Args args = split_args(tokens, bracket.capture_start, end, ",");
+    if (const Arg* source = args.positional(0)) {
       check_exec(bracket, tokens, source->begin, source->end, 0);
     }
     return;
+  }
   case ArgCheck::started_program:
     check_started_program(bracket, tokens, end);
     return;

@@ -312,7 +312,8 @@ void Scanner::check_exec(const Bracket& bracket, std::span<const Token> tokens, 
     return;
   }
   if (const auto inner = call_parts(tokens, begin, end); inner && inner->callee == "compile" && depth < 4) {
-    if (const Arg* source = split_args(tokens, inner->args_begin, inner->args_end, ",").positional(0)) {
+    const Args args = split_args(tokens, inner->args_begin, inner->args_end, ","); // outlives `source`
+    if (const Arg* source = args.positional(0)) {
       check_exec(bracket, tokens, source->begin, source->end, depth + 1);
       return;
     }
@@ -325,7 +326,8 @@ void Scanner::check_exec(const Bracket& bracket, std::span<const Token> tokens, 
     if (method == "read") {
       if (const auto opened = call_parts(tokens, begin, dot);
           opened && (opened->callee == "open" || opened->callee == "io.open" || opened->callee == "builtins.open")) {
-        if (const Arg* file = split_args(tokens, opened->args_begin, opened->args_end, ",").positional(0)) {
+        const Args args = split_args(tokens, opened->args_begin, opened->args_end, ","); // outlives `file`
+        if (const Arg* file = args.positional(0)) {
           if (auto literal = path_expression(tokens, file->begin, file->end)) {
             add_file_load(bracket, std::move(literal->path), literal->from_file_folder);
             return;
