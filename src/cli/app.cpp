@@ -40,7 +40,7 @@ std::vector<Command> setup_app(CLI::App& app, Globals& globals) {
 
   std::vector<Command> commands;
   for (auto* setup : {setup_init, setup_plan, setup_classify, setup_review, setup_check, setup_slices, setup_slice,
-                      setup_discover, setup_verify, setup_guard, setup_stage}) {
+                      setup_discover, setup_verify, setup_guard, setup_stage, setup_runs}) {
     commands.push_back(setup(app, globals));
     commands.back().app->allow_extras();
   }

@@ -60,6 +60,7 @@ Command setup_discover(CLI::App& parent, const Globals& globals);
 Command setup_verify(CLI::App& parent, const Globals& globals);
 Command setup_guard(CLI::App& parent, const Globals& globals);
 Command setup_stage(CLI::App& parent, const Globals& globals);
+Command setup_runs(CLI::App& parent, const Globals& globals);
 
 // The options every TPU pipeline takes (plan, discover), and the PlanOptions they make.
 struct TpuArgs {

@@ -1,4 +1,7 @@
 // tpulaunch plan: route one script and print the exact pipeline.
+#include <optional>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -6,6 +9,7 @@
 #include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/render/render.hpp"
 #include "tpulaunch/route/router.hpp"
+#include "tpulaunch/runs/runs.hpp"
 #include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch::cli {
@@ -20,6 +24,8 @@ struct PlanArgs {
   bool course = false;
   int slices = 1; // --slices N (given: slices_option counts it)
   const CLI::Option* slices_option = nullptr;
+  std::string checkpoint_dir;    // --checkpoint-dir gs://...
+  std::string resume;            // --resume RUN
   std::vector<std::string> env;  // KEY=VALUE
   std::vector<std::string> args; // after --
   const CLI::Option* verify_option = nullptr;
@@ -58,10 +64,77 @@ Status refuse_tpu_only_options(const PlanArgs& args) {
                                  given.size() == 1 ? "it" : "them"));
 }
 
-Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
+// --resume RUN: what the new run takes from the old one's plan record (the slice, the TPU, its
+// zone, how its capacity was made, the checkpoint folder); a value given that differs is an error.
+Status take_from_resumed(PlanArgs& args, const RunView& run, const std::string& id) {
+  const PlanRecord& old = run.plan;
+  const auto differs = [&](std::string_view what, const std::string& given, const std::string& recorded) {
+    return usage_error(
+        fmt::format("--resume {}: {} {} is not the resumed run's ({}); a resumed run keeps it: leave it out",
+                    old.run_id, what, printable(given), printable(recorded)));
+  };
+  if (old.script != id) {
+    return usage_error(fmt::format("--resume {}: that run is of script {}, not {}", old.run_id, old.script, id));
+  }
+  if (run.state == RunState::succeeded) {
+    return refused_error(fmt::format("--resume {}: that run succeeded; a resume is for a run that was preempted, "
+                                     "interrupted or failed",
+                                     old.run_id));
+  }
+  for (auto [given, recorded, what] :
+       {std::tuple{&args.slice, &old.slice, "--slice"}, std::tuple{&args.tpu.tpu, &run.tpu, "--tpu"},
+        std::tuple{&args.checkpoint_dir, &old.checkpoint_dir, "--checkpoint-dir"}}) {
+    if (given->empty()) {
+      *given = *recorded;
+    } else if (*given != *recorded && !recorded->empty()) {
+      return differs(what, *given, *recorded);
+    }
+  }
+  if (args.tpu.zone.empty()) {
+    args.tpu.zone = old.zone;
+  }
+  if (args.tpu.project.empty()) {
+    args.tpu.project = old.project;
+  }
+  if (old.slices > 1 && args.slices_option->count() == 0) {
+    args.slices = old.slices;
+  }
+  // Capacity made again when the old plan made it, provisioned as it was.
+  args.tpu.create = args.tpu.create || (old.capacity == "create" && !args.tpu.queued);
+  args.tpu.queued = args.tpu.queued || (old.capacity == "queued" && !args.tpu.create);
+  args.tpu.spot = args.tpu.spot || old.provisioning == "spot";
+  args.tpu.preemptible = args.tpu.preemptible || old.provisioning == "preemptible";
+  if (args.tpu.run_id == old.run_id) {
+    return usage_error(fmt::format("--resume {}: the new run needs a new run id (leave --run-id out)", old.run_id));
+  }
+  return Ok{};
+}
+
+// The resumed run's script must be the one that runs now, byte for byte.
+Status same_script(const RunView& run, const std::string& actual_sha256) {
+  if (run.plan.script_sha256.empty()) {
+    return config_error(fmt::format("--resume {}: its plan record ({}) has no script digest (an older tpulaunch, or "
+                                    "the discovery program): it cannot be resumed",
+                                    run.plan.run_id, run.folder));
+  }
+  if (run.plan.script_sha256 != actual_sha256) {
+    return refused_error(fmt::format("--resume {}: script {} changed since that run (its sha256 was {}, now {}); a "
+                                     "resumed run runs the same script: plan a new run without --resume",
+                                     run.plan.run_id, run.plan.script, run.plan.script_sha256.substr(0, 16),
+                                     actual_sha256.substr(0, 16)));
+  }
+  return Ok{};
+}
+
+Result<Output> run_plan(PlanArgs args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const Matrix matrix, load_matrix(globals));
   TPULAUNCH_TRY(const std::string id, script_id_from_argument(matrix, args.script));
+  std::optional<RunView> resumed;
+  if (!args.resume.empty()) {
+    TPULAUNCH_TRY(resumed, find_run("./tpu-runs", args.resume, catalog));
+    TPULAUNCH_CHECK(take_from_resumed(args, *resumed, id));
+  }
   const Slice* slice = nullptr;
   if (!args.slice.empty()) {
     TPULAUNCH_TRY(slice, catalog.require(args.slice));
@@ -69,6 +142,9 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice, args.slices));
   const ScriptStatus& status = routing.status;
   const Decision& decision = routing.decision;
+  if (resumed) {
+    TPULAUNCH_CHECK(same_script(*resumed, status.actual_sha256));
+  }
   if (!decision.allowed()) {
     const RefusalContext context{status.id, status.path,
                                  status.route_class() ? std::string(to_string(*status.route_class()))
@@ -96,6 +172,10 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
     options.verify = parse_verify_kind(args.verify);
   }
   TPULAUNCH_TRY(options.env, parse_env(args.env));
+  options.checkpoint_dir = args.checkpoint_dir;
+  if (resumed) {
+    options.resumes = resumed->plan.run_id;
+  }
   options.args = args.args;
   TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
   Output output;
@@ -135,6 +215,16 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
         ->allow_extra_args(false);
     app->add_option("--slice", args->slice, "accelerator type, e.g. v5litepod-16; omit for the CPU route");
     add_tpu_options(*app, args->tpu);
+    args->tpu.tpu_only.push_back(
+        app->add_option("--checkpoint-dir", args->checkpoint_dir,
+                        "gs://BUCKET[/PREFIX] exported to the program as TPU_CHECKPOINT_DIR (restoring is the script's "
+                        "business); kept by --resume")
+            ->type_name("URL"));
+    args->tpu.tpu_only.push_back(
+        app->add_option("--resume", args->resume,
+                        "a new run linked to run RUN (a run id or its folder below ./tpu-runs): same script, slice, "
+                        "TPU, checkpoint folder and capacity")
+            ->type_name("RUN"));
     args->slices_option = app->add_option("--slices", args->slices,
                                           "run one program over N slices (Multislice, N >= 2): the nodes of one queued "
                                           "resource with --queued, else existing TPUs <tpu>-0 ... <tpu>-(N-1)");

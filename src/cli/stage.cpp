@@ -46,6 +46,15 @@ Command setup_stage(CLI::App& parent, const Globals& /*globals*/) {
     app->add_option("--plan", request.plan.plan_sha256, "the plan's digest (64 hex digits)")->required();
     app->add_option("--slice", request.plan.slice, "the slice, for the plan record")->required();
     app->add_option("--slices", request.plan.slices, "the number of slices, for the plan record")->check(CLI::Range(1, 64));
+    // What `plan --resume` and `runs` read back from the plan record (each written only when given).
+    app->add_option("--tpu", request.plan.tpu, "the TPU, for the plan record");
+    app->add_option("--zone", request.plan.zone, "the zone, for the plan record");
+    app->add_option("--project", request.plan.project, "the project, for the plan record");
+    app->add_option("--capacity", request.plan.capacity, "create or queued: the plan makes its capacity")
+        ->check(CLI::IsMember({"create", "queued"}));
+    app->add_option("--provisioning", request.plan.provisioning, "spot, preemptible...: how the TPU is provisioned");
+    app->add_option("--checkpoint-dir", request.plan.checkpoint_dir, "the run's --checkpoint-dir, for the plan record");
+    app->add_option("--resumes", request.plan.resumes, "the run id this run resumes (plan --resume)");
     app->add_option("--guard-sha256", request.guard_sha256, "refuse unless this tpulaunch's run guard has this digest")
         ->required()
         ->type_name("HEX");

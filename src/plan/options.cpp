@@ -139,4 +139,16 @@ Status set_results(Plan& plan, std::string_view id) {
   return Ok{};
 }
 
+Status set_checkpoint_dir(Plan& plan) {
+  if (plan.options.checkpoint_dir.empty()) {
+    return Ok{};
+  }
+  auto url = parse_results_url(plan.options.checkpoint_dir);
+  if (!url) {
+    return usage_error("--checkpoint-dir: " + url.error().message);
+  }
+  plan.options.checkpoint_dir = url->text();
+  return Ok{};
+}
+
 } // namespace tpulaunch::planning

@@ -73,6 +73,9 @@ std::string plan_digest(const Plan& plan) {
   add("grace", std::to_string(plan.grace_seconds));
   add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
   add("results", plan.results_run_url.value_or(""));
+  if (!plan.options.checkpoint_dir.empty()) { // added only when set: every other plan keeps its digest
+    add("checkpoint-dir", plan.options.checkpoint_dir);
+  }
   return sha256_hex(text);
 }
 
@@ -242,6 +245,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   plan.local_run_dir = fmt::format("./tpu-runs/{}/{}/{}", plan.target.tpu, script.id, options.run_id);
   plan.remote_run_dir = remote_run_dir(script.id, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, script.id));
+  TPULAUNCH_CHECK(set_checkpoint_dir(plan));
   const bool full = options.form == PlanForm::full;
   plan.steps.push_back(prepare_step(plan));
   if (!script.files.empty() && !full) {
@@ -287,6 +291,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);
   plan.remote_run_dir = remote_run_dir(plan.script, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, plan.script));
+  TPULAUNCH_CHECK(set_checkpoint_dir(plan));
   plan.steps.push_back(prepare_step(plan));
   seal(plan, nullptr);
   plan.steps.push_back(write_step(plan));

@@ -176,6 +176,32 @@ Step prepare_step(const Plan& plan) {
   return step;
 }
 
+namespace {
+
+// What `plan --resume` and `runs` read back from the plan record: where the run is, how its
+// capacity was made, its checkpoint folder and the run it resumes.
+void add_record_values(ShellLine& line, const Plan& plan) {
+  const Target& target = plan.target;
+  line.word("--tpu").word(target.tpu).word("--zone").word(target.zone);
+  if (!target.project.empty()) {
+    line.word("--project").word(target.project);
+  }
+  if (target.capacity != Capacity::existing) {
+    line.word("--capacity").word(std::string(to_string(target.capacity)));
+  }
+  if (target.provisioning != Provisioning::standard) {
+    line.word("--provisioning").word(std::string(to_string(target.provisioning)));
+  }
+  if (!plan.options.checkpoint_dir.empty()) {
+    line.word("--checkpoint-dir").word(plan.options.checkpoint_dir);
+  }
+  if (!plan.options.resumes.empty()) {
+    line.word("--resumes").word(plan.options.resumes);
+  }
+}
+
+} // namespace
+
 // Local: tpulaunch writes the run's stage folder (its run guard, the script or the discovery
 // program, the course files, each copied from where the plan read it and checked against the
 // digest the plan pinned) and the run's plan record (plan.rec: whose run the folder holds, which
@@ -198,6 +224,7 @@ Step write_step(const Plan& plan) {
   if (plan.target.multislice()) {
     step.line.word("--slices").word(std::to_string(plan.target.nodes));
   }
+  add_record_values(step.line, plan);
   step.line.word("--guard-sha256").word(run_guard_program().sha256);
   if (plan.program == PlanProgram::discovery) {
     step.line.word("--discovery");
@@ -328,6 +355,9 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
     command.word("--slices").word(std::to_string(plan.target.nodes)).word("--slice-id").word(std::to_string(slice));
   }
   command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
+  if (!plan.options.checkpoint_dir.empty()) {
+    command.word("--env").word(Word(std::string(k_checkpoint_env) + "=").append(plan.options.checkpoint_dir));
+  }
   for (const EnvVar& var : plan.options.env) {
     command.word("--env").word(Word(var.name + "=").append(var.value));
   }

@@ -69,5 +69,7 @@ Status resolve_lifecycle(Plan& plan, const Slice& slice);
 Status check_course_form(const PlanOptions& options);
 // --results: the bucket URL of the run folder.
 Status set_results(Plan& plan, std::string_view id);
+// --checkpoint-dir: checked as a bucket URL and written without a final '/'.
+Status set_checkpoint_dir(Plan& plan);
 
 } // namespace tpulaunch::planning

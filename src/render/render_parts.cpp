@@ -60,6 +60,11 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                        "source); it checks its own digest, the staged files' digests and the TPU's holders before "
                        "the program runs");
   }
+  if (!plan.options.checkpoint_dir.empty()) {
+    notes.push_back(fmt::format("the program gets {}={} (--checkpoint-dir, kept by plan --resume): restoring from it, "
+                                "and writing to it, is the script's business; tpulaunch never reads it",
+                                k_checkpoint_env, plan.options.checkpoint_dir));
+  }
   if (const auto& condition = plan.initialize_condition) {
     notes.push_back(fmt::format(
         "'{}' calls jax.distributed.initialize() at {}line {} only under a condition ({}); its review accepted that: "

@@ -1,5 +1,6 @@
 #include "tpulaunch/run/records.hpp"
 
+#include <array>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -7,6 +8,21 @@
 #include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
+namespace {
+
+// The fields a plan record holds only when they are set, by name.
+template <typename P> auto optional_fields(P& plan) {
+  return std::array{std::pair{"tpu", &plan.tpu},
+                    std::pair{"zone", &plan.zone},
+                    std::pair{"project", &plan.project},
+                    std::pair{"capacity", &plan.capacity},
+                    std::pair{"provisioning", &plan.provisioning},
+                    std::pair{"checkpoint-dir", &plan.checkpoint_dir},
+                    std::pair{"resumes", &plan.resumes},
+                    std::pair{"script-sha256", &plan.script_sha256}};
+}
+
+} // namespace
 
 std::optional<std::string> Record::get(std::string_view key) const {
   for (const auto& [name, value] : fields) {
@@ -40,7 +56,7 @@ std::string format_record(const Record& record) {
 }
 
 Record to_record(const PlanRecord& plan) {
-  return Record{{{"record", std::string(k_plan_record_kind)},
+  Record record{{{"record", std::string(k_plan_record_kind)},
                  {"script", plan.script},
                  {"run-id", plan.run_id},
                  {"plan", plan.plan_sha256},
@@ -48,6 +64,12 @@ Record to_record(const PlanRecord& plan) {
                  {"slices", std::to_string(plan.slices)},
                  {"start", plan.start},
                  {"written", std::to_string(plan.written)}}};
+  for (const auto& [key, value] : optional_fields(plan)) {
+    if (!value->empty()) {
+      record.fields.emplace_back(key, *value);
+    }
+  }
+  return record;
 }
 
 namespace {
@@ -84,6 +106,12 @@ Result<PlanRecord> parse_plan_record(std::string_view text, std::string_view ori
   }
   if (!is_hex(plan.plan_sha256, 64) || !is_hex(plan.start, 32)) {
     return bad("its plan or start is not hex of the right length");
+  }
+  for (const auto& [key, value] : optional_fields(plan)) {
+    *value = record.value(key);
+  }
+  if (!plan.resumes.empty() && !value_rule(ValueKind::run_id).accepts(plan.resumes)) {
+    return bad("its resumes is not a run id");
   }
   const std::string slices = record.value("slices");
   const std::string written = record.value("written");

@@ -43,6 +43,16 @@ Status check_request(const StageRequest& request) {
     return usage_error(fmt::format("--plan '{}': expected the plan's SHA-256 (64 lower-case hex digits)",
                                    printable(plan.plan_sha256)));
   }
+  // One line each in the plan record.
+  for (const std::string* value : {&plan.tpu, &plan.zone, &plan.project, &plan.capacity, &plan.provisioning,
+                                   &plan.checkpoint_dir, &plan.resumes}) {
+    if (printable(*value) != *value) {
+      return usage_error(fmt::format("'{}': a plan record value is one line of printable text", printable(*value)));
+    }
+  }
+  if (!plan.resumes.empty()) {
+    TPULAUNCH_CHECK(validate_value(ValueKind::run_id, plan.resumes));
+  }
   const RemoteProgram& guard = run_guard_program();
   if (request.guard_sha256 != guard.sha256) {
     return refused_error(fmt::format("this tpulaunch's run guard has sha256 {}, not {} as the plan pinned: run the plan "
@@ -107,6 +117,9 @@ Result<PlanRecord> write_stage(const StageRequest& request) {
   PlanRecord plan = request.plan;
   plan.start = start_token();
   plan.written = static_cast<long long>(std::time(nullptr));
+  if (!request.discovery && !request.files.empty()) {
+    plan.script_sha256 = request.files.front().sha256; // the plan stages the script first
+  }
   const fs::path folder = fs::path(request.run_dir) / staged_folder(plan);
   TPULAUNCH_CHECK(write_into(folder, std::string(k_run_guard_file), run_guard_program().text));
   TPULAUNCH_CHECK(write_into(folder, "start", plan.start + "\n"));

@@ -281,15 +281,16 @@ TEST_F(PlanTest, VerifyGetsTheCatalogAndMatrixThePlanUsed) {
 
 TEST_F(PlanTest, RunGuardStatusesAreTheDocumentedOnes) {
   const std::string guard(run_guard_program().text);
-  for (const auto& [name, status] : {std::pair{"status_not_ours", PipelineStatus::not_ours},
-                                     std::pair{"status_run_exists", PipelineStatus::run_exists},
-                                     std::pair{"status_busy", PipelineStatus::tpu_busy},
-                                     std::pair{"status_upload_failed", PipelineStatus::upload_failed},
-                                     std::pair{"status_no_python", PipelineStatus::no_python},
-                                     std::pair{"status_digest_mismatch", PipelineStatus::digest_mismatch},
-                                     std::pair{"status_guard_failed", PipelineStatus::guard_failed},
-                                     std::pair{"status_timed_out", PipelineStatus::timed_out},
-                                     std::pair{"status_mapped_255", PipelineStatus::mapped_255}}) {
+  for (const auto& [name, status] :
+       {std::pair{"status_running", PipelineStatus::run_running},
+        std::pair{"status_not_ours", PipelineStatus::not_ours},
+        std::pair{"status_run_exists", PipelineStatus::run_exists}, std::pair{"status_busy", PipelineStatus::tpu_busy},
+        std::pair{"status_upload_failed", PipelineStatus::upload_failed},
+        std::pair{"status_no_python", PipelineStatus::no_python},
+        std::pair{"status_digest_mismatch", PipelineStatus::digest_mismatch},
+        std::pair{"status_guard_failed", PipelineStatus::guard_failed},
+        std::pair{"status_timed_out", PipelineStatus::timed_out},
+        std::pair{"status_mapped_255", PipelineStatus::mapped_255}}) {
     EXPECT_NE(guard.find(fmt::format("readonly {}={}\n", name, to_int(status))), std::string::npos) << name;
   }
   // The test seams, and the paths they move.

@@ -70,6 +70,10 @@ struct PlanOptions {
   std::vector<EnvVar> env;       // set for the script on every route, in order
   std::vector<std::string> args; // the script's arguments, after its path
   std::string results; // --results gs://BUCKET[/PREFIX], validated by the planner; "": per-worker fetch
+  // --checkpoint-dir gs://BUCKET[/PREFIX]: exported to the program as TPU_CHECKPOINT_DIR (restoring
+  // from it is the script's business); "": none.
+  std::string checkpoint_dir;
+  std::string resumes; // plan --resume RUN: the run id this run resumes, for its plan record; "": none
   // How every ssh and scp reaches the workers: --internal-ip, --tunnel-through-iap (the CLI
   // refuses both together, as gcloud does), or their external addresses.
   Connection connection = Connection::external;
@@ -239,6 +243,9 @@ struct Plan {
   // The stage folder in the worker's run folder: <remote_run_dir>/staged-<plan id>.
   [[nodiscard]] std::string remote_staged_dir() const { return remote_run_dir + "/staged-" + plan_id(); }
 };
+
+// The environment variable the run guard exports with --checkpoint-dir (docs/lifecycle.md).
+inline constexpr std::string_view k_checkpoint_env = "TPU_CHECKPOINT_DIR";
 
 // The folder that holds the plan's run folder, with a final '/': "./tpu-runs/<tpu>/<id>/". The
 // --results download goes there, so the run folder arrives with its own name.

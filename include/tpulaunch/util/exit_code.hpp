@@ -46,8 +46,9 @@ constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
 // non-zero in worker order) and the script's own stops. The guard's numbers are constants in
 // that file too; tests/plan/plan_test.cpp keeps the two in step.
 enum class PipelineStatus : int {
-  not_ours = 88,          // remote or script: the TPU does not carry the mark of the plan that created it; nothing was touched
-  name_taken = 89,        // --create/--queued: a TPU or queued resource of that name exists already; nothing was created
+  run_running = 87, // remote, runs clean: the run is running on that worker; its folder is not removed
+  not_ours = 88,   // remote or script: the TPU does not carry the mark of the plan that created it; nothing was touched
+  name_taken = 89, // --create/--queued: a TPU or queued resource of that name exists already; nothing was created
   capacity_failed = 90,   // the queued resource (or created node) ended FAILED/SUSPENDED/…: deleted
   capacity_deadline = 91, // not READY / ACTIVE within --ready-timeout: what was created is deleted
   preempted = 92,         // the TPU was PREEMPTED, TERMINATED or REPAIRING during the pipeline
@@ -68,7 +69,10 @@ struct PipelineStatusInfo {
 };
 
 // The documented table, in numeric order; docs/cli.md lists it and docs_test checks that.
-inline constexpr std::array<PipelineStatusInfo, 13> k_pipeline_statuses{{
+inline constexpr std::array<PipelineStatusInfo, 14> k_pipeline_statuses{{
+    {PipelineStatus::run_running, "remote",
+     "tpulaunch runs clean: the run is still running on that worker (its record has no end and its supervisor "
+     "lives), so its folder there is not removed"},
     {PipelineStatus::not_ours, "script",
      "--create or --queued: the TPU does not carry the mark the plan's create call set (metadata tpulaunch_run), so "
      "it is not the one the plan created; the plan touched nothing on it (its run guard says the same on a worker)"},
@@ -78,7 +82,8 @@ inline constexpr std::array<PipelineStatusInfo, 13> k_pipeline_statuses{{
     {PipelineStatus::capacity_failed, "script",
      "the queued resource or created node ended FAILED, SUSPENDED or another state it does not leave; it was deleted"},
     {PipelineStatus::capacity_deadline, "script",
-     "the TPU was not READY (or the queued resource ACTIVE) within --ready-timeout; what the script created was deleted"},
+     "the TPU was not READY (or the queued resource ACTIVE) within --ready-timeout; what the script created was "
+     "deleted"},
     {PipelineStatus::preempted, "script",
      "the TPU was PREEMPTED, TERMINATED or REPAIRING during the pipeline (not a failure of the program); one describe "
      "call after a failed step tells, spot or not"},
@@ -100,7 +105,8 @@ inline constexpr std::array<PipelineStatusInfo, 13> k_pipeline_statuses{{
      "with --slices, a worker whose tpu-env MEGASCALE_* values are missing or not the plan's slice count and slice "
      "id), or the run's supervisor ended without recording an end (the VM restarted)"},
     {PipelineStatus::timed_out, "remote",
-     "the program ran past --timeout: it got SIGTERM, then SIGKILL after --grace; every worker's results are still fetched"},
+     "the program ran past --timeout: it got SIGTERM, then SIGKILL after --grace; every worker's results are still "
+     "fetched"},
     {PipelineStatus::mapped_255, "remote",
      "the program exited 255, which gcloud would take for ssh failing and run again"},
 }};

@@ -43,6 +43,11 @@
 # bootstrap: create ~/jax-tpu-lab/.venv with python3 -m venv and pip install --upgrade jax[tpu].
 # stop: end this run on this worker (another slice of a Multislice run failed first): a running
 #   program gets SIGTERM, then SIGKILL after the grace period; a run not started yet never starts.
+# status, attach, clean (tpulaunch runs; they read the record and never start a run): status prints
+#   one line of this worker's record; attach follows the log on the record's worker 0 (its last
+#   lines, then as it is written) and waits on every worker for the run's end, returning its
+#   status; clean removes DIR unless the run is running (87), and names files an older tpulaunch
+#   staged in ~.
 #
 # DIR/run-status.rec, KEY=VALUE lines, each version written atomically: record=tpulaunch-run-status
 # 2, script, run-id, plan, start (the start token the write step put in the stage folder), worker
@@ -68,6 +73,7 @@
 
 set -u -o pipefail
 
+readonly status_running=87
 readonly status_not_ours=88
 readonly status_run_exists=93
 readonly status_busy=94
@@ -104,6 +110,7 @@ parse_args() {
     case $1 in
       --supervise) mode=supervise; shift; continue ;;
       --bootstrap) mode=bootstrap; shift; continue ;;
+      --status | --attach | --clean) mode=${1#--}; shift; continue ;;
       --kill-stale) kill_stale=1; shift; continue ;;
       --file)
         (($# >= 3)) || usage_error "--file needs SHA256 and PATH"

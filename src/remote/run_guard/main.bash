@@ -166,6 +166,60 @@ stop_run() {
   exit 0
 }
 
+# --- tpulaunch runs status, attach, clean: a run that started earlier, by its record --------------
+
+# the_record: the record in memory, or a line saying this worker has none (exit 0: nothing ran here).
+the_record() {
+  read_record && return 0
+  say "run $script/$run_id: no run record on this worker (it never started here)"
+  [[ $mode == clean ]] && rm -rf -- "$run_dir"
+  exit 0
+}
+
+# running_here: the record has no end and its supervisor runs (or has not recorded itself yet).
+running_here() {
+  ! get exit && { ! get guard-pid || supervisor_alive; }
+}
+
+show_status() {
+  local worker_of state summary
+  the_record
+  worker_of=$(field_of worker) state=$(field_of state) summary=$(field_of summary)
+  if ! get exit && ! running_here; then
+    state=lost summary="its supervisor is gone without an end (the VM restarted, or it was killed)"
+  fi
+  printf 'worker %s (%s): %s: %s\n' "$worker_of" "$host" "$state" "${summary:-running}"
+  exit 0
+}
+
+attach_run() {
+  the_record
+  get worker
+  if [[ $got == 0 ]]; then
+    follow attached
+  fi
+  wait_for exit
+  get exit
+  exit "$got"
+}
+
+clean_run() {
+  local stale
+  the_record
+  if running_here; then
+    get guard-pid
+    say "run $script/$run_id is running here (supervisor pid $got): its folder is not removed; end it first"
+    exit "$status_running"
+  fi
+  for stale in "$HOME"/tpulaunch-run-guard-*.sh "$HOME"/tpulaunch-discover-*.py; do
+    [[ -e $stale ]] && say "left by an older tpulaunch (not removed): $stale"
+  done
+  rm -rf -- "$run_dir" || usage_error "could not remove $run_dir"
+  rmdir -- "${run_dir%/*}" 2>/dev/null
+  say "removed run $script/$run_id's folder ~/jax-tpu-lab/runs/$script/$run_id"
+  exit 0
+}
+
 bootstrap() {
   local status=0
   mkdir -p -- "$HOME/jax-tpu-lab" && python3 -m venv "$HOME/jax-tpu-lab/.venv" &&
@@ -187,6 +241,9 @@ main() {
   case $mode in
     bootstrap) bootstrap ;;
     stop) stop_run ;;
+    status) show_status ;;
+    attach) attach_run ;;
+    clean) clean_run ;;
     supervise) supervise ;;
     *) start_run ;;
   esac
