@@ -673,6 +673,37 @@ case_life__pasted_queued_teardown_never_deletes() {
   [[ -d "$dir/state/queued-resources/lab-pod-qr" ]] || fail "the queued resource is gone"
 }
 
+# --- runs -------------------------------------------------------------------------------------
+
+# tpulaunch runs status and attach after a run (issue 37 §1), through the real gcloud: each is one
+# `tpu-vm ssh --worker=all` call into the run guard the run staged; status prints one line per
+# worker from its record, attach replays worker 0's log and returns the run's status.
+case_runs__attach_and_status() {
+  local dir
+  dir=$(GCLOUD_STANDIN_PREPARED=1 standin_course rg-runs-attach 2)
+  real_dir=$dir
+  trap 'real_cloud_stop "$real_dir"' EXIT
+  real_cloud_start "$dir"
+  run -C "$dir" plan standin-lesson --slice v5p-16 "${PIPE_FLAGS[@]}" --format sh
+  printf '%s\n' "$out" >"$dir/run.sh"
+  run_real "$dir" run.sh
+  expect_status 0
+  run -C "$dir" runs attach r1 --format sh
+  printf '%s\n' "$out" >"$dir/attach.sh"
+  run_real "$dir" attach.sh
+  expect_status 0
+  expect_stdout_contains "[process 0/2] host"
+  [[ "$out" != *"[process 1/2] host"* ]] || fail "attach showed worker 1's log, not worker 0's alone"
+  run -C "$dir" runs status r1 --format sh
+  printf '%s\n' "$out" >"$dir/status.sh"
+  run_real "$dir" status.sh
+  real_cloud_stop "$dir"
+  expect_status 0
+  expect_stdout_contains "worker 0 (t1v-n-standin0-w-0): succeeded: succeeded"
+  expect_stdout_contains "worker 1 (t1v-n-standin0-w-1): succeeded: succeeded"
+  [[ "$(real_calls "$dir" | grep -c '^ssh$')" == 3 ]] || fail "not one ssh call each for run, attach and status: $(real_calls "$dir")"
+}
+
 if [[ $# -lt 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<group>__<name>" >&2
   exit 2
