@@ -188,7 +188,7 @@ show_status() {
   if ! get exit && ! running_here; then
     state=lost summary="its supervisor is gone without an end (the VM restarted, or it was killed)"
   fi
-  printf 'worker %s (%s): %s: %s\n' "$worker_of" "$host" "$state" "${summary:-running}"
+  printf 'worker %s (%s): %s: %s\n' "$worker_of" "$host" "$state" "${summary:-no end recorded yet}"
   exit 0
 }
 
