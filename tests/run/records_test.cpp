@@ -52,3 +52,33 @@ TEST(Records, ANotAPlanRecordIsAConfigErrorNamingTheFile) {
 
 } // namespace
 } // namespace tpulaunch
+
+namespace tpulaunch {
+namespace {
+
+TEST(Records, WhatResumeAndRunsReadIsWrittenOnlyWhenSetAndReadsBack) {
+  PlanRecord plan{"lesson", "r2", std::string(64, 'a'), "v5litepod-16", 1, std::string(32, 'b'), 42};
+  EXPECT_EQ(format_record(to_record(plan)).find("zone="), std::string::npos); // an older record's shape
+  plan.tpu = "lab-pod";
+  plan.zone = "us-west4-a";
+  plan.capacity = "create";
+  plan.provisioning = "spot";
+  plan.checkpoint_dir = "gs://b/ckpt";
+  plan.resumes = "r1";
+  plan.script_sha256 = std::string(64, 'c');
+  auto read = parse_plan_record(format_record(to_record(plan)), "plan.rec");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->tpu, "lab-pod");
+  EXPECT_EQ(read->zone, "us-west4-a");
+  EXPECT_EQ(read->project, "");
+  EXPECT_EQ(read->capacity, "create");
+  EXPECT_EQ(read->provisioning, "spot");
+  EXPECT_EQ(read->checkpoint_dir, "gs://b/ckpt");
+  EXPECT_EQ(read->resumes, "r1");
+  EXPECT_EQ(read->script_sha256, std::string(64, 'c'));
+  plan.resumes = "../r1";
+  EXPECT_FALSE(parse_plan_record(format_record(to_record(plan)), "plan.rec").ok());
+}
+
+} // namespace
+} // namespace tpulaunch

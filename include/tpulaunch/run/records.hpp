@@ -45,14 +45,14 @@ struct PlanRecord {
   long long written = 0; // Unix seconds
   // Where the plan ran and what `plan --resume` and `runs` need again; each is written only when
   // set, and a record without it (an older tpulaunch's) reads as "".
-  std::string tpu; // the TPU (node) name; with several slices, the prefix of their names
-  std::string zone;
-  std::string project;
-  std::string capacity;       // "create" or "queued" when the plan made its capacity; "": an existing TPU
-  std::string provisioning;   // "spot", "preemptible", ...; "": standard
-  std::string checkpoint_dir; // --checkpoint-dir
-  std::string resumes;        // the run id this run resumes (plan --resume)
-  std::string script_sha256;  // the staged script's digest ("" for the discovery program)
+  std::string tpu{}; // the TPU (node) name; with several slices, the prefix of their names
+  std::string zone{};
+  std::string project{};
+  std::string capacity{};       // "create" or "queued" when the plan made its capacity; "": an existing TPU
+  std::string provisioning{};   // "spot", "preemptible", ...; "": standard
+  std::string checkpoint_dir{}; // --checkpoint-dir
+  std::string resumes{};        // the run id this run resumes (plan --resume)
+  std::string script_sha256{};  // the staged script's digest ("" for the discovery program)
 };
 Record to_record(const PlanRecord& plan);
 // A plan record from its text; a config Error naming `origin` when it is not one (another
