@@ -3,5 +3,5 @@ release_capacity() {
     echo "tpulaunch: error: could not delete it; delete it by hand: $RELEASE" >&2
     return 1
   fi
-  trap - EXIT # nothing is left running
+  trap 'record_pipeline $?' EXIT # nothing is left running; what the pipeline saw is still recorded
 }

@@ -12,6 +12,7 @@ constexpr Code k_ask_open{"if [[ -t 0 ]] && read -r -p 'tpulaunch: remove the lo
                           "[[ $answer == [yY]* ]]; then\n  "};
 constexpr Code k_fi{"\nfi"};
 constexpr Code k_strict{"set -euo pipefail"};
+constexpr Code k_or{" || "};
 
 std::string_view summary_of(RunsCall call) {
   switch (call) {
@@ -28,11 +29,17 @@ std::string_view summary_of(RunsCall call) {
 }
 
 // bash ~/jax-tpu-lab/runs/S/R/staged-ID/tpulaunch-run-guard.sh --guard-sha256 HEX --plan P --script S --run-id R --MODE
+// For clean, `test ! -e GUARD || ` first: a worker whose folder an earlier clean removed has
+// nothing left to do.
 ShellLine guard_call(const PlanRecord& plan, RunsCall call) {
   const RemoteProgram& guard = run_guard_program();
+  const Word path = home_path(fmt::format("jax-tpu-lab/runs/{}/{}/staged-{}/{}", plan.script, plan.run_id,
+                                          plan.plan_sha256.substr(0, 16), k_run_guard_file));
   ShellLine command;
-  command.word("bash").word(home_path(fmt::format("jax-tpu-lab/runs/{}/{}/staged-{}/{}", plan.script, plan.run_id,
-                                                  plan.plan_sha256.substr(0, 16), k_run_guard_file)));
+  if (call == RunsCall::clean) {
+    command.word("test").word("!").word("-e").word(path).code(k_or);
+  }
+  command.word("bash").word(path);
   command.word("--guard-sha256").word(guard.sha256).word("--plan").word(plan.plan_sha256);
   command.word("--script").word(plan.script).word("--run-id").word(plan.run_id);
   command.word(fmt::format("--{}", to_string(call)));

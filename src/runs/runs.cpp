@@ -240,7 +240,14 @@ Result<RunView> find_run(const std::string& root, std::string_view name, const C
     return usage_error(fmt::format("run id '{}' names {} runs ({} and {}): give its folder instead", printable(name),
                                    matches.size(), matches[0].string(), matches[1].string()));
   }
-  return read_run(matches.front(), root, catalog);
+  TPULAUNCH_TRY(RunView run, read_run(matches.front(), root, catalog));
+  std::vector<std::string> warnings;
+  for (const RunView& other : list_runs(root, catalog, warnings)) {
+    if (other.plan.resumes == run.plan.run_id && other.plan.script == run.plan.script && other.tpu == run.tpu) {
+      run.resumed_by.push_back(other.plan.run_id);
+    }
+  }
+  return run;
 }
 
 } // namespace tpulaunch

@@ -76,7 +76,7 @@ case_runs__spot_run_preempted_then_resumed() {
   run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --run-id r1 --create --spot --poll 1s \
     --bootstrap --teardown --checkpoint-dir gs://lab-ckpt/train/ --format sh
   expect_status 0
-  expect_stdout_contains "TPU_CHECKPOINT_DIR=gs://lab-ckpt/train (--checkpoint-dir, kept by plan --resume)"
+  expect_stdout_contains "TPU_CHECKPOINT_DIR=gs://lab-ckpt/train (--checkpoint-dir"
   printf '%s\n' "$out" >"$dir/r1.sh"
   LESSON_HANG_WORKER=0 GCLOUD_STANDIN_PREEMPT_AFTER=2 run_pipeline "$dir" r1.sh
   expect_status 92
@@ -123,27 +123,29 @@ assert runs["r2"]["checkpoint_dir"] == "gs://lab-ckpt/train" and runs["r2"]["wor
 PY
 }
 
-# A run left running after its pipeline was interrupted: runs list knows it was interrupted;
-# status reads every worker's record; clean refuses to remove a running run (87); attach follows
-# worker 0's log and returns the run's status (124: its --timeout); then clean --yes removes its
-# folders on every worker and here.
+# A run left running after its pipeline was interrupted (worker 0 hangs; the others ended): runs
+# list knows it was interrupted; status reads every worker's record; attach follows worker 0's
+# log and, while it does, clean refuses to remove the running run (87) and keeps the local folder;
+# attach returns the run's status (124: its --timeout); then clean --yes removes its folders on
+# every worker and here.
 case_runs__status_attach_clean_on_a_run_left_running() {
-  local dir pid i record
+  local dir pid i rec attach_pid ended
   dir=$(standin_course runs-attach 4)
-  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --run-id r1 --bootstrap --timeout 20s \
+  run -C "$dir" plan standin-lesson --slice v5litepod-16 "${PIPE_FLAGS[@]}" --run-id r1 --bootstrap --timeout 25s \
     --grace 1s --format sh
   expect_status 0
   printf '%s\n' "$out" >"$dir/run.sh"
-  record="$(home "$dir" 0)/jax-tpu-lab/runs/standin-lesson/r1/run-status.rec"
+  rec="jax-tpu-lab/runs/standin-lesson/r1/run-status.rec"
   (cd "$dir" && exec setsid env PATH="$STANDIN:$SOURCE_DIR/tests/e2e/bin:$(dirname "$TPULAUNCH"):$PATH" \
     GCLOUD_STANDIN_STATE="$dir/state" CLOUDSDK_CORE_PROJECT=lab-project-1 TPULAUNCH_ALLOW_STANDIN=1 \
     LESSON_HANG_WORKER=0 bash run.sh >"$dir/pipeline.out" 2>"$dir/pipeline.err" </dev/null) &
   pid=$!
   for i in $(seq 1 600); do
-    grep -qs '^state=running' "$record" && break
+    ended=$(cat "$(home "$dir" 1)/$rec" "$(home "$dir" 2)/$rec" "$(home "$dir" 3)/$rec" 2>/dev/null | grep -c '^exit=' || true)
+    grep -qs '^state=running' "$(home "$dir" 0)/$rec" && [[ $ended == 3 ]] && break
     sleep 0.1
   done
-  grep -qs '^state=running' "$record" || fail "the run never started"
+  [[ $ended == 3 ]] || fail "workers 1-3 did not end"
   kill -INT -- "-$pid" 2>/dev/null || true
   wait "$pid" || true
   grep -qx 'outcome=interrupted' "$dir/tpu-runs/lab-pod/standin-lesson/r1/pipeline.rec" ||
@@ -153,15 +155,23 @@ case_runs__status_attach_clean_on_a_run_left_running() {
 
   runs_sh "$dir" status.sh status r1
   expect_status 0
-  expect_stdout_contains "worker 0 (t1v-"
-  expect_stdout_contains ": running: no end recorded yet"
+  expect_stdout_contains "worker 0 (t1v-n-standin0-w-0): running: "
+  expect_stdout_contains "worker 1 (t1v-n-standin0-w-1): succeeded: succeeded"
+  run -C "$dir" runs attach r1 --format sh
+  printf '%s\n' "$out" >"$dir/attach.sh"
+  (cd "$dir" && exec env PATH="$STANDIN:$PATH" GCLOUD_STANDIN_STATE="$dir/state" bash attach.sh >"$dir/attach.out" \
+    2>"$dir/attach.err" </dev/null) &
+  attach_pid=$!
   runs_sh "$dir" clean.sh clean r1 --yes
   expect_status 87
   expect_stderr_contains "is running here"
   [[ -d "$dir/tpu-runs/lab-pod/standin-lesson/r1" ]] || fail "clean removed the local folder of a running run"
-  runs_sh "$dir" attach.sh attach r1
+  status=0
+  wait "$attach_pid" || status=$?
+  out=$(cat "$dir/attach.out")
+  err=$(cat "$dir/attach.err")
   expect_status 124
-  expect_stdout_contains "hanging on purpose"
+  expect_stdout_contains "LESSON_HANG_WORKER=0: hanging on purpose"
   runs_sh "$dir" clean.sh clean r1 --yes
   expect_status 0
   expect_stderr_contains "removed run standin-lesson/r1's folder"
