@@ -49,7 +49,7 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
 fi
 
 step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
-"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 043c0d943ab446a7679156feaf78062ba135e9827fb952f16b2f39eb1f37fc56 --slice v5litepod-16 --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 76992b525f7d9345c6c4eb8ea5b958c3361eb64f827aee64da5b64e39cd7aa47 --slice v5litepod-16 --tpu my-pod --zone us-west4-a --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -64,7 +64,7 @@ release_capacity() {
     echo "tpulaunch: error: could not delete it; delete it by hand: $RELEASE" >&2
     return 1
   fi
-  trap - EXIT # nothing is left running
+  trap 'record_pipeline $?' EXIT # nothing is left running; what the pipeline saw is still recorded
 }
 
 # preemption-check (only if a step on the TPU fails): ask for the TPU's state once: PREEMPTED, TERMINATED or REPAIRING is reported as such, not as a failed program (exit 92)
@@ -123,10 +123,27 @@ failed_step() {
   exit "$1"
 }
 
+# record_pipeline STATUS: what the pipeline saw, in $RUN_DIR/pipeline.rec (KEY=VALUE lines), so
+# `tpulaunch runs list` knows a preemption, a timeout or an interruption without a TPU to ask.
+record_pipeline() {
+  local outcome=failed
+  case $1 in
+    0) outcome=succeeded ;;
+    124) outcome=timed-out ;;
+    130 | 143) outcome=interrupted ;;
+  esac
+  if [[ -n ${preempted-} ]]; then
+    outcome=preempted
+  fi
+  [[ -d $RUN_DIR ]] || return 0
+  printf 'record=tpulaunch-pipeline 1\nexit=%s\noutcome=%s\ndetail=%s\nended=%(%s)T\n' "$1" "$outcome" \
+    "${preempted-}" -1 >"$RUN_DIR/pipeline.rec" 2>/dev/null || true
+}
 # on_exit STATUS: the script's last words on any way out, from the first step that uses the TPU
 # on: an interruption is named as one (a program already started goes on: a run outlives its
 # connection), and (($1 == 0)) || tpu_left_running says what is still running and billing when the plan leaves it so.
 on_exit() {
+  record_pipeline "$1"
   if (($1 == 130 || $1 == 143)); then
     echo "tpulaunch: interrupted (status $1): a program already started goes on on the workers (a run outlives its connection); its log and results stay in its run folder there" >&2
   fi
@@ -139,11 +156,11 @@ step 'stage: copy the stage folder into the run'\''s own folder ~/jax-tpu-lab/ru
 gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/stage/jax-tpu-lab my-pod: --zone=us-west4-a --worker=all || failed_step $?
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-043c0d943ab446a7/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan 043c0d943ab446a7679156feaf78062ba135e9827fb952f16b2f39eb1f37fc56 --script collective-update --run-id r1 --bootstrap' || failed_step $?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-76992b525f7d9345/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 76992b525f7d9345c6c4eb8ea5b958c3361eb64f827aee64da5b64e39cd7aa47 --script collective-update --run-id r1 --bootstrap' || failed_step $?
 
 step 'run: check the staged files'\'' digests and the TPU'\''s holders, then run on every worker at once'
 run_status=0
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-043c0d943ab446a7/tpulaunch-run-guard.sh --guard-sha256 936c68a130a5fd32ef9773fee49cf9a1ff972d78df2e3f65a3b9f25eefbd4d31 --plan 043c0d943ab446a7679156feaf78062ba135e9827fb952f16b2f39eb1f37fc56 --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-76992b525f7d9345/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 76992b525f7d9345c6c4eb8ea5b958c3361eb64f827aee64da5b64e39cd7aa47 --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
 if ((run_status != 0)); then
   check_preempted
 fi

@@ -4,7 +4,7 @@
 # - the call runs the run guard the run's write step staged on every worker (plan aaaaaaaaaaaaaaaa); one staged by another tpulaunch version refuses with 97 (its digest is not this tpulaunch's guard)
 # - the local run folder ./tpu-runs/lab-pod/standin-lesson/r1 goes only when you answer y on a terminal (--yes: without asking)
 set -euo pipefail
-gcloud compute tpus tpu-vm ssh lab-pod --zone=us-west4-a --worker=all --project=lab-project-1 --command='bash ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --script standin-lesson --run-id r1 --clean'
+gcloud compute tpus tpu-vm ssh lab-pod --zone=us-west4-a --worker=all --project=lab-project-1 --command='test '\''!'\'' -e ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh || bash ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --script standin-lesson --run-id r1 --clean'
 if [[ -t 0 ]] && read -r -p 'tpulaunch: remove the local run folder too? [y/N] ' answer && [[ $answer == [yY]* ]]; then
   rm -rf -- ./tpu-runs/lab-pod/standin-lesson/r1
 fi
