@@ -113,7 +113,8 @@ TEST_F(PlanTest, RunStepCallsTheStagedRunGuardInTheRunsOwnFolder) {
   const Step& write = step(p, StepKind::write);
   EXPECT_EQ(write.line.argv(),
             (std::vector<std::string>{"tpulaunch", "stage", "./tpu-runs/pod/lesson/r1", "--script", "lesson", "--run-id",
-                                      "r1", "--plan", p.plan_sha256, "--slice", "v5litepod-16", "--guard-sha256",
+                                      "r1", "--plan", p.plan_sha256, "--slice", "v5litepod-16", "--tpu", "pod", "--zone",
+                                      "us-central1-a", "--guard-sha256",
                                       guard.sha256, "--file", "public/exercises/lesson.py",
                                       a64 + ":public/exercises/lesson.py"}));
   // One scp of the stage folder's jax-tpu-lab/ into the home folder: it lands in the run's folder.
