@@ -64,7 +64,7 @@ Result<Output> run_plan(const PlanArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const std::string id, script_id_from_argument(matrix, args.script));
   const Slice* slice = nullptr;
   if (!args.slice.empty()) {
-    TPULAUNCH_TRY(slice, catalog.require(args.slice));
+    TPULAUNCH_TRY(slice, require_slice_for(Backend::tpu_vm, catalog, args.slice));
   }
   TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice, args.slices));
   const ScriptStatus& status = routing.status;
