@@ -136,7 +136,7 @@ std::vector<std::string> verify_kind_names(VerifyNone none);
 // "training, discovery, logs or none": the same names for help text.
 std::string verify_kind_list(VerifyNone none);
 // An output format, by the name --format takes. Each subcommand offers some of them.
-enum class Format { text, table, sh, json, svg, github };
+enum class Format { text, table, sh, json, svg, github, yaml };
 // Adds --format with the given choices (the first is the default); any other name is a usage error
 // that lists the choices.
 void add_format_option(CLI::App& app, Format& format, std::initializer_list<Format> choices);

@@ -211,12 +211,13 @@ std::string verify_kind_list(VerifyNone none) {
 }
 
 namespace {
-constexpr std::array<std::pair<Format, std::string_view>, 6> k_format_names{{{Format::text, "text"},
-                                                                            {Format::table, "table"},
-                                                                            {Format::sh, "sh"},
-                                                                            {Format::json, "json"},
-                                                                            {Format::svg, "svg"},
-                                                                            {Format::github, "github"}}};
+constexpr std::array<std::pair<Format, std::string_view>, 7> k_format_names{{{Format::text, "text"},
+                                                                             {Format::table, "table"},
+                                                                             {Format::sh, "sh"},
+                                                                             {Format::json, "json"},
+                                                                             {Format::svg, "svg"},
+                                                                             {Format::github, "github"},
+                                                                             {Format::yaml, "yaml"}}};
 
 std::string format_name(Format format) {
   for (const auto& [value, name] : k_format_names) {
