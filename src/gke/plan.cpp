@@ -241,7 +241,6 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(options.results));
   plan.results_run_url = url.join({placement.cluster, script.id, options.run_id});
   plan.local_run_dir = fmt::format("./gke-runs/{}/{}/{}", placement.cluster, script.id, options.run_id);
-  plan.manifest_file = plan.local_run_dir + "/manifest.json";
   plan.staged.push_back(StagedFile{script.path, script.course_path, script.actual_sha256});
   for (const LessonFile& file : script.files) {
     plan.staged.push_back(StagedFile{file.path, file.course_path, file.sha256});

@@ -33,8 +33,9 @@ std::vector<std::string> header(const GkePlan& plan) {
 // The text form shows what the write and verify steps do, not their (long) embedded text.
 std::string text_command(const GkePlan& plan, const Step& step) {
   if (step.kind == StepKind::write) {
-    return fmt::format("# writes {} ({} bytes): --manifest FILE writes the same, --format yaml shows it",
-                       plan.manifest_file, plan.manifest.dump(2).size() + 1);
+    return fmt::format("# writes {}/configmap.json and jobset.json: --manifest FILE writes both as one List, "
+                       "--format yaml shows them",
+                       plan.local_run_dir);
   }
   if (step.kind == StepKind::verify) {
     return fmt::format("# tpulaunch's GKE verify (src/remote/gke_verify.bash, whole in the sh form) over {}",
@@ -170,7 +171,6 @@ Json gke_plan_json(const GkePlan& plan) {
   j["plan_sha256"] = plan.plan_sha256;
   j["local_run_dir"] = plan.local_run_dir;
   j["results"] = plan.results_run_url;
-  j["manifest_file"] = plan.manifest_file;
   j["wait_seconds"] = plan.wait_seconds;
   j["jax_platforms"] = plan.jax_platforms;
   Json staged = Json::array();

@@ -2,6 +2,8 @@
 // (concurrent_group) as data, the same Step type the TPU-VM backend emits.
 #include "gke/steps.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/gke_verify_bash.hpp"
@@ -51,19 +53,24 @@ Step name_check_step(const GkePlan& plan) {
               std::move(line));
 }
 
-// The manifest the plan printed (--manifest FILE writes the same bytes), into the run folder.
+// The manifest's two objects, each in a file of its own in the run folder (--manifest FILE writes
+// them as one v1 List, for review): the ConfigMap first, so the JobSet's pods find it.
 Step write_step(const GkePlan& plan) {
   ShellLine line{"mkdir", "-p", Word(plan.local_run_dir)};
-  line.code(Code(" && "))
-      .word("printf")
-      .word("%s\\n")
-      .word(Word(plan.manifest.dump(2)))
-      .code(Code(" >"))
-      .word(Word(plan.manifest_file));
+  const auto& items = plan.manifest["items"];
+  const std::array<std::string, 2> files{plan.local_run_dir + "/configmap.json", plan.local_run_dir + "/jobset.json"};
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    line.code(Code(" && "))
+        .word("printf")
+        .word("%s\\n")
+        .word(Word(items[i].dump(2)))
+        .code(Code(" >"))
+        .word(Word(files[i]));
+  }
   return make(StepKind::write,
               fmt::format("write the manifest (the ConfigMap {} with the pod program and {} staged file(s), each "
-                          "pinned by its digest; the JobSet {}) to {}",
-                          plan.config_map, plan.staged.size(), plan.jobset, plan.manifest_file),
+                          "pinned by its digest; the JobSet {}) to {}/{{configmap,jobset}}.json",
+                          plan.config_map, plan.staged.size(), plan.jobset, plan.local_run_dir),
               std::move(line));
 }
 
@@ -72,7 +79,8 @@ Step apply_step(const GkePlan& plan) {
               fmt::format("create the ConfigMap and the JobSet: {} slice(s) x {} pod(s), each pod checks the staged "
                           "files' digests and runs the script",
                           plan.topology.slices, plan.pods_per_slice()),
-              ShellLine{"kubectl", "apply", flag("--filename", plan.manifest_file)});
+              ShellLine{"kubectl", "apply", flag("--filename", plan.local_run_dir + "/configmap.json"),
+                        flag("--filename", plan.local_run_dir + "/jobset.json")});
 }
 
 // Until the JobSet has a terminal state (Completed or Failed), at most plan.wait_seconds; then

@@ -25,7 +25,11 @@ case_gke__v5litepod_16_sh_and_manifest() {
     --manifest "$dir/manifest.json"
   expect_status 0
   expect_stdout_golden plan-gke-collective-update-v5litepod-16.sh
-  [[ "$out" == *"printf '%s\\n' '$(cat "$dir/manifest.json")'"* ]] || fail "the sh form does not write the --manifest file's bytes"
+  python3 - "$dir/manifest.json" <<'PY' || fail "--manifest is not a List of the ConfigMap and the JobSet"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["kind"] == "List" and [i["kind"] for i in doc["items"]] == ["ConfigMap", "JobSet"], doc["kind"]
+PY
   run -C "$COURSE" plan collective-update --slice v5litepod-16 "${GKE_FLAGS[@]}" --format yaml
   expect_status 0
   python3 - "$dir/manifest.json" "$out" <<'PY' || fail "--format yaml is not the manifest"

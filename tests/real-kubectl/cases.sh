@@ -169,6 +169,140 @@ case_run__no_matching_node_pool_stays_pending() {
   kube_stop "$dir"
 }
 
+# --- the plan's own commands -----------------------------------------------------------------
+# The cases below run what `tpulaunch plan --gke ... --format sh` prints, as a user would: the
+# real kubectl, and a gcloud whose get-credentials writes the loopback API's kubeconfig (its
+# storage calls go to the stand-in's bucket folder).
+
+# gke_course DIR: the stand-in course (the lesson, multi-host-qualified) and late-fail.py, whose
+# worker FAIL_WORKER fails (status 3) after the others have ended, so that every log can be read.
+gke_course() {
+  local course
+  course=$(bare_course "$(basename "$1")-course")
+  cat >"$course/public/exercises/late-fail.py" <<'PY'
+import os
+import sys
+import time
+
+import jax
+
+jax.distributed.initialize()
+index = jax.process_index()
+print("late-fail: process {} of {}, {} devices".format(index, jax.process_count(), jax.device_count()), flush=True)
+if os.environ.get("FAIL_WORKER") == str(index):
+    time.sleep(3)
+    print("late-fail: process {} fails on purpose".format(index), flush=True)
+    sys.exit(3)
+PY
+  "$TPULAUNCH" -C "$course" review late-fail --class multi-host-qualified --by e2e-tests \
+    --override "a test program: it fails on purpose, with no collective" >/dev/null
+  printf '%s\n' "$course"
+}
+
+# gke_run DIR COURSE SCRIPT SLICE [PLAN ARGS...]: plans SCRIPT on SLICE for the loopback cluster
+# as an sh script (DIR/run.sh), then runs it from DIR/user with DIR/bin first on PATH; sets
+# $status, $out, $err from the run.
+gke_run() {
+  local dir=$1 course=$2 script=$3 slice=$4
+  shift 4
+  mkdir -p "$dir/bin" "$dir/user"
+  cat >"$dir/bin/gcloud" <<GCLOUD
+#!/bin/bash
+printf '%s\n' "\$*" >>"$dir/gcloud-calls.txt"
+if [[ "\$1 \$2 \$3" == "container clusters get-credentials" ]]; then
+  cp "$dir/kubeconfig" "\$KUBECONFIG"
+  echo "kubeconfig entry generated for \$4." >&2
+  exit 0
+fi
+GCLOUD_STANDIN_STATE="$dir/state/gcloud-standin" GCLOUD_STANDIN_GCS="$dir/state/gcs" exec "$STANDIN/gcloud" "\$@"
+GCLOUD
+  chmod +x "$dir/bin/gcloud"
+  "$TPULAUNCH" -C "$course" plan "$script" --slice "$slice" --gke lab-cluster --location us-east5-b \
+    --image example.com/tpu/jax:standin --results gs://lab-bucket/runs --run-id r1 --format sh "$@" >"$dir/run.sh" ||
+    fail "the plan failed: $(cat "$dir/run.sh")"
+  status=0
+  (cd "$dir/user" && env -u KUBECONFIG HOME="$dir/home" KUBECONFIG="$dir/user/kubeconfig" PATH="$dir/bin:$PATH" \
+    bash "$dir/run.sh" >"$dir/run.out" 2>"$dir/run.err") || status=$?
+  out=$(cat "$dir/run.out")
+  err=$(cat "$dir/run.err")
+}
+
+# A v5litepod-16 (4 pods) through the plan's own commands: credentials, the name check, apply,
+# the wait, every pod's log, the results from the bucket, verify, and --teardown's delete last.
+case_plan__four_pods_verified_then_teardown() {
+  local dir course run i
+  dir=$(workdir rk-plan-four)
+  kube_start "$dir" --node-pool tpu-v5-lite-podslice/4x4/4/4
+  course=$(gke_course "$dir")
+  gke_run "$dir" "$course" standin-lesson v5litepod-16 --teardown
+  ((status == 0)) || fail "the run failed ($status): $err"
+  [[ "$out" == *"tpulaunch: verify: 4 pod(s) of 1 slice(s) succeeded with plan "* ]] || fail "verify: $out $err"
+  [[ "$out" == *"is verified and its JobSet deleted"* ]] || fail "no end line: $out"
+  grep -qx "container clusters get-credentials lab-cluster --location=us-east5-b" "$dir/gcloud-calls.txt" ||
+    fail "get-credentials: $(cat "$dir/gcloud-calls.txt")"
+  run=$course/gke-runs/lab-cluster/standin-lesson/r1
+  [[ "$(cat "$run/jobset-state")" == Completed ]] || fail "jobset-state: $(cat "$run/jobset-state")"
+  for ((i = 0; i < 4; i++)); do
+    grep -q "process $i" "$run/slice-0/worker-$i/pod.log" || fail "worker $i's log: $(cat "$run/slice-0/worker-$i/pod.log")"
+    grep -qx "status=0" "$run/slice-0/worker-$i/pod-status.rec" || fail "worker $i's record"
+    grep -qx "worker=$i" "$run/slice-0/worker-$i/pod-status.rec" || fail "worker $i's record names another worker"
+  done
+  api_calls "$dir" | grep -E '^(POST|DELETE|PATCH|PUT)' >"$dir/changes.txt"
+  [[ "$(tail -n 1 "$dir/changes.txt")" == DELETE*/configmaps/* && "$(tail -n 2 "$dir/changes.txt" | head -n 1)" == DELETE*/jobsets/* ]] ||
+    fail "the teardown is not the last change: $(cat "$dir/changes.txt")"
+  # The same plan again: its JobSet name is taken while the first is kept (here: deleted, so a
+  # new apply would go through); a second run of a kept JobSet is refused by the name check.
+  kube_stop "$dir"
+}
+
+# Worker 2 of 4 fails: every pod's log is fetched, verify names slice 0 worker 2, the JobSet is
+# kept and named, nothing is deleted (--teardown waits for verify); the same plan run again is
+# refused by the name check (89) before anything is applied.
+case_plan__failed_pod_named_and_jobset_kept() {
+  local dir course run i
+  dir=$(workdir rk-plan-fail)
+  kube_start "$dir" --node-pool tpu-v5-lite-podslice/4x4/4/4
+  course=$(gke_course "$dir")
+  gke_run "$dir" "$course" late-fail v5litepod-16 --teardown --env FAIL_WORKER=2
+  ((status == 3)) || fail "the run's status is $status, not 3: $err"
+  [[ "$err" == *"tpulaunch: verify: slice 0 worker 2 failed: failed, status 3"* ]] || fail "worker 2 not named: $err"
+  [[ "$err" == *"the JobSet late-fail-"*" is kept for inspection: kubectl get jobset late-fail-"* ]] || fail "JobSet not named: $err"
+  run=$course/gke-runs/lab-cluster/late-fail/r1
+  [[ "$(cat "$run/jobset-state")" == Failed ]] || fail "jobset-state: $(cat "$run/jobset-state")"
+  for ((i = 0; i < 4; i++)); do
+    grep -q "late-fail: process $i of 4, 16 devices" "$run/slice-0/worker-$i/pod.log" || fail "worker $i's log: $(cat "$run/slice-0/worker-$i/pod.log")"
+  done
+  grep -q "fails on purpose" "$run/slice-0/worker-2/pod.log" || fail "worker 2's log lacks its failure"
+  ! api_calls "$dir" | grep -q '^DELETE' || fail "something was deleted: $(api_calls "$dir" | grep '^DELETE')"
+  k "$dir" get jobsets -o name
+  [[ "$out" == jobset.jobset.x-k8s.io/late-fail-* ]] || fail "the JobSet is not kept: $out"
+  gke_run "$dir" "$course" late-fail v5litepod-16 --teardown --env FAIL_WORKER=2
+  ((status == 89)) || fail "a second run's status is $status, not 89: $err"
+  [[ "$err" == *"exists already in namespace default"* ]] || fail "the name check: $err"
+  kube_stop "$dir"
+}
+
+# Multislice: two v4-16 slices as one JobSet of 2 replicas, one JAX group of 4 processes, each
+# pod's log and record under slice-<s>/worker-<i>/, verified.
+case_plan__multislice_two_replicas_verified() {
+  local dir course run s i
+  dir=$(workdir rk-plan-multi)
+  kube_start "$dir" --node-pool tpu-v4-podslice/2x2x2/2/4 --node-pool tpu-v4-podslice/2x2x2/2/4
+  course=$(gke_course "$dir")
+  gke_run "$dir" "$course" late-fail v4-16 --slices 2
+  ((status == 0)) || fail "the run failed ($status): $err"
+  [[ "$out" == *"tpulaunch: verify: 4 pod(s) of 2 slice(s) succeeded"* ]] || fail "verify: $out"
+  run=$course/gke-runs/lab-cluster/late-fail/r1
+  for ((s = 0; s < 2; s++)); do
+    for ((i = 0; i < 2; i++)); do
+      grep -q "late-fail: process $((s * 2 + i)) of 4, 16 devices" "$run/slice-$s/worker-$i/pod.log" ||
+        fail "slice $s worker $i's log: $(cat "$run/slice-$s/worker-$i/pod.log")"
+      grep -qx "slice=$s" "$run/slice-$s/worker-$i/pod-status.rec" || fail "slice $s worker $i's record"
+    done
+  done
+  kube_stop "$dir"
+}
+
 if [[ $# -lt 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<group>__<name>" >&2
   exit 2

@@ -37,7 +37,6 @@ struct GkePlan {
   std::string plan_sha256;     // the digest of what runs (the pods record it; verify checks it)
   std::string local_run_dir;   // ./gke-runs/<cluster>/<id>/<run-id>
   std::string results_run_url; // gs://BUCKET/PREFIX/<cluster>/<id>/<run-id>
-  std::string manifest_file;   // <local_run_dir>/manifest.json, which the write step fills
   std::string jax_platforms = "tpu";
   int wait_seconds = k_default_wait_seconds;
   std::vector<StagedFile> staged;  // the script, then its course files (path: course-relative)
