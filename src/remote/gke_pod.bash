@@ -62,7 +62,8 @@ finish() {
   set_record state "$1"
   set_record status "$status"
   for name in pod-status.rec log.txt artifacts; do
-    [[ -e "$run/$name" ]] || continue
+    # An empty folder is not copied (there is nothing in it to keep).
+    [[ -f "$run/$name" || -n "$(ls -A -- "$run/$name" 2>/dev/null)" ]] || continue
     if ! gcloud storage cp --recursive "$run/$name" "$upload/slice-$slice/worker-$worker/" >"$run/upload.log" 2>&1; then
       say "could not upload $name to $upload/slice-$slice/worker-$worker/: $(tail -n 1 "$run/upload.log")"
       ((status == 0)) && status=95
