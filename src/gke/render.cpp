@@ -101,6 +101,9 @@ std::string render_gke_text(const GkePlan& plan) {
 std::string render_gke_sh(const GkePlan& plan) {
   ShellScript script;
   script.code(Code("#!/bin/bash"));
+  // The manifests are literal JSON in single quotes ($ in them is text), and `A && B || gke_fail`
+  // stops the script when either fails, as meant.
+  script.comment("shellcheck disable=SC2016,SC2015");
   script.comment("tpulaunch plan, GKE backend (docs/gke.md). Review it, then run it with bash.");
   for (const std::string& line : header(plan)) {
     script.comment(line);
