@@ -8,7 +8,6 @@
 
 #include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/gke/manifest.hpp"
-#include "tpulaunch/remote/remote_program.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/values/results_url.hpp"
