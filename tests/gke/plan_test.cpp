@@ -69,7 +69,8 @@ TEST_F(GkePlanTest, MultisliceIsOneReplicaPerSliceAndOneLogPerPod) {
   const auto& jobset = plan->manifest["items"][1];
   EXPECT_EQ(jobset["kind"], "JobSet");
   EXPECT_EQ(jobset["spec"]["replicatedJobs"][0]["replicas"], 2);
-  EXPECT_EQ(std::count(names(*plan).begin(), names(*plan).end(), "fetch"), 2 * plan->pods_per_slice());
+  const std::vector<std::string> steps = names(*plan);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), "fetch"), 2 * plan->pods_per_slice());
   EXPECT_EQ(plan->topology.devices(), 32);
 }
 
