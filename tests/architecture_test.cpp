@@ -34,6 +34,7 @@ const std::set<std::string> test_folders_not_mirroring_src = {
     "golden",         // rendered plans compared byte for byte
     "lexer_diff",     // the Python lexer compared with CPython's tokenize
     "real-gcloud",    // the harness that parses our commands with the real gcloud
+    "real-kubectl",   // the real kubectl against a loopback Kubernetes API
     "support",        // helpers shared by the unit tests
     "tools",          // tests of tools/
 };

@@ -59,16 +59,18 @@ std::string table_source(const Catalog& catalog, std::string_view input) {
   out += "#include <array>\n\n#include \"catalog/catalog_rows.hpp\"\n\nnamespace tpulaunch {\nnamespace {\n\n";
   out += fmt::format("constexpr std::array<GenerationRow, {}> k_generations{{{{\n", catalog.generations().size());
   for (const auto& g : catalog.generations()) {
-    out += fmt::format("    {{{}, {}, {}, {}, {}, {}}},\n", cpp_literal(g.id), g.name_counts_chips ? "true" : "false",
-                       g.tensorcores_per_chip, api_enumerator(g.api), devices_enumerator(g.devices), cpp_literal(g.source));
+    out += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},\n", cpp_literal(g.id), g.name_counts_chips ? "true" : "false",
+                       g.tensorcores_per_chip, api_enumerator(g.api), devices_enumerator(g.devices),
+                       cpp_literal(g.gke_accelerator), cpp_literal(g.source));
   }
   out += "}};\n\n";
   out += fmt::format("constexpr std::array<SliceRow, {}> k_slices{{{{\n", catalog.slices().size());
   for (const auto& s : catalog.slices()) {
-    out += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", cpp_literal(s.name), cpp_literal(s.generation),
-                       s.hosts, s.chips_per_host, s.devices_per_host, s.hbm_gib_per_chip,
+    out += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", cpp_literal(s.name),
+                       cpp_literal(s.generation), s.hosts, s.chips_per_host, s.devices_per_host, s.hbm_gib_per_chip,
                        cpp_literal(s.runtime_version), cpp_literal(s.topology), api_enumerator(s.api),
-                       devices_enumerator(s.devices));
+                       devices_enumerator(s.devices), cpp_literal(s.gke_accelerator), cpp_literal(s.gke_machine_type),
+                       s.gke_vms, s.gke_chips_per_vm);
   }
   out += "}};\n\n";
   out += fmt::format("constexpr std::array<ZoneRow, {}> k_zones{{{{\n", catalog.zones().size());

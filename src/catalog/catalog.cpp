@@ -50,6 +50,42 @@ std::optional<long long> name_number(std::string_view name) {
   return value;
 }
 
+// A Kubernetes label value (the gke-tpu-accelerator and gke-tpu-topology node labels): at most 63
+// characters, alphanumerics at both ends, '-', '_' and '.' between.
+bool is_label_value(std::string_view value) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (value.empty() || value.size() > 63 || !alnum(value.front()) || !alnum(value.back())) {
+    return false;
+  }
+  return std::all_of(value.begin(), value.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// The chips of a topology "AxB" or "AxBxC" (each side 1..4096), or nullopt for anything else.
+std::optional<long long> topology_chips(std::string_view topology) {
+  long long chips = 1;
+  int sides = 0;
+  for (std::size_t start = 0; start <= topology.size(); ++sides) {
+    const std::size_t end = std::min(topology.find('x', start), topology.size());
+    long long side = 0;
+    const char* first = topology.data() + start;
+    const char* last = topology.data() + end;
+    if (auto [ptr, ec] = std::from_chars(first, last, side); ec != std::errc{} || ptr != last || side < 1 || side > 4096) {
+      return std::nullopt;
+    }
+    chips *= side;
+    start = end + 1;
+  }
+  return sides == 2 || sides == 3 ? std::optional<long long>(chips) : std::nullopt;
+}
+
+// The chips per node a GKE TPU machine type names by its "-<N>t" ending: "ct5lp-hightpu-4t" -> 4.
+std::optional<long long> machine_type_chips(std::string_view machine_type) {
+  if (!is_accelerator_type(machine_type) || machine_type.size() < 3 || machine_type.back() != 't') {
+    return std::nullopt;
+  }
+  return name_number(machine_type.substr(0, machine_type.size() - 1));
+}
+
 Result<Generation> parse_generation(const JsonDocument& doc, const std::string& id, const JsonValue& value) {
   const std::string pointer = "/generations/" + json_pointer_token(id);
   TPULAUNCH_CHECK(require_object(doc, value, pointer, fmt::format("generation '{}'", printable(id))));
@@ -81,10 +117,75 @@ Result<Generation> parse_generation(const JsonDocument& doc, const std::string& 
     return object.error_at("devices", fmt::format("\"devices\" must be \"accel\" or \"vfio\", not \"{}\"",
                                                   printable(devices)));
   }
+  TPULAUNCH_TRY(generation.gke_accelerator, object.optional_string("gke_accelerator"));
+  if (object.has("gke_accelerator") && !is_label_value(generation.gke_accelerator)) {
+    return object.error_at("gke_accelerator", fmt::format("\"gke_accelerator\" \"{}\" is not a Kubernetes label value",
+                                                          printable(generation.gke_accelerator)));
+  }
   TPULAUNCH_TRY(generation.source, object.optional_string("source"));
   return generation;
 }
 
+// "runtime_version": required for a generation the TPU VM API reaches (it reaches gcloud's
+// --version=, so a bad one is this file's error, found here, and never a bad --runtime-version the
+// user did not give), and refused for another, which no tpu-vm create would take.
+Status check_runtime_version(const JsonObject& object, const Slice& slice) {
+  if (slice.api != GenerationApi::tpu_vm) {
+    if (object.has("runtime_version")) {
+      return object.error_at("runtime_version",
+                             fmt::format("\"runtime_version\" is for the Cloud TPU VM API, which does not reach {}: "
+                                         "leave it out",
+                                         printable(slice.generation)));
+    }
+    return Ok{};
+  }
+  if (const ValueRule& rule = value_rule(ValueKind::runtime_version); !rule.accepts(slice.runtime_version)) {
+    return object.error_at("runtime_version", fmt::format("\"runtime_version\" \"{}\" is not a runtime version: {}",
+                                                          printable(slice.runtime_version), rule.description));
+  }
+  return Ok{};
+}
+
+// "gke": {"machine_type": "ct5lp-hightpu-4t", "vms": 4}: the slice's GKE node pool. Its nodes
+// times the machine type's chips must be the slice's chips, and the topology (GKE's
+// gke-tpu-topology label) must multiply out to them too.
+Status parse_gke(const JsonDocument& doc, const JsonObject& object, const Generation& generation, Slice& slice) {
+  if (!object.has("gke")) {
+    return Ok{};
+  }
+  if (generation.gke_accelerator.empty()) {
+    return object.error_at("gke", fmt::format("\"gke\" needs its generation '{}' to name its \"gke_accelerator\"",
+                                              printable(generation.id)));
+  }
+  TPULAUNCH_TRY(const JsonValue* value, object.member("gke", JsonValue::value_t::object));
+  const JsonObject gke(doc, *value, object.pointer_of("gke"), fmt::format("slice '{}' gke", printable(slice.name)));
+  TPULAUNCH_TRY(slice.gke_machine_type, gke.string("machine_type"));
+  TPULAUNCH_TRY(const long long vms, gke.integer("vms", 1, k_max_hosts));
+  const auto per_vm = machine_type_chips(slice.gke_machine_type);
+  if (!per_vm || *per_vm < 1 || *per_vm > k_max_per_host) {
+    return gke.error_at("machine_type", fmt::format("\"machine_type\" \"{}\" is not a TPU machine type ending in "
+                                                    "-<chips>t",
+                                                    printable(slice.gke_machine_type)));
+  }
+  if (vms * *per_vm != slice.global_chips()) {
+    return gke.error_at("vms", fmt::format("{} nodes x {} chips ({}) gives {} chips, but the slice has {}", vms,
+                                           *per_vm, slice.gke_machine_type, vms * *per_vm, slice.global_chips()));
+  }
+  if (topology_chips(slice.topology) != std::optional<long long>(slice.global_chips()) ||
+      !is_label_value(slice.topology)) {
+    return object.error_at(object.has("topology") ? "topology" : "gke",
+                           fmt::format("topology \"{}\" is not AxB or AxBxC of the slice's {} chips, which GKE's "
+                                       "topology label needs",
+                                       printable(slice.topology), slice.global_chips()));
+  }
+  slice.gke_accelerator = generation.gke_accelerator;
+  slice.gke_vms = static_cast<int>(vms);
+  slice.gke_chips_per_vm = static_cast<int>(*per_vm);
+  return Ok{};
+}
+
+// Long (about 85 lines) because it reads one row field by field, each with its own message, in
+// the order the messages are documented.
 Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const JsonValue& value,
                           const std::vector<Generation>& generations) {
   const std::string pointer = fmt::format("/slices/{}", index);
@@ -101,18 +202,12 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
   TPULAUNCH_TRY(const long long chips, object.integer("chips_per_host", 1, k_max_per_host));
   TPULAUNCH_TRY(const long long devices, object.integer("devices_per_host", 1, k_max_per_host));
   TPULAUNCH_TRY(const long long hbm, object.integer("hbm_gib_per_chip", 1, k_max_hbm_gib));
-  TPULAUNCH_TRY(slice.runtime_version, object.string("runtime_version"));
+  TPULAUNCH_TRY(slice.runtime_version, object.optional_string("runtime_version"));
   TPULAUNCH_TRY(slice.topology, object.optional_string("topology"));
-  // Both reach a gcloud command line, so a bad one is this file's error, found here, and never a
-  // bad --runtime-version the user did not give.
   if (!is_accelerator_type(slice.name)) {
     return object.error_at("name", fmt::format("name \"{}\" is not an accelerator type: a lowercase letter first, "
                                                "then lowercase letters, digits and '-', at most 63 characters",
                                                printable(slice.name)));
-  }
-  if (const ValueRule& rule = value_rule(ValueKind::runtime_version); !rule.accepts(slice.runtime_version)) {
-    return object.error_at("runtime_version", fmt::format("\"runtime_version\" \"{}\" is not a runtime version: {}",
-                                                          printable(slice.runtime_version), rule.description));
   }
   slice.hosts = static_cast<int>(hosts);
   slice.chips_per_host = static_cast<int>(chips);
@@ -130,6 +225,10 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
   }
   slice.api = generation->api;
   slice.devices = generation->devices;
+  if (slice.api == GenerationApi::tpu_vm && !object.has("runtime_version")) {
+    TPULAUNCH_TRY(slice.runtime_version, object.string("runtime_version")); // its "missing" message
+  }
+  TPULAUNCH_CHECK(check_runtime_version(object, slice));
   // The name is the contract with gcloud: its number counts chips or TensorCores, and a row whose
   // figures disagree with its own name would plan the wrong number of workers.
   const auto number = name_number(slice.name);
@@ -147,6 +246,7 @@ Result<Slice> parse_slice(const JsonDocument& doc, std::size_t index, const Json
                     counted(static_cast<std::size_t>(expected), generation->name_counts_chips ? "chip" : "TensorCore"),
                     *number));
   }
+  TPULAUNCH_CHECK(parse_gke(doc, object, *generation, slice));
   return slice;
 }
 
@@ -264,27 +364,8 @@ const Generation* Catalog::generation(std::string_view id) const {
   return nullptr;
 }
 
-// Why tpulaunch cannot plan for a generation outside the TPU VM API.
-Error unreachable_generation(std::string_view slice, std::string_view generation) {
-  return refused_error(fmt::format("slice '{}' is {}, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach: "
-                             "Google provisions it through Compute Engine or GKE, and tpulaunch plans tpu-vm pipelines only",
-                             printable(slice), printable(generation)));
-}
-
 Result<const Slice*> Catalog::require(std::string_view name) const {
-  // A generation outside the TPU VM API, named by its id before the count ("tpu7x-8").
-  if (const auto dash = name.rfind('-'); dash != std::string_view::npos) {
-    for (const auto& generation : m_generations) {
-      if (!generation.tpu_vm_api() && generation.id == name.substr(0, dash)) {
-        return unreachable_generation(name, generation.id);
-      }
-    }
-  }
-  TPULAUNCH_TRY(const Slice* slice, find_slice(*this, name));
-  if (slice->api != GenerationApi::tpu_vm) {
-    return unreachable_generation(name, slice->generation);
-  }
-  return slice;
+  return find_slice(*this, name);
 }
 
 std::string_view to_string(GenerationApi api) {
@@ -341,14 +422,15 @@ Catalog catalog_from_rows(std::span<const GenerationRow> generations, std::span<
   for (const auto& row : generations) {
     generation_list.push_back(
         Generation{std::string(row.id), row.name_counts_chips, row.tensorcores_per_chip, row.api, row.devices,
-                   std::string(row.source)});
+                   std::string(row.gke_accelerator), std::string(row.source)});
   }
   std::vector<Slice> slice_list;
   slice_list.reserve(slices.size());
   for (const auto& row : slices) {
     slice_list.push_back(Slice{std::string(row.name), std::string(row.generation), row.hosts, row.chips_per_host,
                                row.devices_per_host, row.hbm_gib_per_chip, std::string(row.runtime_version),
-                               std::string(row.topology), row.api, row.devices});
+                               std::string(row.topology), row.api, row.devices, std::string(row.gke_accelerator),
+                               std::string(row.gke_machine_type), row.gke_vms, row.gke_chips_per_vm});
   }
   std::vector<Zone> zone_list;
   zone_list.reserve(zones.size());

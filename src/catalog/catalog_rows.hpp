@@ -17,6 +17,7 @@ struct GenerationRow {
   int tensorcores_per_chip;
   GenerationApi api;
   TpuDevices devices;
+  std::string_view gke_accelerator;
   std::string_view source;
 };
 
@@ -31,6 +32,10 @@ struct SliceRow {
   std::string_view topology;
   GenerationApi api;
   TpuDevices devices;
+  std::string_view gke_accelerator;
+  std::string_view gke_machine_type;
+  int gke_vms;
+  int gke_chips_per_vm;
 };
 
 struct ZoneRow {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tpulaunch/catalog/backend.hpp"
 #include "tpulaunch/classify/classifier.hpp"
 #include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/lesson.hpp"
@@ -263,7 +264,7 @@ Result<AuditReport> audit_course(const Matrix& matrix, const Catalog& catalog, c
     if (ask.slice == "cpu") {
       route_slices.push_back(nullptr);
     } else {
-      TPULAUNCH_TRY(const Slice* slice, catalog.require(ask.slice));
+      TPULAUNCH_TRY(const Slice* slice, require_slice_for(Backend::tpu_vm, catalog, ask.slice));
       route_slices.push_back(slice);
     }
   }

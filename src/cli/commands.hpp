@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tpulaunch/catalog/backend.hpp"
 #include "tpulaunch/catalog/catalog.hpp"
 #include "tpulaunch/json/json_text.hpp"
 #include "tpulaunch/matrix/matrix.hpp"
@@ -102,6 +103,11 @@ std::string own_path();
 // refused: <message>\n" for a refusal (exit 3), as plan's refusals read.
 std::string message_line(const Error& error);
 Result<Catalog> load_catalog(const Globals& globals);
+// A slice's GKE facts for `slice`/`slices --format json`: {"accelerator", "topology",
+// "machine_type", "nodes", "chips_per_node", "devices_per_node"}, or null when the catalog has none.
+nlohmann::ordered_json gke_json(const Slice& slice);
+// The backends that reach `slice`, as to_string(Backend) names them.
+std::vector<std::string> slice_routes(const Slice& slice, const Catalog& catalog);
 // When no matrix was given, the nearest execution-matrix.json at or above the current folder
 // becomes `globals.matrix` (as git finds .git); when there is none, `matrix_searched_from` says
 // where the search started, and load_matrix / matrix_missing() name it. Not for init.
@@ -131,7 +137,7 @@ std::vector<std::string> verify_kind_names(VerifyNone none);
 // "training, discovery, logs or none": the same names for help text.
 std::string verify_kind_list(VerifyNone none);
 // An output format, by the name --format takes. Each subcommand offers some of them.
-enum class Format { text, table, sh, json, svg, github };
+enum class Format { text, table, sh, json, svg, github, yaml };
 // Adds --format with the given choices (the first is the default); any other name is a usage error
 // that lists the choices.
 void add_format_option(CLI::App& app, Format& format, std::initializer_list<Format> choices);

@@ -24,6 +24,25 @@ Result<Catalog> load_catalog(const Globals& globals) {
   return load_catalog_file(globals.catalog);
 }
 
+nlohmann::ordered_json gke_json(const Slice& slice) {
+  if (!slice.on_gke()) {
+    return nullptr;
+  }
+  return nlohmann::ordered_json{{"accelerator", slice.gke_accelerator},   {"topology", slice.topology},
+                                {"machine_type", slice.gke_machine_type}, {"nodes", slice.gke_vms},
+                                {"chips_per_node", slice.gke_chips_per_vm}, {"devices_per_node", slice.gke_devices_per_vm()}};
+}
+
+std::vector<std::string> slice_routes(const Slice& slice, const Catalog& catalog) {
+  std::vector<std::string> routes;
+  for (const Backend backend : {Backend::tpu_vm, Backend::gke}) {
+    if (reaches(backend, slice, catalog)) {
+      routes.emplace_back(to_string(backend));
+    }
+  }
+  return routes;
+}
+
 void locate_matrix(Globals& globals) {
   if (globals.matrix_given) {
     return;
@@ -192,12 +211,13 @@ std::string verify_kind_list(VerifyNone none) {
 }
 
 namespace {
-constexpr std::array<std::pair<Format, std::string_view>, 6> k_format_names{{{Format::text, "text"},
-                                                                            {Format::table, "table"},
-                                                                            {Format::sh, "sh"},
-                                                                            {Format::json, "json"},
-                                                                            {Format::svg, "svg"},
-                                                                            {Format::github, "github"}}};
+constexpr std::array<std::pair<Format, std::string_view>, 7> k_format_names{{{Format::text, "text"},
+                                                                             {Format::table, "table"},
+                                                                             {Format::sh, "sh"},
+                                                                             {Format::json, "json"},
+                                                                             {Format::svg, "svg"},
+                                                                             {Format::github, "github"},
+                                                                             {Format::yaml, "yaml"}}};
 
 std::string format_name(Format format) {
   for (const auto& [value, name] : k_format_names) {

@@ -15,7 +15,7 @@ struct DiscoverArgs {
 
 Result<Output> run_discover(const DiscoverArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
-  TPULAUNCH_TRY(const Slice* slice, catalog.require(args.slice));
+  TPULAUNCH_TRY(const Slice* slice, require_slice_for(Backend::tpu_vm, catalog, args.slice));
   TPULAUNCH_TRY(const PlanOptions options, plan_options(args.tpu, globals, WithMatrix::no));
   TPULAUNCH_TRY(const Plan plan, build_discovery_plan(*slice, options));
   Output output;

@@ -6,7 +6,10 @@
 
 #include "commands.hpp"
 #include "tpulaunch/classify/classifier.hpp"
+#include "tpulaunch/gke/plan.hpp"
 #include "tpulaunch/matrix/exercises.hpp"
+#include "tpulaunch/matrix/matrix_file.hpp"
+#include "tpulaunch/plan/backend.hpp"
 #include "tpulaunch/render/render.hpp"
 #include "tpulaunch/route/router.hpp"
 #include "tpulaunch/runs/runs.hpp"
@@ -29,6 +32,11 @@ struct PlanArgs {
   std::vector<std::string> env;  // KEY=VALUE
   std::vector<std::string> args; // after --
   const CLI::Option* verify_option = nullptr;
+  // The GKE placement (--gke CLUSTER --location LOC [--namespace NS] --image IMAGE) and --manifest.
+  GkePlacement gke;
+  std::string manifest;
+  const CLI::Option* gke_option = nullptr;
+  const CLI::App* app = nullptr; // plan's, to ask which TPU VM options were given
 };
 
 // --env KEY=VALUE: the name before the first '=', any value after it.
@@ -126,7 +134,61 @@ Status same_script(const RunView& run, const std::string& actual_sha256) {
   return Ok{};
 }
 
+Placement placement(const PlanArgs& args) {
+  if (args.gke_option->count() > 0) {
+    return args.gke;
+  }
+  return TpuVmPlacement{};
+}
+
+// The GKE backend's edge: the TPU-VM placement flags are refused by name, the placement and the
+// plan's options go to build_gke_plan, and the chosen form is printed (--manifest also writes the
+// manifest, atomically, before anything is printed).
+Result<Output> run_gke_plan(const PlanArgs& args, const Globals& globals, const ScriptStatus& status, RouteKind route,
+                            const Topology& topology) {
+  const CLI::App* app = args.app;
+  for (const char* name : {"--tpu", "--zone"}) {
+    if (const CLI::Option* option = app->get_option_no_throw(name); option != nullptr && option->count() > 0) {
+      return usage_error(
+          fmt::format("{} names a TPU VM; a GKE route is placed by --gke CLUSTER --location LOCATION", name));
+    }
+  }
+  TPULAUNCH_TRY(PlanOptions options, plan_options(args.tpu, globals, WithMatrix::yes));
+  options.tpu.clear();
+  options.zone.clear();
+  options.python = args.tpu.python;
+  options.form = args.course ? PlanForm::course : PlanForm::full;
+  TPULAUNCH_TRY(options.env, parse_env(args.env));
+  options.args = args.args;
+  GkePlacement where = args.gke;
+  where.project = options.project;
+  TPULAUNCH_TRY(const gke::GkePlan plan, gke::build_gke_plan(status, route, topology, where, options));
+  if (!args.manifest.empty()) {
+    TPULAUNCH_CHECK(write_file_atomically(args.manifest, plan.manifest.dump(2) + "\n"));
+  }
+  Output output;
+  if (args.format == Format::json) {
+    TPULAUNCH_TRY(output.out, json_text(gke::gke_plan_json(plan)));
+  } else if (args.format == Format::sh) {
+    output.out = gke::render_gke_sh(plan);
+  } else if (args.format == Format::yaml) {
+    output.out = gke::manifest_yaml(plan.manifest);
+  } else {
+    output.out = gke::render_gke_text(plan);
+  }
+  return output;
+}
+
 Result<Output> run_plan(PlanArgs args, const Globals& globals) {
+  const bool on_gke = args.gke_option->count() > 0;
+  if (!on_gke && (args.format == Format::yaml || !args.manifest.empty())) {
+    return usage_error(
+        "--format yaml and --manifest print a GKE route's manifest: give --gke CLUSTER --location LOCATION");
+  }
+  if (on_gke && (!args.resume.empty() || !args.checkpoint_dir.empty())) {
+    return usage_error(fmt::format("{} is not on the GKE route yet (a JobSet has no run record to resume from)",
+                                   args.resume.empty() ? "--checkpoint-dir" : "--resume"));
+  }
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const Matrix matrix, load_matrix(globals));
   TPULAUNCH_TRY(const std::string id, script_id_from_argument(matrix, args.script));
@@ -137,7 +199,7 @@ Result<Output> run_plan(PlanArgs args, const Globals& globals) {
   }
   const Slice* slice = nullptr;
   if (!args.slice.empty()) {
-    TPULAUNCH_TRY(slice, catalog.require(args.slice));
+    TPULAUNCH_TRY(slice, require_slice_for(backend_of(placement(args)), catalog, args.slice));
   }
   TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice, args.slices));
   const ScriptStatus& status = routing.status;
@@ -163,10 +225,14 @@ Result<Output> run_plan(PlanArgs args, const Globals& globals) {
   if (slice == nullptr) {
     TPULAUNCH_CHECK(refuse_tpu_only_options(args));
   }
+  const Topology topology{slice, args.slices_option->count() > 0 ? args.slices : 1};
+  if (on_gke) {
+    return run_gke_plan(args, globals, status, *decision.route, topology);
+  }
   TPULAUNCH_TRY(PlanOptions options, plan_options(args.tpu, globals, WithMatrix::yes));
   options.form = args.course ? PlanForm::course : PlanForm::full;
   if (args.slices_option->count() > 0) {
-    options.lifecycle.slices = args.slices;
+    options.lifecycle.slices = args.slices; // --slices 1 is refused by the planner, as before
   }
   if (!args.verify.empty()) {
     options.verify = parse_verify_kind(args.verify);
@@ -177,7 +243,7 @@ Result<Output> run_plan(PlanArgs args, const Globals& globals) {
     options.resumes = resumed->plan.run_id;
   }
   options.args = args.args;
-  TPULAUNCH_TRY(const Plan plan, build_plan(status, *decision.route, slice, options));
+  TPULAUNCH_TRY(const Plan plan, tpu_vm_plan(status, *decision.route, topology, options));
   Output output;
   if (slice != nullptr) {
     output.err = zone_warning_line(catalog, options.zone, *slice);
@@ -229,7 +295,20 @@ Command setup_plan(CLI::App& parent, const Globals& globals) {
                                           "run one program over N slices (Multislice, N >= 2): the nodes of one queued "
                                           "resource with --queued, else existing TPUs <tpu>-0 ... <tpu>-(N-1)");
     args->tpu.tpu_only.push_back(args->slices_option);
-    add_format_option(*app, args->format, {Format::text, Format::sh, Format::json});
+    add_format_option(*app, args->format, {Format::text, Format::sh, Format::json, Format::yaml});
+    CLI::Option_group& gke = *app->add_option_group("GKE", "run as a JobSet on a GKE cluster (docs/gke.md)");
+    args->gke_option =
+        gke.add_option("--gke", args->gke.cluster, "the GKE cluster to run on, as a JobSet")->type_name("CLUSTER");
+    gke.add_option("--location", args->gke.location, "the cluster's zone or region (gcloud's --location)");
+    gke.add_option("--namespace", args->gke.name_space, "the namespace of the run's JobSet and ConfigMap")
+        ->default_str("default");
+    gke.add_option("--image", args->gke.image,
+                   "the container image every pod runs (bash, python with jax[tpu], gcloud)");
+    gke.add_option("--manifest", args->manifest,
+                   "also write the manifest (ConfigMap and JobSet, JSON) to FILE, atomically")
+        ->type_name("FILE");
+    gke.fallthrough(false);
+    args->app = app;
     app->add_flag("--course", args->course, "emit the course's own stage and run lines byte for byte (no digest check)");
     args->verify_option =
         app->add_option("--verify", args->verify, "what verify checks: " + verify_kind_list(VerifyNone::included))

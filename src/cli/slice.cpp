@@ -29,6 +29,31 @@ ShellLine create_line(const Slice& s) {
                                 .mark = {}});
 }
 
+// Which API provisions the slice, its GKE node pool, and the tpu-vm create line where that API
+// reaches it.
+std::string reach_lines(const Slice& s) {
+  std::string out;
+  const std::string_view device_files = s.devices == TpuDevices::accel  ? "/dev/accel*"
+                                         : s.devices == TpuDevices::vfio ? "/dev/vfio/*"
+                                                                         : "/dev/accel* or /dev/vfio/*";
+  if (s.api == GenerationApi::tpu_vm) {
+    out += fmt::format("  API:                        TPU VM (gcloud compute tpus tpu-vm); TPU devices {}\n", device_files);
+  } else {
+    out += fmt::format("  API:                        Compute Engine or GKE, not the Cloud TPU VM API: tpulaunch reaches "
+                       "it through GKE only\n");
+  }
+  if (s.on_gke()) {
+    out += fmt::format("  GKE:                        {} nodes of {} ({} chips, {} JAX devices each); "
+                       "gke-tpu-accelerator={}, gke-tpu-topology={}\n",
+                       s.gke_vms, s.gke_machine_type, s.gke_chips_per_vm, s.gke_devices_per_vm(), s.gke_accelerator,
+                       s.topology);
+  }
+  if (s.api == GenerationApi::tpu_vm) {
+    out += fmt::format("  create:  {}\n", to_shell(create_line(s)));
+  }
+  return out;
+}
+
 Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const Slice* found, catalog.require(args.name));
@@ -53,7 +78,9 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     }
     j["api"] = to_string(s.api);
     j["tpu_devices"] = to_string(s.devices);
-    j["create_command"] = to_shell(create_line(s));
+    j["routes"] = slice_routes(s, catalog);
+    j["gke"] = gke_json(s);
+    j["create_command"] = s.api == GenerationApi::tpu_vm ? nlohmann::ordered_json(to_shell(create_line(s))) : nullptr;
     j["zones"] = catalog.zones_offering(s);
     TPULAUNCH_TRY(output.out, json_text(j));
     return output;
@@ -87,17 +114,13 @@ Result<Output> run_slice(const SliceArgs& args, const Globals& globals) {
     out += fmt::format("  {} GiB of sharded state:     {} ({} GiB total HBM)\n", args.state_gib,
                        fits ? "fits" : "does NOT fit", s.total_hbm_gib());
   }
-  out += fmt::format("  runtime version:            {}\n", s.runtime_version);
+  out += fmt::format("  runtime version:            {}\n", s.runtime_version.empty() ? "-" : s.runtime_version);
   if (!catalog.zones().empty()) {
     const auto zones = catalog.zones_offering(s);
     out += fmt::format("  zones (catalog's table):    {}\n",
                        zones.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(zones, ", ")));
   }
-  out += fmt::format("  API:                        TPU VM (gcloud compute tpus tpu-vm); TPU devices {}\n",
-                     s.devices == TpuDevices::accel  ? "/dev/accel*"
-                     : s.devices == TpuDevices::vfio ? "/dev/vfio/*"
-                                                     : "/dev/accel* or /dev/vfio/*");
-  out += fmt::format("  create:  {}\n", to_shell(create_line(s)));
+  out += reach_lines(s);
   return output;
 }
 

@@ -34,37 +34,56 @@ Result<std::vector<const Slice*>> select(const Catalog& catalog, const SlicesArg
   return out;
 }
 
+// The GKE node pool of a slice, "ct5lp-hightpu-4t x 4", or "-".
+std::string gke_column(const Slice& s) {
+  return s.on_gke() ? fmt::format("{} x {}", s.gke_machine_type, s.gke_vms) : std::string("-");
+}
+
 std::string table(const std::vector<const Slice*>& slices) {
-  std::string out = fmt::format("{:<14} {:>5} {:>5} {:>6} {:>7} {:>6} {:>7} {:>9}  {:<10} {}\n", "SLICE", "HOSTS",
-                                "CHIPS", "/HOST", "DEVICES", "/HOST", "HBM/CHIP", "HBM TOTAL", "MULTI-HOST", "RUNTIME");
+  std::string out = fmt::format("{:<14} {:>5} {:>5} {:>6} {:>7} {:>6} {:>7} {:>9}  {:<10} {:<19} {}\n", "SLICE", "HOSTS",
+                                "CHIPS", "/HOST", "DEVICES", "/HOST", "HBM/CHIP", "HBM TOTAL", "MULTI-HOST", "RUNTIME",
+                                "GKE NODES");
   for (const Slice* s : slices) {
-    out += fmt::format("{:<14} {:>5} {:>5} {:>6} {:>7} {:>6} {:>6}G {:>8}G  {:<10} {}\n", s->name, s->hosts,
+    out += fmt::format("{:<14} {:>5} {:>5} {:>6} {:>7} {:>6} {:>6}G {:>8}G  {:<10} {:<19} {}\n", s->name, s->hosts,
                        s->global_chips(), s->chips_per_host, s->device_count(), s->devices_per_host,
-                       s->hbm_gib_per_chip, s->total_hbm_gib(), s->multi_host() ? "yes" : "no", s->runtime_version);
+                       s->hbm_gib_per_chip, s->total_hbm_gib(), s->multi_host() ? "yes" : "no",
+                       s->runtime_version.empty() ? "-" : s->runtime_version, gke_column(*s));
   }
   return out;
 }
 
-// Which generations the TPU VM API reaches, and which it does not (Compute Engine or GKE only).
+// Which generations the TPU VM API reaches, which it does not (Compute Engine or GKE only), and
+// GKE's accelerator label of each generation the catalog has GKE facts for.
 std::string api_lines(const Catalog& catalog) {
   std::string reached;
   std::string not_reached;
+  std::string gke;
   for (const auto& generation : catalog.generations()) {
     std::string& list = generation.tpu_vm_api() ? reached : not_reached;
     list += (list.empty() ? "" : ", ") + generation.id;
+    if (!generation.gke_accelerator.empty()) {
+      gke += fmt::format("{}{} {}", gke.empty() ? "" : ", ", generation.id, generation.gke_accelerator);
+    }
   }
   std::string out = fmt::format("\nTPU VM API (gcloud compute tpus tpu-vm): {}\n", reached.empty() ? "-" : reached);
   if (!not_reached.empty()) {
-    out += fmt::format("not reached by it (provisioned through Compute Engine or GKE; tpulaunch refuses them): {}\n", not_reached);
+    out += fmt::format("not reached by it (provisioned through Compute Engine or GKE; tpulaunch's TPU-VM route refuses "
+                       "them): {}\n",
+                       not_reached);
   }
+  out += fmt::format("GKE (cloud.google.com/gke-tpu-accelerator): {}\n", gke.empty() ? "-" : gke);
   return out;
 }
 
 nlohmann::ordered_json generations_json(const Catalog& catalog) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& generation : catalog.generations()) {
-    list.push_back({{"id", generation.id}, {"api", to_string(generation.api)}, {"tpu_vm_api", generation.tpu_vm_api()},
-                    {"devices", to_string(generation.devices)}});
+    list.push_back({{"id", generation.id},
+                    {"api", to_string(generation.api)},
+                    {"tpu_vm_api", generation.tpu_vm_api()},
+                    {"devices", to_string(generation.devices)},
+                    {"gke_accelerator", generation.gke_accelerator.empty() ? nlohmann::ordered_json(nullptr)
+                                                                           : nlohmann::ordered_json(generation.gke_accelerator)}});
   }
   return list;
 }
@@ -79,7 +98,10 @@ Result<Output> run_slices(const SlicesArgs& args, const Globals& globals) {
   if (args.format == Format::json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const Slice* s : slices) {
-      list.push_back(slice_json(*s));
+      auto row = slice_json(*s);
+      row["routes"] = slice_routes(*s, catalog);
+      row["gke"] = gke_json(*s);
+      list.push_back(std::move(row));
     }
     TPULAUNCH_TRY(output.out,
                   json_text(nlohmann::ordered_json{

@@ -21,7 +21,7 @@ std::string worker_label(int worker) { return worker < 0 ? std::string("run") : 
 
 Result<Output> run_verify(const VerifyArgs& args, const Globals& globals) {
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
-  TPULAUNCH_TRY(const Slice* slice, catalog.require(args.slice));
+  TPULAUNCH_TRY(const Slice* slice, require_slice_for(Backend::tpu_vm, catalog, args.slice));
   VerifyOptions options;
   options.kind = *parse_verify_kind(args.kind);
   // Test seam, read only here: the gcloud stand-in's fake JAX reports backend "standin".

@@ -194,4 +194,13 @@ ShellLine storage_cp(const StorageCp& call) {
   return line;
 }
 
+ShellLine container_get_credentials(const ClusterCredentials& call) {
+  ShellLine line{"gcloud", "container", "clusters", "get-credentials", Word(call.cluster)};
+  line.word(flag("--location", call.location));
+  if (!call.project.empty()) {
+    line.word(flag("--project", call.project));
+  }
+  return line;
+}
+
 } // namespace tpulaunch::gcloud

@@ -33,6 +33,7 @@ TEST(Catalog, BuiltInTableEqualsTheFileParsedAtRunTime) {
     EXPECT_EQ(built.id, parsed.id);
     EXPECT_EQ(built.name_counts_chips, parsed.name_counts_chips) << parsed.id;
     EXPECT_EQ(built.tensorcores_per_chip, parsed.tensorcores_per_chip) << parsed.id;
+    EXPECT_EQ(built.gke_accelerator, parsed.gke_accelerator) << parsed.id;
     EXPECT_EQ(built.source, parsed.source) << parsed.id;
   }
   ASSERT_EQ(embedded().slices().size(), file->slices().size());
@@ -47,6 +48,11 @@ TEST(Catalog, BuiltInTableEqualsTheFileParsedAtRunTime) {
     EXPECT_EQ(built.hbm_gib_per_chip, parsed.hbm_gib_per_chip) << parsed.name;
     EXPECT_EQ(built.runtime_version, parsed.runtime_version) << parsed.name;
     EXPECT_EQ(built.topology, parsed.topology) << parsed.name;
+    EXPECT_EQ(built.api, parsed.api) << parsed.name;
+    EXPECT_EQ(built.gke_accelerator, parsed.gke_accelerator) << parsed.name;
+    EXPECT_EQ(built.gke_machine_type, parsed.gke_machine_type) << parsed.name;
+    EXPECT_EQ(built.gke_vms, parsed.gke_vms) << parsed.name;
+    EXPECT_EQ(built.gke_chips_per_vm, parsed.gke_chips_per_vm) << parsed.name;
   }
   ASSERT_EQ(embedded().zones().size(), file->zones().size());
   for (std::size_t i = 0; i < file->zones().size(); ++i) {
@@ -153,7 +159,8 @@ TEST(Catalog, CoversEveryGenerationsSingleHostTypesAndLargestPublicSlice) {
     int chips;
   };
   for (const Largest& largest : {Largest{"v2-512", 256}, Largest{"v3-2048", 1024}, Largest{"v4-4096", 2048},
-                                 Largest{"v5p-12288", 6144}, Largest{"v5litepod-256", 256}, Largest{"v6e-256", 256}}) {
+                                 Largest{"v5p-12288", 6144}, Largest{"v5litepod-256", 256}, Largest{"v6e-256", 256},
+                                 Largest{"tpu7x-18432", 9216}}) {
     const Slice* s = embedded().find(largest.name);
     ASSERT_NE(s, nullptr) << largest.name;
     EXPECT_EQ(s->global_chips(), largest.chips) << largest.name;
@@ -312,29 +319,120 @@ TEST(Catalog, SaysWhichGenerationsTheTpuVmApiReaches) {
   ASSERT_NE(ironwood, nullptr);
   EXPECT_EQ(ironwood->api, GenerationApi::compute_engine_or_gke);
   for (const auto& slice : embedded().slices()) {
-    EXPECT_EQ(slice.api, GenerationApi::tpu_vm) << slice.name;
+    EXPECT_EQ(slice.api, slice.generation == "tpu7x" ? GenerationApi::compute_engine_or_gke : GenerationApi::tpu_vm)
+        << slice.name;
     EXPECT_EQ(slice.devices, embedded().generation(slice.generation)->devices) << slice.name;
+    // A runtime version is what tpu-vm create takes: only where that API reaches.
+    EXPECT_EQ(slice.runtime_version.empty(), slice.api != GenerationApi::tpu_vm) << slice.name;
   }
 }
 
-TEST(Catalog, GenerationOutsideTheTpuVmApiIsRefusedWithTheReason) {
-  auto result = embedded().require("tpu7x-8");
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().code, ExitCode::refused);
-  EXPECT_NE(result.error().message.find("slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API"), std::string::npos)
-      << result.error().message;
-  EXPECT_NE(result.error().message.find("Google provisions it through Compute Engine or GKE, and tpulaunch plans "
-                                        "tpu-vm pipelines only"),
+// TPU7x is data like any generation: the catalog lists its slices, and which backend refuses them
+// is backend.hpp's business (tests/catalog/backend_test.cpp).
+TEST(Catalog, Tpu7xRowsCountTensorCoresWithFourChipsAndTwoDevicesPerChip) {
+  struct Row {
+    const char* name;
+    const char* topology;
+    int hosts, chips;
+  };
+  for (const Row& row : {Row{"tpu7x-2", "1x1x1", 1, 1}, Row{"tpu7x-8", "2x2x1", 1, 4}, Row{"tpu7x-16", "2x2x2", 2, 8},
+                         Row{"tpu7x-128", "4x4x4", 16, 64}, Row{"tpu7x-18432", "16x24x24", 2304, 9216}}) {
+    auto found = embedded().require(row.name);
+    ASSERT_TRUE(found.ok()) << found.error().message;
+    const Slice& s = **found;
+    EXPECT_EQ(s.topology, row.topology) << row.name;
+    EXPECT_EQ(s.hosts, row.hosts) << row.name;
+    EXPECT_EQ(s.global_chips(), row.chips) << row.name;
+    EXPECT_EQ(s.device_count(), 2 * row.chips) << row.name;
+    EXPECT_EQ(s.hbm_gib_per_chip, 192) << row.name;
+    EXPECT_EQ(s.api, GenerationApi::compute_engine_or_gke) << row.name;
+    EXPECT_TRUE(s.runtime_version.empty()) << row.name;
+    EXPECT_EQ(s.gke_vms, row.hosts) << row.name;
+    EXPECT_EQ(s.gke_machine_type, row.chips == 1 ? "tpu7x-standard-1t" : "tpu7x-standard-4t") << row.name;
+  }
+}
+
+// GKE's node pools: the accelerator label of the generation, a -4t machine type (or -1t for one
+// chip), and the nodes that gives. An 8-chip v5e/v6e slice is 1 VM on the TPU VM API but 2
+// nodes on GKE.
+TEST(Catalog, GkeFactsPerSize) {
+  struct Row {
+    const char* name;
+    const char* accelerator;
+    const char* machine_type;
+    int nodes, chips_per_node, devices_per_node;
+  };
+  for (const Row& row : {Row{"v5litepod-1", "tpu-v5-lite-podslice", "ct5lp-hightpu-1t", 1, 1, 1},
+                         Row{"v5litepod-4", "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", 1, 4, 4},
+                         Row{"v5litepod-8", "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", 2, 4, 4},
+                         Row{"v5litepod-16", "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", 4, 4, 4},
+                         Row{"v6e-8", "tpu-v6e-slice", "ct6e-standard-4t", 2, 4, 4},
+                         Row{"v6e-16", "tpu-v6e-slice", "ct6e-standard-4t", 4, 4, 4},
+                         Row{"v4-8", "tpu-v4-podslice", "ct4p-hightpu-4t", 1, 4, 4},
+                         Row{"v5p-12288", "tpu-v5p-slice", "ct5p-hightpu-4t", 1536, 4, 4},
+                         Row{"tpu7x-128", "tpu7x", "tpu7x-standard-4t", 16, 4, 8}}) {
+    const Slice* s = embedded().find(row.name);
+    ASSERT_NE(s, nullptr) << row.name;
+    EXPECT_TRUE(s->on_gke()) << row.name;
+    EXPECT_EQ(s->gke_accelerator, row.accelerator) << row.name;
+    EXPECT_EQ(s->gke_machine_type, row.machine_type) << row.name;
+    EXPECT_EQ(s->gke_vms, row.nodes) << row.name;
+    EXPECT_EQ(s->gke_chips_per_vm, row.chips_per_node) << row.name;
+    EXPECT_EQ(s->gke_devices_per_vm(), row.devices_per_node) << row.name;
+  }
+  EXPECT_EQ(embedded().find("v5litepod-8")->hosts, 1) << "the TPU VM API's v5litepod-8 is one 8-chip VM";
+  for (const auto& s : embedded().slices()) {
+    EXPECT_EQ(s.on_gke(), s.generation != "v2" && s.generation != "v3") << s.name;
+    if (s.on_gke()) {
+      EXPECT_EQ(s.gke_vms * s.gke_chips_per_vm, s.global_chips()) << s.name;
+    }
+  }
+}
+
+TEST(Catalog, GkeFactsAreChecked) {
+  const std::string v5e = R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1,
+      "gke_accelerator": "tpu-v5-lite-podslice"}}, "slices": [{"name": "v5litepod-16", "generation": "v5e", "hosts": 4,
+      "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x", "topology": "4x4", )";
+  const auto good = parse_catalog(v5e + R"("gke": {"machine_type": "ct5lp-hightpu-4t", "vms": 4}}]})", "test.json");
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->slices().front().gke_accelerator, "tpu-v5-lite-podslice");
+  auto message = error_of(v5e + R"("gke": {"machine_type": "ct5lp-hightpu-4t", "vms": 2}}]})");
+  EXPECT_NE(message.find("2 nodes x 4 chips (ct5lp-hightpu-4t) gives 8 chips, but the slice has 16"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.rfind("test.json:3:", 0), 0U) << message;
+  message = error_of(v5e + R"("gke": {"machine_type": "ct5lp-hightpu", "vms": 4}}]})");
+  EXPECT_NE(message.find("\"machine_type\" \"ct5lp-hightpu\" is not a TPU machine type ending in -<chips>t"),
             std::string::npos)
-      << result.error().message;
-  // A listed slice of such a generation is refused the same way.
-  const auto catalog = parse_catalog(
-      R"({"version": 1, "generations": {"tpu7x": {"name_counts": "tensorcores", "tensorcores_per_chip": 2,
-          "api": "compute-engine-or-gke"}}, "slices": [{"name": "tpu7x-8", "generation": "tpu7x", "hosts": 1,
-          "chips_per_host": 4, "devices_per_host": 8, "hbm_gib_per_chip": 192, "runtime_version": "x"}]})",
-      "test.json");
-  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
-  EXPECT_EQ(catalog->require("tpu7x-8").error().code, ExitCode::refused);
+      << message;
+  message = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16, "runtime_version": "x", "topology": "2x2", "gke": {"machine_type": "ct5lp-hightpu-4t", "vms": 1}})"));
+  EXPECT_NE(message.find("\"gke\" needs its generation 'v5e' to name its \"gke_accelerator\""), std::string::npos)
+      << message;
+  std::string bad_topology = v5e;
+  bad_topology.replace(bad_topology.find("\"4x4\""), 5, "\"2x4\"");
+  message = error_of(bad_topology + R"("gke": {"machine_type": "ct5lp-hightpu-4t", "vms": 4}}]})");
+  EXPECT_NE(message.find("topology \"2x4\" is not AxB or AxBxC of the slice's 16 chips"), std::string::npos) << message;
+  message = error_of(R"({"version": 1, "generations": {"v5e": {"name_counts": "chips", "tensorcores_per_chip": 1,
+      "gke_accelerator": "tpu v5e"}}, "slices": []})");
+  EXPECT_NE(message.find("\"gke_accelerator\" \"tpu v5e\" is not a Kubernetes label value"), std::string::npos)
+      << message;
+}
+
+// A runtime version is for tpu-vm create: required where that API reaches, refused elsewhere.
+TEST(Catalog, RuntimeVersionOnlyForTheTpuVmApi) {
+  const std::string ironwood = R"({"version": 1, "generations": {"tpu7x": {"name_counts": "tensorcores",
+      "tensorcores_per_chip": 2, "api": "compute-engine-or-gke"}}, "slices": [{"name": "tpu7x-8", "generation": "tpu7x",
+      "hosts": 1, "chips_per_host": 4, "devices_per_host": 8, "hbm_gib_per_chip": 192)";
+  const auto good = parse_catalog(ironwood + "}]}", "test.json");
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_FALSE(good->slices().front().on_gke());
+  auto message = error_of(ironwood + R"(, "runtime_version": "x"}]})");
+  EXPECT_NE(message.find("\"runtime_version\" is for the Cloud TPU VM API, which does not reach tpu7x"),
+            std::string::npos)
+      << message;
+  message = error_of(catalog_with_slice(
+      R"({"name": "v5litepod-4", "generation": "v5e", "hosts": 1, "chips_per_host": 4, "devices_per_host": 4, "hbm_gib_per_chip": 16})"));
+  EXPECT_NE(message.find("slice 'v5litepod-4': missing field \"runtime_version\""), std::string::npos) << message;
 }
 
 TEST(Catalog, ApiAndDevicesAreOptionalButCheckedWhenGiven) {

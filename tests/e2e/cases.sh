@@ -1275,27 +1275,54 @@ PY
   expect_stderr_contains "did you mean 'v5litepod-16'?"
 }
 
-case_slice__tpu7x_is_refused_with_the_reason() {
+# TPU7x is in the catalog, reached through GKE only: `slice` shows it with its GKE node pool, and
+# the TPU-VM route (plan) refuses it with the reason.
+case_slice__tpu7x_is_gke_only_and_the_tpu_vm_route_refuses_it() {
   run slice tpu7x-8
-  expect_status 3
-  expect_stdout_empty
-  expect_one_refusal_line
-  expect_stderr_contains "slice 'tpu7x-8' is tpu7x, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach"
-  expect_stderr_contains "Google provisions it through Compute Engine or GKE"
+  expect_status 0
+  expect_stderr_empty
+  expect_stdout_contains "tpu7x-8 (tpu7x, topology 2x2x1; the 8 in the name counts TensorCores, 2 per chip)"
+  expect_stdout_contains "  jax.device_count():         8"
+  expect_stdout_contains "  runtime version:            -"
+  expect_stdout_contains "  API:                        Compute Engine or GKE, not the Cloud TPU VM API: tpulaunch reaches it through GKE only"
+  expect_stdout_contains "  GKE:                        1 nodes of tpu7x-standard-4t (4 chips, 8 JAX devices each); gke-tpu-accelerator=tpu7x, gke-tpu-topology=2x2x1"
+  expect_stdout_lacks "tpu-vm create"
+  run slice tpu7x-128 --format json
+  expect_status 0
+  python3 - "$out" <<'PY' || fail "slice json lacks tpu7x-128's GKE facts"
+import json, sys
+s = json.loads(sys.argv[1])
+assert s["routes"] == ["gke"] and s["create_command"] is None, s
+assert s["gke"] == {"accelerator": "tpu7x", "topology": "4x4x4", "machine_type": "tpu7x-standard-4t", "nodes": 16,
+                    "chips_per_node": 4, "devices_per_node": 8}, s["gke"]
+PY
   run -C "$COURSE" plan collective-update --slice tpu7x-16 "${TPU_FLAGS[@]}"
   expect_status 3
   expect_stdout_empty
-  expect_stderr_contains "Google provisions it through Compute Engine or GKE"
+  expect_one_refusal_line
+  expect_stderr_contains "slice 'tpu7x-16' is tpu7x, which the Cloud TPU VM API (gcloud compute tpus tpu-vm) does not reach: the Cloud TPU API does not support TPU7x and later: use GKE"
+  run -C "$COURSE" plan collective-update --slice tpu7x-12 "${TPU_FLAGS[@]}"
+  expect_status 3
+  expect_stderr_contains "use GKE"
   run slices
   expect_status 0
   expect_stdout_contains $'\nTPU VM API (gcloud compute tpus tpu-vm): v2, v3, v4, v5e, v5p, v6e\n'
-  expect_stdout_contains "not reached by it (provisioned through Compute Engine or GKE; tpulaunch refuses them): tpu7x"
+  expect_stdout_contains "not reached by it (provisioned through Compute Engine or GKE; tpulaunch's TPU-VM route refuses them): tpu7x"
+  expect_stdout_contains "GKE (cloud.google.com/gke-tpu-accelerator): v4 tpu-v4-podslice, v5e tpu-v5-lite-podslice, v5p tpu-v5p-slice, v6e tpu-v6e-slice, tpu7x tpu7x"
+  expect_stdout_contains "v5litepod-8"
   run slices --format json
-  python3 - "$out" <<'PY' || fail "slices json does not say which generations the TPU VM API reaches"
+  python3 - "$out" <<'PY' || fail "slices json does not say which generations the TPU VM API and GKE reach"
 import json, sys
-g = {x["id"]: x for x in json.loads(sys.argv[1])["generations"]}
-assert g["tpu7x"] == {"id": "tpu7x", "api": "compute-engine-or-gke", "tpu_vm_api": False, "devices": "any"}, g
+doc = json.loads(sys.argv[1])
+g = {x["id"]: x for x in doc["generations"]}
+assert g["tpu7x"] == {"id": "tpu7x", "api": "compute-engine-or-gke", "tpu_vm_api": False, "devices": "any",
+                      "gke_accelerator": "tpu7x"}, g
 assert g["v4"]["devices"] == "accel" and g["v5e"]["devices"] == "vfio" and g["v6e"]["tpu_vm_api"] is True, g
+assert g["v3"]["gke_accelerator"] is None, g
+rows = {s["name"]: s for s in doc["slices"]}
+assert rows["v5litepod-8"]["hosts"] == 1 and rows["v5litepod-8"]["gke"]["nodes"] == 2, rows["v5litepod-8"]
+assert rows["v5litepod-16"]["routes"] == ["tpu-vm", "gke"] and rows["v3-8"]["routes"] == ["tpu-vm"], rows["v3-8"]
+assert rows["tpu7x-16"]["gke"]["nodes"] == 2 and rows["tpu7x-16"]["runtime_version"] == "", rows["tpu7x-16"]
 PY
 }
 
@@ -1311,7 +1338,8 @@ case_slices__multi_and_single_host() {
 import json, sys
 rows = json.loads(sys.argv[1])["slices"]
 assert rows and all(not r["multi_host"] for r in rows)
-assert {"v2-8", "v3-8", "v4-8", "v5p-8", "v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-1", "v6e-4", "v6e-8"} == {r["name"] for r in rows}
+assert {"v2-8", "v3-8", "v4-8", "v5p-8", "v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-1", "v6e-4", "v6e-8",
+        "tpu7x-2", "tpu7x-8"} == {r["name"] for r in rows}
 PY
   run slices --multi-host --single-host
   expect_status 2

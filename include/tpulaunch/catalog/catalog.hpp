@@ -1,7 +1,9 @@
 #pragma once
-// The slice catalog: every public TPU-VM accelerator type with its stored figures (hosts, chips
-// and JAX devices per host, HBM per chip, runtime version). Everything else (global chips, total
-// HBM, multi-host, JAX device counts) is derived here and never stored.
+// The slice catalog: every public TPU accelerator type with its stored figures (hosts, chips and
+// JAX devices per host, HBM per chip, runtime version, and where GKE reaches it, its node pool's
+// machine type and VMs). Everything else (global chips, total HBM, multi-host, JAX device counts,
+// chips per GKE node) is derived here and never stored. Which backend may plan for a slice is
+// not decided here: backend.hpp says.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +30,7 @@ struct Generation {
   int tensorcores_per_chip = 1;
   GenerationApi api = GenerationApi::tpu_vm; // "api" in the catalog; absent: tpu-vm
   TpuDevices devices = TpuDevices::any;      // "devices" in the catalog
+  std::string gke_accelerator; // GKE's node label cloud.google.com/gke-tpu-accelerator; "" if none
   std::string source;                  // where the figures come from
 
   [[nodiscard]] bool tpu_vm_api() const { return api == GenerationApi::tpu_vm; }
@@ -40,10 +43,18 @@ struct Slice {
   int chips_per_host = 1;
   int devices_per_host = 1;    // jax.local_device_count() after jax.distributed.initialize()
   int hbm_gib_per_chip = 0;
-  std::string runtime_version; // for `gcloud compute tpus tpu-vm create --version=`
-  std::string topology;        // e.g. "4x4"
+  std::string runtime_version; // for `gcloud compute tpus tpu-vm create --version=`; "" outside that API
+  std::string topology;        // e.g. "4x4"; also GKE's cloud.google.com/gke-tpu-topology value
   GenerationApi api = GenerationApi::tpu_vm; // its generation's, copied when the catalog is parsed
   TpuDevices devices = TpuDevices::any;      // likewise
+  // GKE: a TPU slice node pool of `gke_vms` nodes of `gke_machine_type`, each with
+  // `gke_chips_per_vm` chips (the machine type's "-<N>t"). Empty and 0 when the catalog holds no
+  // GKE facts for the slice. An 8-chip v5e/v6e slice is 1 VM here (hosts) but 2 nodes of a -4t
+  // machine type on GKE, so these are stored apart from hosts.
+  std::string gke_accelerator;  // its generation's, copied when the catalog is parsed
+  std::string gke_machine_type; // "ct5lp-hightpu-4t"
+  int gke_vms = 0;
+  int gke_chips_per_vm = 0;
 
   [[nodiscard]] int global_chips() const { return hosts * chips_per_host; }
   [[nodiscard]] long long total_hbm_gib() const { return static_cast<long long>(global_chips()) * hbm_gib_per_chip; }
@@ -52,6 +63,11 @@ struct Slice {
   [[nodiscard]] int device_count() const { return hosts * devices_per_host; }
   // Chips that never get a process when only worker 0 is started.
   [[nodiscard]] int idle_chips_on_worker_zero() const { return global_chips() - chips_per_host; }
+  // Whether the catalog holds GKE facts for it (accelerator label, machine type, nodes).
+  [[nodiscard]] bool on_gke() const { return gke_vms > 0; }
+  // jax.local_device_count() in one pod on GKE: the generation's devices per chip times the
+  // node's chips.
+  [[nodiscard]] int gke_devices_per_vm() const { return devices_per_host / chips_per_host * gke_chips_per_vm; }
 };
 
 // A zone where Cloud TPU VMs can be created, and what it offers: generation ids (every slice of
@@ -77,9 +93,8 @@ public:
   [[nodiscard]] const Slice* find(std::string_view name) const;
   [[nodiscard]] const Generation* generation(std::string_view id) const;
   // The slice named `name` in any letter case or by a generation alias (slice_names.hpp), or a
-  // usage Error "unknown slice 'x' (did you mean 'y'?)".
-  // A slice of a generation the TPU VM API does not reach (listed, or named <generation id>-<n>
-  // for such a generation, as "tpu7x-8") is a refused Error that says so.
+  // usage Error "unknown slice 'x' (did you mean 'y'?)". Any listed slice, whichever API reaches
+  // it: a backend refuses what it cannot run with require_slice_for (backend.hpp).
   [[nodiscard]] Result<const Slice*> require(std::string_view name) const;
 
   // The zone named `name`, or nullptr.
@@ -101,8 +116,10 @@ private:
 
 // Parses catalog JSON. Every problem (bad JSON, a missing or mistyped field, a duplicate slice,
 // hosts < 1, a name whose number disagrees with its chips, a name or runtime version gcloud would
-// not take, a zone name outside the zone rule or offering what the catalog does not list) is a
-// config Error naming `origin` and the position or the slice.
+// not take, a runtime version missing for a TPU VM API generation or given for another one, GKE
+// facts that disagree with the chips or a label value Kubernetes would not take, a zone name
+// outside the zone rule or offering what the catalog does not list) is a config Error naming
+// `origin` and the position or the slice.
 Result<Catalog> parse_catalog(std::string_view json, std::string_view origin);
 
 // The catalog built into the binary: a constant table generated from catalog/slices.json at build

@@ -138,4 +138,13 @@ struct StorageCp {
 };
 ShellLine storage_cp(const StorageCp& call);
 
+// container clusters get-credentials CLUSTER --location=LOC [--project=P]: the kubeconfig entry
+// kubectl then uses (the GKE backend's first step).
+struct ClusterCredentials {
+  std::string cluster;
+  std::string location; // a zone or a region
+  std::string project;  // empty: gcloud's configured one
+};
+ShellLine container_get_credentials(const ClusterCredentials& call);
+
 } // namespace tpulaunch::gcloud

@@ -1,0 +1,185 @@
+// The GKE plan's steps: argv data with their conditions (StepWhen) and concurrency
+// (concurrent_group) as data, the same Step type the TPU-VM backend emits.
+#include "gke/steps.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "tpulaunch/embedded/gke_verify_bash.hpp"
+#include "tpulaunch/gcloud/gcloud.hpp"
+
+namespace tpulaunch::gke {
+namespace {
+
+Word flag(std::string_view name, std::string value) {
+  return Word(std::string(name) + "=").append(std::move(value));
+}
+
+ShellLine kubectl(const GkePlan& plan, std::initializer_list<Word> words) {
+  ShellLine line{"kubectl"};
+  for (const Word& word : words) {
+    line.word(word);
+  }
+  line.word(flag("--namespace", plan.placement.name_space));
+  return line;
+}
+
+Step make(StepKind kind, std::string summary, ShellLine line) {
+  Step step;
+  step.kind = kind;
+  step.summary = std::move(summary);
+  step.line = std::move(line);
+  return step;
+}
+
+Step credentials_step(const GkePlan& plan) {
+  return make(
+      StepKind::prepare,
+      fmt::format("get the credentials of cluster {} ({}) for kubectl", plan.placement.cluster,
+                  plan.placement.location),
+      gcloud::container_get_credentials({plan.placement.cluster, plan.placement.location, plan.placement.project}));
+}
+
+// No JobSet of the plan's name may exist: the name holds the plan id, so one that exists is this
+// run started before (or someone else's), and applying would change it.
+Step name_check_step(const GkePlan& plan) {
+  ShellLine line;
+  line.code(Code("test -z \"$("))
+      .line(kubectl(plan, {"get", "jobset", Word(plan.jobset), "--ignore-not-found", "--output=name"}))
+      .code(Code(")\""));
+  return make(StepKind::name_check,
+              fmt::format("check that no JobSet {} exists in namespace {}", plan.jobset, plan.placement.name_space),
+              std::move(line));
+}
+
+// The manifest's two objects, each in a file of its own in the run folder (--manifest FILE writes
+// them as one v1 List, for review): the ConfigMap first, so the JobSet's pods find it.
+Step write_step(const GkePlan& plan) {
+  ShellLine line{"mkdir", "-p", Word(plan.local_run_dir)};
+  const auto& items = plan.manifest["items"];
+  const std::array<std::string, 2> files{plan.local_run_dir + "/configmap.json", plan.local_run_dir + "/jobset.json"};
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    line.code(Code(" && "))
+        .word("printf")
+        .word("%s\\n")
+        .word(Word(items[i].dump(2)))
+        .code(Code(" >"))
+        .word(Word(files[i]));
+  }
+  return make(StepKind::write,
+              fmt::format("write the manifest (the ConfigMap {} with the pod program and {} staged file(s), each "
+                          "pinned by its digest; the JobSet {}) to {}/{{configmap,jobset}}.json",
+                          plan.config_map, plan.staged.size(), plan.jobset, plan.local_run_dir),
+              std::move(line));
+}
+
+Step apply_step(const GkePlan& plan) {
+  return make(StepKind::stage,
+              fmt::format("create the ConfigMap and the JobSet: {} slice(s) x {} pod(s), each pod checks the staged "
+                          "files' digests and runs the script",
+                          plan.topology.slices, plan.pods_per_slice()),
+              ShellLine{"kubectl", "apply", flag("--filename", plan.local_run_dir + "/configmap.json"),
+                        flag("--filename", plan.local_run_dir + "/jobset.json")});
+}
+
+// Until the JobSet has a terminal state (Completed or Failed), at most plan.wait_seconds; then
+// the state and every pod's slice, worker, phase and exit code, into the run folder.
+Step wait_step(const GkePlan& plan) {
+  ShellLine line = kubectl(plan, {"wait", "--for=jsonpath={.status.terminalState}", Word("jobset/" + plan.jobset),
+                                  flag("--timeout", std::to_string(plan.wait_seconds) + "s")});
+  line.code(Code(" && "))
+      .line(kubectl(plan, {"get", "jobset", Word(plan.jobset), "--output=jsonpath={.status.terminalState}"}))
+      .code(Code(" >"))
+      .word(Word(plan.local_run_dir + "/jobset-state"));
+  line.code(Code(" && "))
+      .line(kubectl(plan, {"get", "pods", flag("--selector", "jobset.sigs.k8s.io/jobset-name=" + plan.jobset),
+                           "--output=jsonpath={range .items[*]}"
+                           "{.metadata.labels.jobset\\.sigs\\.k8s\\.io/job-index} "
+                           "{.metadata.labels.batch\\.kubernetes\\.io/job-completion-index} {.status.phase} "
+                           "{.status.containerStatuses[0].state.terminated.exitCode}{\"\\n\"}{end}"}))
+      .code(Code(" >"))
+      .word(Word(plan.local_run_dir + "/pods.txt"));
+  Step step = make(StepKind::wait,
+                   fmt::format("wait for the JobSet to end (Completed or Failed), at most {}s; keep its state and "
+                               "each pod's",
+                               plan.wait_seconds),
+                   std::move(line));
+  step.poll = Poll{"Completed", {"Failed"}, 0, plan.wait_seconds};
+  return step;
+}
+
+// One pod's log into slice-<s>/worker-<i>/pod.log, whatever the JobSet's state.
+Step log_step(const GkePlan& plan, int slice, int worker) {
+  const std::string folder = fmt::format("{}/slice-{}/worker-{}", plan.local_run_dir, slice, worker);
+  ShellLine line{"mkdir", "-p", Word(folder)};
+  line.code(Code(" && "))
+      .line(kubectl(plan, {"logs", flag("--selector", pod_selector(plan, slice, worker)), "--tail=-1"}))
+      .code(Code(" >"))
+      .word(Word(folder + "/pod.log"));
+  Step step = make(StepKind::fetch, fmt::format("the log of slice {} worker {}", slice, worker), std::move(line));
+  step.where = StepWhere::remote;
+  step.slice = slice;
+  step.workers = Workers::one(worker);
+  return step;
+}
+
+Step collect_step(const GkePlan& plan) {
+  const std::string parent = plan.local_run_dir.substr(0, plan.local_run_dir.rfind('/') + 1);
+  Step step = make(StepKind::collect, "bring every pod's run folder back from the results bucket, in one call",
+                   gcloud::storage_cp({plan.results_run_url, parent, true}));
+  step.where = StepWhere::remote;
+  return step;
+}
+
+Step verify_step(const GkePlan& plan) {
+  ShellLine line{"bash",
+                 "-c",
+                 Word(std::string(embedded::gke_verify_bash)),
+                 "gke-verify",
+                 Word(plan.local_run_dir),
+                 Word(plan.plan_sha256),
+                 Word(std::to_string(plan.topology.slices)),
+                 Word(std::to_string(plan.pods_per_slice())),
+                 Word(plan.jobset),
+                 Word(plan.placement.name_space)};
+  return make(StepKind::verify,
+              "check every pod's log and record (this plan's digest, status 0); a failed pod is named by slice and "
+              "worker, and the JobSet is kept",
+              std::move(line));
+}
+
+Step teardown_step(const GkePlan& plan) {
+  Step step = make(StepKind::teardown, "delete the JobSet (its pods) and the ConfigMap, after verify",
+                   kubectl(plan, {"delete", Word("jobset/" + plan.jobset), Word("configmap/" + plan.config_map)}));
+  step.when = StepWhen::verify_succeeded;
+  return step;
+}
+
+} // namespace
+
+std::string pod_selector(const GkePlan& plan, int slice, int worker) {
+  return fmt::format("jobset.sigs.k8s.io/jobset-name={},jobset.sigs.k8s.io/job-index={},"
+                     "batch.kubernetes.io/job-completion-index={}",
+                     plan.jobset, slice, worker);
+}
+
+void add_gke_steps(GkePlan& plan) {
+  plan.steps.push_back(credentials_step(plan));
+  plan.steps.push_back(name_check_step(plan));
+  plan.steps.push_back(write_step(plan));
+  plan.steps.push_back(apply_step(plan));
+  plan.steps.push_back(wait_step(plan));
+  for (int slice = 0; slice < plan.topology.slices; ++slice) {
+    for (int worker = 0; worker < plan.pods_per_slice(); ++worker) {
+      plan.steps.push_back(log_step(plan, slice, worker));
+    }
+  }
+  plan.steps.push_back(collect_step(plan));
+  plan.steps.push_back(verify_step(plan));
+  if (plan.options.teardown) {
+    plan.steps.push_back(teardown_step(plan));
+  }
+}
+
+} // namespace tpulaunch::gke

@@ -1,0 +1,117 @@
+#include "tpulaunch/gke/plan.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "support/plan_fixture.hpp"
+#include "tpulaunch/util/sha256.hpp"
+
+namespace tpulaunch::gke {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The fixture's reviewed multi-host-qualified "lesson", as a real file the plan reads into its
+// ConfigMap, placed on a GKE cluster.
+class GkePlanTest : public test_support::PlanFixture {
+protected:
+  void SetUp() override {
+    PlanFixture::SetUp();
+    m_file = fs::temp_directory_path() / ("gke-plan-test-" + std::to_string(::getpid()) + ".py");
+    std::ofstream(m_file) << "import jax\njax.distributed.initialize()\n";
+    m_status.path = m_file.string();
+    m_status.actual_sha256 = sha256_hex("import jax\njax.distributed.initialize()\n");
+    m_options.tpu.clear();
+    m_options.zone.clear();
+    m_options.results = "gs://lab-bucket/runs";
+    m_where = GkePlacement{"lab-cluster", "us-east5-b", "", "default", "example.com/tpu/jax:1"};
+  }
+  void TearDown() override { fs::remove(m_file); }
+
+  Result<GkePlan> gke_plan(const char* slice, int slices) {
+    return build_gke_plan(m_status, RouteKind::multi_host, Topology{m_catalog->find(slice), slices}, m_where,
+                          m_options);
+  }
+
+  fs::path m_file;
+  GkePlacement m_where;
+};
+
+std::vector<std::string> names(const GkePlan& plan) {
+  std::vector<std::string> out;
+  for (const Step& step : plan.steps) {
+    out.emplace_back(to_string(step.kind));
+  }
+  return out;
+}
+
+TEST_F(GkePlanTest, StepsInOrderWithTeardownOnlyAfterVerify) {
+  m_options.teardown = true;
+  auto plan = gke_plan("v5litepod-16", 1);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(names(*plan), (std::vector<std::string>{"prepare", "name-check", "write", "stage", "wait", "fetch", "fetch",
+                                                    "fetch", "fetch", "collect", "verify", "teardown"}));
+  EXPECT_EQ(plan->steps.back().when, StepWhen::verify_succeeded);
+  for (const Step& step : plan->steps) {
+    EXPECT_EQ(concurrent_group(step), step.kind == StepKind::fetch ? "fetch" : "") << to_string(step.kind);
+  }
+  m_options.teardown = false;
+  auto kept = gke_plan("v5litepod-16", 1);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(names(*kept).back(), "verify");
+}
+
+TEST_F(GkePlanTest, MultisliceIsOneReplicaPerSliceAndOneLogPerPod) {
+  auto plan = gke_plan("v6e-16", 2);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto& jobset = plan->manifest["items"][1];
+  EXPECT_EQ(jobset["kind"], "JobSet");
+  EXPECT_EQ(jobset["spec"]["replicatedJobs"][0]["replicas"], 2);
+  const std::vector<std::string> steps = names(*plan);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), "fetch"), 2 * plan->pods_per_slice());
+  EXPECT_EQ(plan->topology.devices(), 32);
+}
+
+TEST_F(GkePlanTest, TheConfigMapCarriesTheScriptPinnedByItsDigest) {
+  auto plan = gke_plan("tpu7x-128", 1);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto& config_map = plan->manifest["items"][0];
+  EXPECT_EQ(config_map["data"]["file-0"], "import jax\njax.distributed.initialize()\n");
+  const std::string argv = plan->manifest["items"][1].dump();
+  EXPECT_NE(argv.find(m_status.actual_sha256), std::string::npos);
+  EXPECT_NE(argv.find(plan->plan_sha256), std::string::npos);
+  std::ofstream(m_file) << "import os\n"; // changed after the review: refused, not shipped
+  EXPECT_FALSE(gke_plan("tpu7x-128", 1).ok());
+}
+
+TEST_F(GkePlanTest, TpuVmOptionsAndAMissingBucketAreUsageErrors) {
+  m_options.lifecycle.capacity = Capacity::create;
+  EXPECT_FALSE(gke_plan("v5litepod-16", 1).ok());
+  m_options.lifecycle.capacity = Capacity::existing;
+  m_options.results.clear();
+  auto missing = gke_plan("v5litepod-16", 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("--results"), std::string::npos);
+  m_options.results = "gs://lab-bucket/runs";
+  m_where.cluster = "Lab";
+  EXPECT_FALSE(gke_plan("v5litepod-16", 1).ok());
+}
+
+// The seam: the TPU-VM backend behind tpu_vm_plan is build_plan, step for step.
+TEST_F(GkePlanTest, TheTpuVmBackendIsBuildPlanUnchanged) {
+  m_options.tpu = "pod";
+  m_options.zone = "us-central1-a";
+  auto wrapped = tpu_vm_plan(m_status, RouteKind::multi_host, Topology{m_catalog->find("v5litepod-16"), 1}, m_options);
+  auto direct = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
+  ASSERT_TRUE(wrapped.ok() && direct.ok());
+  EXPECT_EQ(wrapped->plan_sha256, direct->plan_sha256);
+  ASSERT_EQ(wrapped->steps.size(), direct->steps.size());
+  for (std::size_t i = 0; i < direct->steps.size(); ++i) {
+    EXPECT_EQ(to_shell(wrapped->steps[i].line), to_shell(direct->steps[i].line));
+  }
+}
+
+} // namespace
+} // namespace tpulaunch::gke
