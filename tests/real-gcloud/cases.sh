@@ -699,13 +699,18 @@ case_life__pasted_queued_teardown_never_deletes() {
 # wall time and the user+system CPU seconds of every process they started (gcloud, ssh, scp).
 measure_retrieval() {
   local n fetch
-  GCLOUD_STANDIN_PREPARED=1 scenario measure 8 -- standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}"
-  expect_status 0
+  real_dir=$(GCLOUD_STANDIN_PREPARED=1 standin_course rg-measure 8)
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format sh
+  printf '%s\n' "$out" >"$real_dir/run.sh"
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format json
   python3 -c 'import json, sys
-for s in json.load(open(sys.argv[1]))["steps"]:
+for s in json.loads(sys.argv[1])["steps"]:
     if s["name"] == "fetch":
-        print(s["command"])' "$real_dir/plan.json" >"$real_dir/fetch.lines"
-  real_cloud_start "$real_dir"
+        print(s["command"])' "$out" >"$real_dir/fetch.lines"
+  trap 'real_cloud_stop "$real_dir"' EXIT
+  GCLOUD_STANDIN_PREPARED=1 real_cloud_start "$real_dir"
+  run_real "$real_dir" run.sh
+  expect_status 0
   for n in 8 1; do
     fetch=$real_dir/refetch-$n
     mkdir -p "$fetch/$RUN_DIR"
