@@ -213,7 +213,7 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   const auto j = plan_json(p);
   EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
   ASSERT_EQ(j["concurrency"].size(), 1U); // the fallback's fetch step
-  EXPECT_EQ(j["steps"][j["concurrency"][0]["steps"][0].get<int>()]["when"], "not-collected");
+  EXPECT_EQ(j["steps"][j["concurrency"][0]["steps"][0].get<std::size_t>()]["when"], "not-collected");
   EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
   m_options.results.clear();
   EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
