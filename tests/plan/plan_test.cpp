@@ -685,8 +685,8 @@ TEST_F(PlanTest, ResultsForDiscoveryMirrorItsLocalFolder) {
   auto result = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(*result->results_run_url, "gs://lab-results/topology/pod/discovery/r1");
-  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "preflight", "preemption-check", "stage", "run",
-                                                      "collect", "fetch", "verify"}));
+  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "preflight", "preemption-check", "stage",
+                                                      "run", "collect", "fetch", "verify"}));
   EXPECT_EQ(step(*result, StepKind::collect).line.argv().back(), "./tpu-runs/pod/discovery/");
 }
 
