@@ -27,9 +27,10 @@ bench_needs() {
 # --- a stand-in course and TPU, and a generated pipeline run against the gcloud STAND-IN
 # (tests/gcloud-standin; not a TPU), as tests/e2e/lib.sh does for the tests.
 
-# slice_for N: the v5e slice with N workers.
+# slice_for N: the v5e slice with N workers (v5p-2048 for 256: no v5e slice has more than 64).
 slice_for() {
   case $1 in
+  256) echo v5p-2048 ;;
   1) echo v5litepod-8 ;;
   4) echo v5litepod-16 ;;
   8) echo v5litepod-32 ;;

@@ -13,7 +13,8 @@
 #   bench/results_bench.sh [TPULAUNCH]      (default: $TPULAUNCH or build/ci/tpulaunch)
 #
 # Environment: DELAY (seconds per gcloud call, local and on workers, default 1), REPEATS (3;
-# LARGE_REPEATS, 2, above 16 workers), WORKERS ("4 16 64"), BENCH_WORK
+# LARGE_REPEATS, 2, above 16 workers), WORKERS ("4 16 64"; 256 runs on a v5p-2048), MODES (the
+# modes to run, e.g. "fetch results"; default all that differ at that size), BENCH_WORK
 # (/tmp/tpulaunch-bench/results), PYTHON (/usr/bin/python3).
 # Issue goal: with --results, 64 workers within 1.3x of the three-call floor, and 3 local gcloud
 # processes at every size.
@@ -53,6 +54,9 @@ for n in $WORKERS; do
   prepare_standin results_bench "$dir" "$n" "$slice" "$BUCKET" || continue
   modes=(fetch results)
   ((n > 8)) && modes=(fetch fetch-N results) # at 4 workers, --parallel 8 already fetches all at once
+  if [[ -n ${MODES:-} ]]; then
+    read -r -a modes <<<"$MODES"
+  fi
   reps=$REPEATS
   ((n > 16)) && reps=$LARGE_REPEATS
   for ((rep = 1; rep <= reps; rep++)); do

@@ -14,6 +14,9 @@ ShellLine command(std::string_view group, std::string_view verb, Connection conn
 }
 
 Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
+Word flag(std::string_view name, const Word& value) {
+  return Word(std::string(name) + "=").append(value);
+}
 
 // --project=P, only when a project was given (gcloud otherwise uses its configured one).
 void add_project(ShellLine& line, const Location& at) {
@@ -23,12 +26,16 @@ void add_project(ShellLine& line, const Location& at) {
 }
 
 // --zone=Z, then --worker=W when one is named (gcloud's default is worker 0), then --project=P.
-void add_location(ShellLine& line, const Location& at, const std::optional<std::string>& worker) {
+void add_location(ShellLine& line, const Location& at, const std::optional<Word>& worker) {
   line.word(flag("--zone", at.zone));
   if (worker) {
     line.word(flag("--worker", *worker));
   }
   add_project(line, at);
+}
+
+void add_location(ShellLine& line, const Location& at, const std::optional<std::string>& worker) {
+  add_location(line, at, worker ? std::optional<Word>(Word(*worker)) : std::nullopt);
 }
 
 void add_connection(ShellLine& line, Connection connection) {

@@ -122,6 +122,18 @@ void add_runs(Plan& plan, const std::vector<Word>& program, const std::string& s
 void add_fetch_verify_teardown(Plan& plan, bool full) {
   if (plan.results_run_url) {
     plan.steps.push_back(collect_step(plan));
+    // The fallback: a worker whose folder did not arrive is fetched from the worker itself.
+    for (int slice = 0; full && slice < plan.target.nodes; ++slice) {
+      plan.steps.push_back(fetch_loop_step(plan, slice, true));
+      plan.steps.back().when = StepWhen::not_collected;
+      plan.steps.back().summary = "bring back, from the workers themselves, the folder of each worker w that did "
+                                  "not arrive from the results bucket, one download each" +
+                                  on_slice(plan, slice);
+    }
+  } else if (fetch_loops(plan)) {
+    for (int slice = 0; slice < plan.target.nodes; ++slice) {
+      plan.steps.push_back(fetch_loop_step(plan, slice, full));
+    }
   } else {
     for (int worker = 0; worker < plan.workers(); ++worker) {
       plan.steps.push_back(fetch_step(plan, worker, full));
@@ -177,6 +189,8 @@ std::string_view to_string(StepWhen when) {
   case StepWhen::step_failed: return "step-failed";
   case StepWhen::verify_succeeded: return "verify-succeeded";
   case StepWhen::other_slice_failed: return "other-slice-failed";
+  case StepWhen::not_collected:
+    return "not-collected";
   }
   return "always";
 }

@@ -91,21 +91,38 @@ Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellL
   return step;
 }
 
+constexpr Code k_brace_open{"{0.."};
+constexpr Code k_brace_close{"}"};
+
+// {0..N-1}: bash's brace expansion of the indices below `count`.
+Word brace_range(int count) {
+  return Word(k_brace_open).append(std::to_string(count - 1)).append(k_brace_close);
+}
+
 // The local folders the plan writes into, which must exist before it does: each worker's download
 // folder (gcloud needs it), the run folder alone with --results (the one download fills it), or the
 // folder of a CPU receipt for a script in a subfolder ("advanced/sub_lesson-cpu.txt").
-std::vector<std::string> local_folders(const Plan& plan) {
-  std::vector<std::string> folders;
+// Above k_fetch_lines_max hosts per slice the worker folders are one word, a brace expansion
+// (./tpu-runs/<tpu>/<id>/<run-id>/worker-{0..1535}/), so the line does not grow with the slice.
+std::vector<Word> local_folders(const Plan& plan) {
+  std::vector<Word> folders;
   if (plan.route == RouteKind::cpu) {
     const auto slash = plan.cpu_receipt.rfind('/');
     if (slash != std::string::npos) {
-      folders.push_back(plan.cpu_receipt.substr(0, slash + 1));
+      folders.emplace_back(plan.cpu_receipt.substr(0, slash + 1));
     }
   } else if (plan.results_run_url) {
-    folders.push_back(plan.local_run_dir + "/");
+    folders.emplace_back(plan.local_run_dir + "/");
+  } else if (fetch_loops(plan)) {
+    Word folder(plan.local_run_dir + "/");
+    if (plan.target.multislice()) {
+      folder.append(std::string(k_slice_folder_prefix)).append(brace_range(plan.target.nodes)).append("/");
+    }
+    folder.append(std::string(k_worker_folder_prefix)).append(brace_range(plan.target.hosts())).append("/");
+    folders.push_back(std::move(folder));
   } else {
     for (int worker = 0; worker < plan.workers(); ++worker) {
-      folders.push_back(
+      folders.emplace_back(
           fmt::format("{}/{}/", plan.local_run_dir, process_folder(worker, plan.target.hosts(), plan.target.nodes)));
     }
   }
@@ -149,7 +166,7 @@ ShellLine guard_call(const Plan& plan) {
 Step prepare_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::prepare;
-  const std::vector<std::string> folders = local_folders(plan);
+  const std::vector<Word> folders = local_folders(plan);
   step.summary = folders.empty()                ? "work in the folder the plan was made in"
                  : plan.route == RouteKind::cpu ? "work in the folder the plan was made in; create the folder the "
                                                   "CPU receipt goes in"
@@ -169,7 +186,7 @@ Step prepare_step(const Plan& plan) {
   }
   if (!folders.empty()) {
     step.line.word("mkdir").word("-p");
-    for (const std::string& folder : folders) {
+    for (const Word& folder : folders) {
       step.line.word(folder);
     }
   }
@@ -407,6 +424,32 @@ Step fetch_step(const Plan& plan, int process, bool full) {
   return step;
 }
 
+bool fetch_loops(const Plan& plan) {
+  return plan.target.hosts() > k_fetch_lines_max;
+}
+
+// The fetch of every worker of slice `slice`, written once: "$w" (k_each_worker) names the worker
+// in --worker= and in its download folder, and the step runs for each w (Step::each_worker).
+Step fetch_loop_step(const Plan& plan, int slice, bool full) {
+  Step step;
+  step.kind = StepKind::fetch;
+  step.where = StepWhere::remote;
+  step.workers = Workers::all();
+  step.slice = slice_of(plan, slice);
+  step.each_worker = plan.target.hosts();
+  step.summary = fmt::format("bring back the {} of each worker w from 0 to {}, one download each{}",
+                             full ? "log and artifacts" : "log", plan.target.hosts() - 1, on_slice(plan, slice));
+  step.line = gcloud::tpu_vm_scp({.sources = {full ? remote(plan, slice, home_path(plan.remote_run_dir))
+                                                   : remote(plan, slice, lab_path(plan.script + "-tpu.txt"))},
+                                  .destination = each_worker_folder(plan, slice),
+                                  .recurse = full,
+                                  .at = plan.target.location(),
+                                  .worker = Word(k_each_worker),
+                                  .connection = plan.target.connection});
+  step.mark_check = mark_check(plan, slice);
+  return step;
+}
+
 // --results: one local call brings every worker's folder back. The source's last part (the run
 // id) is kept because the destination, the run folder's parent, exists: every worker lands in
 // ./tpu-runs/<tpu>/<id>/<run-id>/worker-<i>/<run-id>/, where verify reads it.
@@ -440,3 +483,15 @@ Step verify_step(const Plan& plan) {
 }
 
 } // namespace tpulaunch::planning
+
+namespace tpulaunch {
+
+Word each_worker_folder(const Plan& plan, int slice) {
+  Word folder(gcloud::local_path(plan.local_run_dir + "/"));
+  if (plan.target.multislice()) {
+    folder.append(slice_folder(slice) + "/");
+  }
+  return folder.append(std::string(k_worker_folder_prefix)).append(k_each_worker).append("/");
+}
+
+} // namespace tpulaunch

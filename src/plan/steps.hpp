@@ -43,6 +43,10 @@ Step course_run_step(const Plan& plan);
 // Per-slice steps take the slice (0 on one slice); fetch takes the JAX process (worker + slice x hosts).
 Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice);
 Step fetch_step(const Plan& plan, int process, bool full);
+// Whether the plan's slices have more than k_fetch_lines_max hosts: then each slice's fetches are
+// one step that loops over its workers (fetch_loop_step), and the download folders one word.
+bool fetch_loops(const Plan& plan);
+Step fetch_loop_step(const Plan& plan, int slice, bool full);
 // --slices: ends the run on slice `slice` (its run guard's --stop), when another slice failed first.
 Step stop_step(const Plan& plan, int slice);
 Step collect_step(const Plan& plan);

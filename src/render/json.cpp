@@ -99,8 +99,10 @@ Json step_json(const Plan& plan, const Step& step, std::size_t index) {
     j["condition"] = condition_text(plan, step);
   }
   // A line of one program is its argv; a line with shell syntax (&&, |, ;) is no argv, and says so.
-  const bool shell_syntax = std::any_of(step.line.elements().begin(), step.line.elements().end(),
-                                        [](const ShellLine::Element& e) { return std::holds_alternative<Code>(e); });
+  // So is the line of a fetch written once for a slice's workers: it names the worker as "$w".
+  const bool shell_syntax =
+      step.each_worker || std::any_of(step.line.elements().begin(), step.line.elements().end(),
+                                      [](const ShellLine::Element& e) { return std::holds_alternative<Code>(e); });
   std::string command = to_shell(step.line);
   if (shell_syntax) {
     j["argv"] = nullptr;
@@ -112,6 +114,11 @@ Json step_json(const Plan& plan, const Step& step, std::size_t index) {
   if (step.mark_check) {
     // The step runs only when this describe call prints the plan's mark (the TPU is the one it made).
     j["mark_check"] = {{"command", to_shell(*step.mark_check)}, {"expect", plan.target.mark}};
+  }
+  if (step.each_worker) {
+    // One step for the slice's workers: the command runs once for each w, from 0 to `to`, each
+    // independent of the others (a failure never stops the rest), at most max_parallel at once.
+    j["each_worker"] = {{"variable", "w"}, {"from", 0}, {"to", *step.each_worker - 1}};
   }
   if (step.kind == StepKind::name_check) {
     j["expect"] = "absent"; // the describe call must fail: a state means the name is taken

@@ -29,6 +29,8 @@ std::string condition_text(const Plan& plan, const Step& step) {
                               : "only if a step on the TPU fails";
   case StepWhen::verify_succeeded: return "only after verify succeeded";
   case StepWhen::other_slice_failed: return "only if another slice's run fails first";
+  case StepWhen::not_collected:
+    return "only for each worker w whose folder did not arrive from the results bucket";
   }
   return "";
 }
@@ -37,14 +39,41 @@ namespace {
 constexpr Code k_test_open{"test \"$("};
 constexpr Code k_test_equals{")\" = "};
 constexpr Code k_and{" && "};
+// for ((w = 0; w < N; w++)); do BODY; done: a step written once for a slice's workers.
+constexpr Code k_for_each_open{"for ((w = 0; w < "};
+constexpr Code k_for_each_do{"; w++)); do "};
+constexpr Code k_for_each_done{"; done"};
+constexpr Code k_for_each_do_line{"; w++)); do\n  "};
+constexpr Code k_for_each_done_line{"\ndone"};
+// Above this many workers a plan without --results says what per-worker retrieval costs
+// (docs/performance.md: through the real gcloud, 16 downloads took 19.5 s on 2 cores, and the
+// cost grows by a gcloud process per worker; one bucket download costs one at any size).
+constexpr int k_results_advised_workers = 16;
+// The local CPU a real gcloud ssh or scp call spends before ssh starts (docs/performance.md).
+constexpr double k_gcloud_cpu_seconds_per_call = 2.4;
 } // namespace
 
 ShellLine pasted_line(const Plan& plan, const Step& step) {
+  const ShellLine line = step.each_worker ? each_worker_loop(step, ShellLine(step.line)) : step.line;
   if (!step.mark_check) {
-    return step.line;
+    return line;
   }
-  return ShellLine().code(k_test_open).line(*step.mark_check).code(k_test_equals).word(plan.target.mark).code(k_and).line(
-      step.line);
+  return ShellLine()
+      .code(k_test_open)
+      .line(*step.mark_check)
+      .code(k_test_equals)
+      .word(plan.target.mark)
+      .code(k_and)
+      .line(line);
+}
+
+ShellLine each_worker_loop(const Step& step, const ShellLine& body, bool on_lines) {
+  return ShellLine()
+      .code(k_for_each_open)
+      .word(std::to_string(step.each_worker.value_or(1)))
+      .code(on_lines ? k_for_each_do_line : k_for_each_do)
+      .line(body)
+      .code(on_lines ? k_for_each_done_line : k_for_each_done);
 }
 
 const Step* find_step(const Plan& plan, StepKind kind) {
@@ -115,6 +144,16 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                                 "that touches it checks the mark first: pasted after a create that failed on a name "
                                 "someone else holds, those lines do nothing",
                                 gcloud::k_mark_key, plan.target.mark));
+  }
+  if (plan.route != RouteKind::cpu && !plan.results_run_url && plan.workers() > k_results_advised_workers) {
+    // docs/performance.md, "retrieval at any scale": the figures behind the bound.
+    notes.push_back(fmt::format(
+        "no --results: the {0} workers' results come back in {0} gcloud calls, one per worker (gcloud refuses a "
+        "download from several workers at once), {1} at a time; each real gcloud call costs this machine about "
+        "{2:.1f} s of CPU, about {3} CPU minutes in all. With --results gs://BUCKET/PREFIX each worker uploads its "
+        "own folder and one call brings them all back (docs/performance.md)",
+        plan.workers(), plan.options.parallel, k_gcloud_cpu_seconds_per_call,
+        static_cast<int>(plan.workers() * k_gcloud_cpu_seconds_per_call / 60.0 + 0.5)));
   }
   if (plan.target.multislice()) {
     notes.push_back(fmt::format(

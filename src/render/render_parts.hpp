@@ -22,6 +22,9 @@ const Step* find_step(const Plan& plan, StepKind kind);
 // needs the plan's mark (Step::mark_check), so a paste after a failed create touches nothing; the
 // line itself otherwise.
 ShellLine pasted_line(const Plan& plan, const Step& step);
+// for ((w = 0; w < N; w++)); do BODY; done, N the step's each_worker: on one line, or (on_lines)
+// with the body on its own line, as the sh form writes it.
+ShellLine each_worker_loop(const Step& step, const ShellLine& body, bool on_lines = false);
 
 // A state read into $state, or words that say it could not be read (the name check, the text
 // form's wait).

@@ -58,6 +58,9 @@ constexpr Code k_or_run_status{" || run_status=$?"};
 // `set -e` never stops the other workers' retrieval.
 constexpr Code k_fetch_library = Code{embedded::fetch_bash}.without_final_newline();
 constexpr Code k_fetch_wait_all{"fetch_wait_all"};
+// "$((w + OFFSET))": the JAX process of worker $w of a slice after the first.
+constexpr Code k_process_open{"\"$((w + "};
+constexpr Code k_process_close{"))\""};
 constexpr Code k_fetch_failed{"if ((${#fetch_failed[@]} > 0)); then\n"
                               "  echo \"tpulaunch: error: could not fetch worker(s) ${!fetch_failed[*]} of $WORKERS\" >&2\n"
                               "fi"};
@@ -93,7 +96,17 @@ constexpr Code k_fetch_exit{"if ((${#fetch_failed[@]} > 0)); then\n  exit 1\nfi"
 // unless all is well.
 constexpr Code k_collect_status_0{"collect_status=0"};
 constexpr Code k_or_collect_status{" || collect_status=$?"};
-// Names the workers whose run folder did not arrive (src/remote/collect_check.bash).
+// The fallback loop over the processes that did not arrive: w is the worker within its slice.
+constexpr Code k_fallback_for{"\n  for p in \"${missing[@]}\"; do\n    "};
+constexpr Code k_fallback_worker{"w=$p\n    "};
+constexpr Code k_fallback_worker_of_slice{"w=$((p % HOSTS))\n    case $((p / HOSTS)) in"};
+constexpr Code k_fallback_branch{"\n      "};
+constexpr Code k_fallback_and{" && "};
+constexpr Code k_fallback_process{"\"$p\""};
+constexpr Code k_fallback_done{"\n  done"};
+constexpr Code k_fallback_esac_done{"\n    esac\n  done"};
+// Names the workers whose run folder did not arrive (src/remote/collect_check.bash), after
+// fetching them from the workers.
 constexpr Code k_collect_check = Code{embedded::collect_check_bash}.without_final_newline();
 constexpr Code k_check_preempted_if_collect_failed{
     "if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then\n  check_preempted\nfi"};
@@ -229,13 +242,24 @@ void emit_stop(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
 }
 
 void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
+  if (steps.front().when == StepWhen::not_collected) {
+    return; // the collect step's fallback, which emit_collect writes into its check
+  }
   sh.line(ShellLine{"step", Word(fmt::format("fetch: one download per worker (gcloud refuses several), {} at a time",
                                              plan.options.parallel))});
   sh.code(k_fetch_library);
   for (const Step& step : steps) {
     // Labelled by JAX process (worker + slice x hosts), so that with --slices a failed download
     // names one process of the run's $WORKERS, never a worker index two slices share.
-    const int process = step.workers->index() + step.slice.value_or(0) * plan.target.hosts();
+    const int offset = step.slice.value_or(0) * plan.target.hosts();
+    if (step.each_worker) {
+      // A slice's workers in one loop: the script does not grow by a line per worker.
+      const Word process = offset == 0 ? Word(k_each_worker)
+                                       : Word(k_process_open).append(std::to_string(offset)).append(k_process_close);
+      add_line(sh, render_parts::each_worker_loop(step, ShellLine{"fetch_start", process}.line(step.line), true));
+      continue;
+    }
+    const int process = step.workers->index() + offset;
     add_line(sh, ShellLine{"fetch_start", Word(std::to_string(process))}.line(step.line));
   }
   sh.code(k_fetch_wait_all);
@@ -262,12 +286,36 @@ void emit_tpulaunch(ShellScript& sh, const Plan& /*plan*/, std::span<const Step>
   add_line(sh, std::move(line));
 }
 
-void emit_collect(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
+// The fallback of --results: the per-worker fetch (the plan's not-collected steps, one per slice)
+// of each process in `missing`, its folder made first (the prepare step made only the run folder).
+ShellLine collect_fallback(const Plan& plan) {
+  ShellLine fallback = ShellLine().code(k_fetch_library).code(k_fallback_for);
+  const bool slices = plan.target.multislice();
+  fallback.code(slices ? k_fallback_worker_of_slice : k_fallback_worker);
+  for (const Step& step : plan.steps) {
+    if (step.when != StepWhen::not_collected) {
+      continue;
+    }
+    const int slice = step.slice.value_or(0);
+    if (slices) {
+      fallback.code(k_fallback_branch).word(std::to_string(slice)).code(k_case_pattern_end);
+    }
+    fallback.line(ShellLine{"mkdir", "-p", each_worker_folder(plan, slice)})
+        .code(k_fallback_and)
+        .line(ShellLine{"fetch_start", Word(k_fallback_process)}.line(step.line));
+    if (slices) {
+      fallback.code(k_case_branch_end);
+    }
+  }
+  return fallback.code(slices ? k_fallback_esac_done : k_fallback_done);
+}
+
+void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.line(step_banner(step));
   sh.code(k_collect_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_collect_status));
-  sh.code(k_collect_check);
+  add_line(sh, fill_holes(k_collect_check, {{"fallback", collect_fallback(plan)}}));
   sh.code(k_check_preempted_if_collect_failed).code(k_worker_report_library).code(k_report_workers).code(
       k_stop_if_preempted);
   sh.code(k_run_failed).code(k_collect_exit);
@@ -314,9 +362,9 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   }
   if (plan.results_run_url) {
     sh.line(readonly_value(k_set_results, *plan.results_run_url));
-  } else {
-    sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
   }
+  // With --results too: a worker that did not arrive from the bucket is fetched from the worker.
+  sh.line(readonly_value(k_set_parallel, std::to_string(plan.options.parallel)));
   if (plan.options.form == PlanForm::full) {
     sh.line(readonly_value(k_set_teardown, plan.options.teardown ? "1" : "0"));
   }

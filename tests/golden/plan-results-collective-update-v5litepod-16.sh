@@ -22,6 +22,7 @@ readonly RUN_DIR=./tpu-runs/my-pod/collective-update/r1
 readonly WORKERS=4
 readonly REMOTE_RUN_DIR=jax-tpu-lab/runs/collective-update/r1
 readonly RESULTS=gs://lab-results/course/my-pod/collective-update/r1
+readonly PARALLEL=8
 readonly TEARDOWN=1
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
@@ -168,22 +169,83 @@ fi
 step 'collect: bring every worker'\''s folder back from the results bucket, in one call'
 collect_status=0
 gcloud storage cp --recursive gs://lab-results/course/my-pod/collective-update/r1 ./tpu-runs/my-pod/collective-update/ || collect_status=$?
-missing=()
-for ((i = 0; i < WORKERS; i++)); do
-  # With --slices, process i is worker i % HOSTS of slice i / HOSTS (as the fetch folders are).
-  folder="worker-$i"
-  if [[ -n ${SLICES-} ]]; then
-    folder="slice-$((i / HOSTS))/worker-$((i % HOSTS))"
-  fi
-  if [[ ! -d "$RUN_DIR/$folder/$RUN_ID" ]]; then
-    missing+=("$i")
-  fi
-done
+# collect_missing: the processes whose run folder is not in $RUN_DIR, into `missing`.
+collect_missing() {
+  local i folder
+  missing=()
+  for ((i = 0; i < WORKERS; i++)); do
+    # With --slices, process i is worker i % HOSTS of slice i / HOSTS (as the fetch folders are).
+    folder="worker-$i"
+    if [[ -n ${SLICES-} ]]; then
+      folder="slice-$((i / HOSTS))/worker-$((i % HOSTS))"
+    fi
+    if [[ ! -d "$RUN_DIR/$folder/$RUN_ID" ]]; then
+      missing+=("$i")
+    fi
+  done
+}
+collect_missing
+# A worker whose folder did not arrive (its upload failed) is fetched from the worker itself, one
+# download each, as without --results; what is still missing after that is named.
+if ((${#missing[@]} > 0)); then
+  echo "tpulaunch: worker(s) ${missing[*]} of $WORKERS did not arrive from $RESULTS: fetching them from the workers, one download each" >&2
+  fetch_pids=()
+fetch_workers=()
+fetch_failed=() # worker -> exit status of its failed download
+fetch_any_done=0
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 403)); then
+  fetch_any_done=1 # `wait -n`: wake when any download ends
+fi
+# fetch_wait_one: wait until one download in flight ends; note its worker if it failed.
+fetch_wait_one() {
+  local i pid status take_oldest=$((!fetch_any_done))
+  while :; do
+    for i in "${!fetch_pids[@]}"; do
+      pid=${fetch_pids[i]}
+      if ((take_oldest)) || ! kill -0 "$pid" 2>/dev/null; then
+        status=0
+        wait "$pid" || status=$?
+        if ((status != 0)); then
+          fetch_failed[fetch_workers[i]]=$status
+        fi
+        unset 'fetch_pids[i]' 'fetch_workers[i]'
+        fetch_pids=("${fetch_pids[@]}")
+        fetch_workers=("${fetch_workers[@]}")
+        return 0
+      fi
+    done
+    # Sleep until some download ends. 127: none is left running, so take the oldest.
+    wait -n 2>/dev/null || (($? != 127)) || take_oldest=1
+  done
+}
+# fetch_start WORKER COMMAND...: start one worker's fetch, keeping at most PARALLEL in flight.
+fetch_start() {
+  local worker=$1
+  shift
+  while ((${#fetch_pids[@]} >= PARALLEL)); do
+    fetch_wait_one
+  done
+  "$@" &
+  fetch_pids+=("$!")
+  fetch_workers+=("$worker")
+}
+fetch_wait_all() {
+  while ((${#fetch_pids[@]} > 0)); do
+    fetch_wait_one
+  done
+}
+  for p in "${missing[@]}"; do
+    w=$p
+    mkdir -p ./tpu-runs/my-pod/collective-update/r1/worker-"$w"/ && fetch_start "$p" gcloud compute tpus tpu-vm scp --recurse my-pod:~/jax-tpu-lab/runs/collective-update/r1 ./tpu-runs/my-pod/collective-update/r1/worker-"$w"/ --zone=us-west4-a --worker="$w"
+  done
+  fetch_wait_all
+  collect_missing
+fi
 if ((collect_status != 0)); then
   echo "tpulaunch: error: the download from $RESULTS failed with status $collect_status" >&2
 fi
 if ((${#missing[@]} > 0)); then
-  echo "tpulaunch: error: no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS" >&2
+  echo "tpulaunch: error: no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS nor from the workers" >&2
 fi
 if ((collect_status != 0 || ${#missing[@]} > 0 || run_status != 0)); then
   check_preempted
@@ -242,6 +304,7 @@ fi
 if ((collect_status != 0 || ${#missing[@]} > 0)); then
   exit 1
 fi
+
 
 step 'verify: check the fetched receipts of every worker'
 "$TPULAUNCH_PROGRAM" verify ./tpu-runs/my-pod/collective-update/r1 --slice=v5litepod-16 --kind=training --matrix=@COURSE@/execution-matrix.json

@@ -642,7 +642,7 @@ TEST_F(PlanTest, ResultsReplaceTheFetchesWithOneDownload) {
   m_options.teardown = true;
   const Plan p = plan("v5litepod-256", RouteKind::multi_host);
   EXPECT_EQ(names(p), (std::vector<std::string>{"prepare", "write", "preflight", "release", "preemption-check", "stage",
-                                                "run", "collect", "verify", "teardown"}));
+                                                "run", "collect", "fetch", "verify", "teardown"}));
   ASSERT_TRUE(p.results_run_url);
   EXPECT_EQ(*p.results_run_url, "gs://lab-results/course/pod/lesson/r1");
   int gcloud_calls = 0;
@@ -687,8 +687,8 @@ TEST_F(PlanTest, ResultsForDiscoveryMirrorItsLocalFolder) {
   auto result = build_discovery_plan(*m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(*result->results_run_url, "gs://lab-results/topology/pod/discovery/r1");
-  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "preflight", "preemption-check", "stage", "run",
-                                                      "collect", "verify"}));
+  EXPECT_EQ(names(*result), (std::vector<std::string>{"prepare", "write", "preflight", "preemption-check", "stage",
+                                                      "run", "collect", "fetch", "verify"}));
   EXPECT_EQ(step(*result, StepKind::collect).line.argv().back(), "./tpu-runs/pod/discovery/");
 }
 

@@ -553,6 +553,24 @@ case_pipeline__eight_workers() {
   done
 }
 
+# Retrieval at scale (issue 37 §3): above 8 hosts the plan fetches a slice's workers in one loop
+# (`for ((w = 0; ...)); do fetch_start "$w" gcloud ... --worker="$w" ...`), which the real gcloud
+# runs as 16 per-worker downloads. Worker 5's program fails: the run fails, and every worker's
+# folder still comes back, the failing one's included.
+case_pipeline__sixteen_workers_fetch_loop() {
+  local i
+  LESSON_FAIL_WORKER=5 GCLOUD_STANDIN_PREPARED=1 scenario sixteen 16 -- standin-lesson --slice v5litepod-64 \
+    "${PIPE_FLAGS[@]}" --parallel 16
+  expect_same_as_standin
+  expect_status 1
+  expect_stderr_contains "tpulaunch: error: the run failed with status"
+  grep -q '^for ((w = 0; w < 16; w++)); do$' "$real_dir/run.sh" || fail "the plan has no fetch loop"
+  for ((i = 0; i < 16; i++)); do
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/run-status.rec" ]] || fail "worker $i's record did not come back"
+  done
+  [[ "$(real_calls "$real_dir" | grep -c '^scp$')" == 17 ]] || fail "not one download per worker (and the stage)"
+}
+
 # --- the life of a TPU ------------------------------------------------------------------------
 
 # A queued resource that waits for capacity, then becomes ACTIVE: its node is bootstrapped, runs,
@@ -702,6 +720,39 @@ case_runs__attach_and_status() {
   expect_stdout_contains "worker 0 (t1v-n-standin0-w-0): succeeded: succeeded"
   expect_stdout_contains "worker 1 (t1v-n-standin0-w-1): succeeded: succeeded"
   [[ "$(real_calls "$dir" | grep -c '^ssh$')" == 3 ]] || fail "not one ssh call each for run, attach and status: $(real_calls "$dir")"
+}
+
+# --- measurements (not ctest cases: bench/retrieval_bench.sh runs this) --------------------------
+
+# measure_retrieval: the 8-worker scenario through the real gcloud, then its retrieval again, timed
+# on its own: the plan's fetch commands (plan.json) into a fresh folder, all 8 at once (the
+# default --parallel 8), and one of them alone. Prints "per-worker N wall_s cpu_s" lines: the
+# wall time and the user+system CPU seconds of every process they started (gcloud, ssh, scp).
+measure_retrieval() {
+  local n fetch
+  real_dir=$(GCLOUD_STANDIN_PREPARED=1 standin_course rg-measure 8)
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format sh
+  printf '%s\n' "$out" >"$real_dir/run.sh"
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format json
+  python3 -c 'import json, sys
+for s in json.loads(sys.argv[1])["steps"]:
+    if s["name"] == "fetch":
+        print(s["command"])' "$out" >"$real_dir/fetch.lines"
+  trap 'real_cloud_stop "$real_dir"' EXIT
+  GCLOUD_STANDIN_PREPARED=1 real_cloud_start "$real_dir"
+  run_real "$real_dir" run.sh
+  expect_status 0
+  for n in 8 1; do
+    fetch=$real_dir/refetch-$n
+    mkdir -p "$fetch/$RUN_DIR"
+    (cd "$fetch" && mkdir -p "$RUN_DIR"/worker-{0..7}/ && mapfile -t vars < <(real_env "$real_dir") &&
+      env "${vars[@]}" PATH="$(real_path)" /usr/bin/time -f "per-worker $n %e %U %S" -o "$fetch/time" \
+        bash -c 'while IFS= read -r line; do eval "$line" & done < <(head -n "$1" "$2"); wait' _ "$n" \
+        "$real_dir/fetch.lines" >"$fetch/out" 2>&1) || fail "the retrieval of $n worker(s) failed: $(cat "$fetch/out")"
+    [[ -f "$fetch/$RUN_DIR/worker-$((n - 1))/r1/run-status.rec" ]] || fail "worker $((n - 1)) did not come back"
+    awk '{printf "%s %s %s %.2f\n", $1, $2, $3, $4 + $5}' "$fetch/time"
+  done
+  real_cloud_stop "$real_dir"
 }
 
 if [[ $# -lt 1 ]] || ! declare -F "$1" >/dev/null; then

@@ -182,8 +182,8 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   const std::string sh = render_sh(p);
   EXPECT_NE(sh.find("readonly RESULTS=gs://lab-results/course/pod/lesson/r1\n"), std::string::npos) << sh;
-  EXPECT_EQ(sh.find("PARALLEL"), std::string::npos) << sh;
-  EXPECT_EQ(sh.find("fetch_start"), std::string::npos) << sh;
+  // Per-worker downloads are the fallback for a worker that did not arrive (issue 37 §3).
+  EXPECT_NE(sh.find("readonly PARALLEL=8\n"), std::string::npos) << sh;
   EXPECT_NE(sh.find("\nif ! { test ! -e ./tpu-runs/pod/lesson/r1 && mkdir -p ./tpu-runs/pod/lesson/r1/; }; then\n"),
             std::string::npos)
       << sh;
@@ -191,22 +191,29 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   const auto collect =
       sh.find("gcloud storage cp --recursive gs://lab-results/course/pod/lesson/r1 ./tpu-runs/pod/lesson/ || collect_status=$?\n");
   const auto missing = sh.find("if [[ ! -d \"$RUN_DIR/$folder/$RUN_ID\" ]]; then");
-  const auto named = sh.find("no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS\" >&2");
+  const auto fallback =
+      sh.find("\n    mkdir -p ./tpu-runs/pod/lesson/r1/worker-\"$w\"/ && fetch_start \"$p\" gcloud compute "
+              "tpus tpu-vm scp --recurse pod:~/jax-tpu-lab/runs/lesson/r1 ./tpu-runs/pod/lesson/r1/"
+              "worker-\"$w\"/ --zone=us-central1-a --worker=\"$w\"\n");
+  const auto named =
+      sh.find("no results from worker(s) ${missing[*]} of $WORKERS in $RESULTS nor from the workers\" >&2");
   const auto run_failed = sh.find("  exit \"$run_status\"\n");
   const auto verify = sh.find("\"$TPULAUNCH_PROGRAM\" verify");
   const auto teardown = sh.rfind("tpu-vm delete pod"); // the last: the first is in the left-running message
-  for (const auto at : {run, collect, missing, named, run_failed, verify, teardown}) {
+  for (const auto at : {run, collect, missing, fallback, named, run_failed, verify, teardown}) {
     ASSERT_NE(at, std::string::npos) << sh;
   }
   EXPECT_LT(run, collect);
   EXPECT_LT(collect, missing);
-  EXPECT_LT(missing, named);
+  EXPECT_LT(missing, fallback);
+  EXPECT_LT(fallback, named);
   EXPECT_LT(named, run_failed);
   EXPECT_LT(run_failed, verify);
   EXPECT_LT(verify, teardown);
   const auto j = plan_json(p);
   EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
-  EXPECT_EQ(j["concurrency"].size(), 0U);
+  ASSERT_EQ(j["concurrency"].size(), 1U); // the fallback's fetch step
+  EXPECT_EQ(j["steps"][j["concurrency"][0]["steps"][0].get<std::size_t>()]["when"], "not-collected");
   EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
   m_options.results.clear();
   EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
@@ -518,6 +525,66 @@ TEST_F(RenderTest, ShCarriesEveryNoteOfTheTextFormAtItsTop) {
   m_options.connection = Connection::external;
   m_options.bootstrap = true;
   EXPECT_NE(render_sh(plan("v5litepod-16", RouteKind::multi_host)).find("Cloud NAT"), std::string::npos);
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) {
+    ++count;
+  }
+  return count;
+}
+
+// Issue 37 §3: no form grows by a line per worker above k_fetch_lines_max hosts. The largest
+// slice (v5p-12288, 1,536 hosts) gives one fetch loop, one folder word, and an sh plan under 20 kB.
+TEST_F(RenderTest, RetrievalOfTheLargestSliceIsOneLoop) {
+  const Plan p = plan("v5p-12288", RouteKind::multi_host);
+  const std::string sh = render_sh(p);
+  const std::string text = render_text(p);
+  EXPECT_LT(sh.size(), 20000U);
+  EXPECT_LT(text.size(), 20000U);
+  EXPECT_EQ(count_of(sh, "fetch_start \"$w\" gcloud compute tpus tpu-vm scp"), 1U);
+  EXPECT_NE(sh.find("for ((w = 0; w < 1536; w++)); do\n  fetch_start"), std::string::npos);
+  EXPECT_NE(sh.find("--worker=\"$w\""), std::string::npos);
+  EXPECT_NE(sh.find("/worker-\"$w\"/"), std::string::npos);
+  EXPECT_NE(sh.find("/worker-{0..1535}/"), std::string::npos) << "the download folders are one word";
+  EXPECT_EQ(sh.find("worker-1535"), std::string::npos);
+  EXPECT_EQ(count_of(text, "tpu-vm scp"), 2U); // the stage step's and the one fetch loop's
+  EXPECT_NE(text.find("for ((w = 0; w < 1536; w++)); do gcloud compute tpus tpu-vm scp"), std::string::npos);
+  EXPECT_NE(text.find("no --results: the 1536 workers' results come back in 1536 gcloud calls"), std::string::npos);
+  // JSON states the loop: one fetch step, its command naming the worker "$w".
+  const auto j = plan_json(p);
+  int fetches = 0;
+  for (const auto& step : j["steps"]) {
+    if (step["name"] == "fetch") {
+      ++fetches;
+      EXPECT_EQ(step["each_worker"]["to"], 1535);
+      EXPECT_TRUE(step["argv"].is_null());
+    }
+  }
+  EXPECT_EQ(fetches, 1);
+  // With --results the plan has no fetch and no note.
+  m_options.results = "gs://lab-results/runs";
+  const Plan with_results = plan("v5p-12288", RouteKind::multi_host);
+  EXPECT_EQ(render_text(with_results).find("no --results"), std::string::npos);
+  EXPECT_LT(render_sh(with_results).size(), 20000U);
+}
+
+// Up to k_fetch_lines_max hosts each worker keeps its own fetch line (the goldens' plans); above
+// it, one loop per slice, labelled by JAX process with --slices.
+TEST_F(RenderTest, RetrievalLoopsOnlyAboveTheSmallCount) {
+  const std::string eight = render_sh(plan("v5litepod-32", RouteKind::multi_host));
+  EXPECT_EQ(count_of(eight, "fetch_start "), 8U);
+  EXPECT_EQ(eight.find("for ((w"), std::string::npos);
+  EXPECT_EQ(render_text(plan("v5litepod-64", RouteKind::multi_host)).find("worker-15"), std::string::npos);
+  m_options.lifecycle.slices = 2;
+  const Plan two = plan("v5litepod-64", RouteKind::multi_host);
+  const std::string sh = render_sh(two);
+  EXPECT_EQ(count_of(sh, "for ((w = 0; w < 16; w++)); do"), 2U);
+  EXPECT_NE(sh.find("fetch_start \"$w\" "), std::string::npos);
+  EXPECT_NE(sh.find("fetch_start \"$((w + 16))\" "), std::string::npos);
+  EXPECT_NE(sh.find("/slice-{0..1}/worker-{0..15}/"), std::string::npos);
+  EXPECT_NE(sh.find("/slice-1/worker-\"$w\"/"), std::string::npos);
 }
 
 TEST(Render, RefusalJsonAndText) {

@@ -51,7 +51,8 @@ struct TpuVmScp {
   Word destination;
   bool recurse = false;
   Location at;
-  std::optional<std::string> worker;
+  // --worker=: an index, or (a fetch written once for a slice's workers) a word that expands to one.
+  std::optional<Word> worker;
   Connection connection = Connection::external;
 };
 ShellLine tpu_vm_scp(const TpuVmScp& call);

@@ -130,7 +130,9 @@ enum class StepWhere { local, remote };
 // other_slice_failed: stop, only when the run call of another slice ended first with a failure
 //   (the run calls of all slices start together, and a Multislice program would otherwise wait for
 //   the failed slice until a timeout).
-enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded, other_slice_failed };
+// not_collected: the per-worker fetch of a worker whose folder the one download from the results
+// bucket did not bring back (its upload failed).
+enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded, other_slice_failed, not_collected };
 std::string_view to_string(StepWhen when);
 
 // The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
@@ -170,9 +172,21 @@ struct Step {
   // when it prints the plan's (Target::mark), so a pasted plan whose create failed on a name someone
   // else holds touches nothing of theirs. nullopt: the step needs no mark.
   std::optional<ShellLine> mark_check;
+  // A fetch written once for the workers of a slice that has more than k_fetch_lines_max: its line
+  // names the worker as "$w" (k_each_worker), and it runs once for each w from 0 to each_worker - 1,
+  // so that no form of a plan grows by a line per worker. nullopt: the line runs once, as written.
+  std::optional<int> each_worker;
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };
+// Up to this many hosts per slice, each worker's fetch is its own step (and line); above it, one
+// step per slice loops over the workers (Step::each_worker).
+inline constexpr int k_fetch_lines_max = 8;
+// The loop variable of such a step, as its line uses it.
+inline constexpr Code k_each_worker{"\"$w\""};
+// The download folder of worker "$w" of slice `slice`, as such a step's line names it.
+struct Plan;
+Word each_worker_folder(const Plan& plan, int slice);
 // The concurrent group of a step: its kind's, or "run" for the run steps of several slices, which
 // start together (a Multislice program waits in initialization for every slice).
 std::string_view concurrent_group(const Step& step);
