@@ -402,6 +402,9 @@ std::string show(const std::vector<Record>& records) {
 constexpr std::string_view k_local_driver = R"(set -u
 rec() { printf '%s\0' "$#" "$@"; }
 hostname() { printf '%s\n' t1v-n-fake-w-3; }
+# An each-worker fetch names the worker as the code "$w" (k_each_worker), which argv() keeps as
+# written: w expands to that same text, so the line's every other word is still compared.
+w='"$w"'
 mapfile -d '' -t lines <"$1"
 for line in "${lines[@]}"; do
   printf '1\0CASE\0'

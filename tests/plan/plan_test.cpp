@@ -72,21 +72,37 @@ TEST_F(PlanTest, SingleHostHasNoWorkerAllAndNoPreflight) {
 }
 
 TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
-  const Plan p = plan("v5litepod-256", RouteKind::multi_host);
+  const Plan p = plan("v5litepod-32", RouteKind::multi_host); // 8 hosts: k_fetch_lines_max, a line each
   std::vector<std::string> destinations;
   for (const auto& s : p.steps) {
     if (s.kind == StepKind::fetch) {
       const auto argv = s.line.argv();
       ASSERT_TRUE(s.workers && !s.workers->is_all());
+      EXPECT_FALSE(s.each_worker);
       EXPECT_EQ(argv.back(), fmt::format("--worker={}", s.workers->index()));
       destinations.push_back(argv[7]);
       EXPECT_EQ(concurrent_group(s.kind), "fetch");
     }
   }
-  ASSERT_EQ(destinations.size(), 64U);
-  for (int i = 0; i < 64; ++i) {
+  ASSERT_EQ(destinations.size(), 8U);
+  for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(destinations[static_cast<std::size_t>(i)], fmt::format("./tpu-runs/pod/lesson/r1/worker-{}/", i));
   }
+}
+
+TEST_F(PlanTest, AboveEightHostsTheFetchIsOneStepOverEveryWorker) {
+  const Plan p = plan("v5litepod-256", RouteKind::multi_host);
+  std::vector<const Step*> fetches;
+  for (const auto& s : p.steps) {
+    if (s.kind == StepKind::fetch) {
+      fetches.push_back(&s);
+    }
+  }
+  ASSERT_EQ(fetches.size(), 1U);
+  EXPECT_EQ(fetches[0]->each_worker, 64);
+  const auto argv = fetches[0]->line.argv();
+  EXPECT_EQ(argv[7], "./tpu-runs/pod/lesson/r1/worker-\"$w\"/"); // the code "$w", as written
+  EXPECT_EQ(argv.back(), "--worker=\"$w\"");
 }
 
 TEST_F(PlanTest, CourseFormIsTheCoursesOwnCommands) {
