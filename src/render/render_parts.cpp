@@ -81,8 +81,11 @@ const Step* find_step(const Plan& plan, StepKind kind) {
   return it == plan.steps.end() ? nullptr : &*it;
 }
 
-std::vector<std::string> plan_notes(const Plan& plan) {
-  std::vector<std::string> notes;
+namespace {
+
+// The notes on what runs and how: the guard, the checkpoint folder, a conditional initialize(),
+// the interpreter.
+void add_program_notes(const Plan& plan, std::vector<std::string>& notes) {
   if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full) {
     notes.emplace_back("the run step calls tpulaunch's run guard, which the write step puts in the run folder and "
                        "the stage step copies: `tpulaunch guard` prints it (src/remote/run_guard/ in tpulaunch's "
@@ -113,6 +116,11 @@ std::vector<std::string> plan_notes(const Plan& plan) {
     notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
                        "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
   }
+}
+
+// The notes on where it runs: the connection, capacity the plan makes, retrieval, Multislice,
+// conditional steps.
+void add_capacity_notes(const Plan& plan, std::vector<std::string>& notes) {
   if (const std::string_view note = gcloud::connection_note(plan.target.connection); !note.empty()) {
     notes.emplace_back(note);
   }
@@ -173,6 +181,14 @@ std::vector<std::string> plan_notes(const Plan& plan) {
                        "these lines run one after another whatever the one before did, so nothing here deletes the "
                        "TPU");
   }
+}
+
+} // namespace
+
+std::vector<std::string> plan_notes(const Plan& plan) {
+  std::vector<std::string> notes;
+  add_program_notes(plan, notes);
+  add_capacity_notes(plan, notes);
   return notes;
 }
 
