@@ -41,9 +41,9 @@ good="$SOURCE_DIR/catalog/slices.json"
 build good "$good"
 ((status == 0)) || fail "the build of catalog/slices.json failed:"$'\n'"$log"
 slices=$(grep -c '"name":' "$good")
-rows=$(grep -c '^    {"v[0-9]' "$table" 2>/dev/null || true)
-# Six generation rows and one row per slice.
-((rows == slices + 6)) || fail "the table has $rows rows, expected $slices slices + 6 generations"
+rows=$(grep -cE '^    \{"(v[0-9]|tpu7x)' "$table" 2>/dev/null || true)
+# Seven generation rows (v2, v3, v4, v5e, v5p, v6e, tpu7x) and one row per slice.
+((rows == slices + 7)) || fail "the table has $rows rows, expected $slices slices + 7 generations"
 
 # A number where the parser wants an integer: v5litepod-16's "hosts": 4 becomes 4.5.
 bad="$work/slices-hosts-float.json"

@@ -745,6 +745,7 @@ for s in json.loads(sys.argv[1])["steps"]:
   for n in 8 1; do
     fetch=$real_dir/refetch-$n
     mkdir -p "$fetch/$RUN_DIR"
+    # shellcheck disable=SC2016 # the inner bash expands them, from its own arguments
     (cd "$fetch" && mkdir -p "$RUN_DIR"/worker-{0..7}/ && mapfile -t vars < <(real_env "$real_dir") &&
       env "${vars[@]}" PATH="$(real_path)" /usr/bin/time -f "per-worker $n %e %U %S" -o "$fetch/time" \
         bash -c 'while IFS= read -r line; do eval "$line" & done < <(head -n "$1" "$2"); wait' _ "$n" \
