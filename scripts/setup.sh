@@ -14,6 +14,8 @@ packages=(
   clang libclang-rt-14-dev           # fuzzing (libFuzzer) and sanitizers
   clang-tidy                         # lint: the function-size check (tests/function_size.sh)
   hyperfine valgrind                 # benchmarks (wall time; callgrind instruction counts)
+  google-cloud-cli kubectl           # real-gcloud and real-kubectl tests: the real clients (Google's apt
+                                     # repository, packages.cloud.google.com/apt, provides both)
 )
 
 missing=()
