@@ -74,9 +74,11 @@ Result<Output> run_runs(RunsArgs args, const Globals& globals) {
     return output;
   }
   TPULAUNCH_TRY(const RunsCall call, call_of(args));
-  args.call.connection = args.internal_ip          ? gcloud::Connection::internal_ip
-                         : args.tunnel_through_iap ? gcloud::Connection::iap
-                                                   : gcloud::Connection::external;
+  if (args.internal_ip) {
+    args.call.connection = gcloud::Connection::internal_ip;
+  } else if (args.tunnel_through_iap) {
+    args.call.connection = gcloud::Connection::iap;
+  }
   TPULAUNCH_TRY(const RunsPlan plan, runs_plan(run, call, args.call));
   if (args.format == Format::json) {
     TPULAUNCH_TRY(output.out, json_text(runs_plan_json(plan)));

@@ -55,6 +55,8 @@ Command setup_stage(CLI::App& parent, const Globals& /*globals*/) {
     app->add_option("--provisioning", request.plan.provisioning, "spot, preemptible...: how the TPU is provisioned");
     app->add_option("--checkpoint-dir", request.plan.checkpoint_dir, "the run's --checkpoint-dir, for the plan record");
     app->add_option("--resumes", request.plan.resumes, "the run id this run resumes (plan --resume)");
+    app->add_option("--connection", request.plan.connection, "how ssh reaches the workers, for the plan record")
+        ->check(CLI::IsMember({"internal-ip", "tunnel-through-iap"}));
     app->add_option("--guard-sha256", request.guard_sha256, "refuse unless this tpulaunch's run guard has this digest")
         ->required()
         ->type_name("HEX");

@@ -76,6 +76,27 @@ std::string_view to_string(Provisioning provisioning) {
   return "standard";
 }
 
+std::string_view to_string(Connection connection) {
+  switch (connection) {
+  case Connection::external:
+    return "external";
+  case Connection::internal_ip:
+    return "internal-ip";
+  case Connection::iap:
+    return "tunnel-through-iap";
+  }
+  return "external";
+}
+
+std::optional<Connection> connection_from(std::string_view name) {
+  for (const Connection connection : {Connection::external, Connection::internal_ip, Connection::iap}) {
+    if (to_string(connection) == name) {
+      return connection;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string_view connection_note(Connection connection) {
   switch (connection) {
   case Connection::external:

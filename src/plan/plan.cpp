@@ -126,6 +126,7 @@ void add_fetch_verify_teardown(Plan& plan, bool full) {
     for (int slice = 0; full && slice < plan.target.nodes; ++slice) {
       plan.steps.push_back(fetch_loop_step(plan, slice, true));
       plan.steps.back().when = StepWhen::not_collected;
+      plan.steps.back().make_folder = each_worker_folder(plan, slice);
       plan.steps.back().summary = "bring back, from the workers themselves, the folder of each worker w that did "
                                   "not arrive from the results bucket, one download each" +
                                   on_slice(plan, slice);

@@ -196,7 +196,7 @@ Step prepare_step(const Plan& plan) {
 namespace {
 
 // What `plan --resume` and `runs` read back from the plan record: where the run is, how its
-// capacity was made, its checkpoint folder and the run it resumes.
+// capacity was made, its checkpoint folder, the run it resumes and how ssh reaches its workers.
 void add_record_values(ShellLine& line, const Plan& plan) {
   const Target& target = plan.target;
   line.word("--tpu").word(target.tpu).word("--zone").word(target.zone);
@@ -214,6 +214,9 @@ void add_record_values(ShellLine& line, const Plan& plan) {
   }
   if (!plan.options.resumes.empty()) {
     line.word("--resumes").word(plan.options.resumes);
+  }
+  if (plan.options.connection != Connection::external) {
+    line.word("--connection").word(std::string(gcloud::to_string(plan.options.connection)));
   }
 }
 

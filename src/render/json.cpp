@@ -44,6 +44,9 @@ void add_tpu_values(Json& j, const Plan& plan) {
     j["mark"] = string_or_null(plan.target.mark);
   }
   j["results"] = string_or_null(plan.results_run_url.value_or(""));
+  j["checkpoint_dir"] = string_or_null(plan.options.checkpoint_dir);
+  j["resumes"] = string_or_null(plan.options.resumes);
+  j["connection"] = gcloud::to_string(plan.options.connection);
   j["verify"] = to_string(plan.verify);
   j["proves"] = string_or_null(plan.proves ? to_string(*plan.proves) : "");
   const LifecycleOptions& life = plan.options.lifecycle;
@@ -114,6 +117,10 @@ Json step_json(const Plan& plan, const Step& step, std::size_t index) {
   if (step.mark_check) {
     // The step runs only when this describe call prints the plan's mark (the TPU is the one it made).
     j["mark_check"] = {{"command", to_shell(*step.mark_check)}, {"expect", plan.target.mark}};
+  }
+  if (step.make_folder) {
+    // The download folder no earlier step made: made first, then the command runs.
+    j["make_folder"] = to_shell(ShellLine{*step.make_folder});
   }
   if (step.each_worker) {
     // One step for the slice's workers: the command runs once for each w, from 0 to `to`, each

@@ -54,7 +54,9 @@ constexpr double k_gcloud_cpu_seconds_per_call = 2.4;
 } // namespace
 
 ShellLine pasted_line(const Plan& plan, const Step& step) {
-  const ShellLine line = step.each_worker ? each_worker_loop(step, ShellLine(step.line)) : step.line;
+  const ShellLine body =
+      step.make_folder ? ShellLine{"mkdir", "-p", *step.make_folder}.code(k_and).line(step.line) : step.line;
+  const ShellLine line = step.each_worker ? each_worker_loop(step, body) : body;
   if (!step.mark_check) {
     return line;
   }

@@ -287,7 +287,7 @@ void emit_tpulaunch(ShellScript& sh, const Plan& /*plan*/, std::span<const Step>
 }
 
 // The fallback of --results: the per-worker fetch (the plan's not-collected steps, one per slice)
-// of each process in `missing`, its folder made first (the prepare step made only the run folder).
+// of each process in `missing`, its folder made first when the step says so (Step::make_folder).
 ShellLine collect_fallback(const Plan& plan) {
   ShellLine fallback = ShellLine().code(k_fetch_library).code(k_fallback_for);
   const bool slices = plan.target.multislice();
@@ -300,9 +300,10 @@ ShellLine collect_fallback(const Plan& plan) {
     if (slices) {
       fallback.code(k_fallback_branch).word(std::to_string(slice)).code(k_case_pattern_end);
     }
-    fallback.line(ShellLine{"mkdir", "-p", each_worker_folder(plan, slice)})
-        .code(k_fallback_and)
-        .line(ShellLine{"fetch_start", Word(k_fallback_process)}.line(step.line));
+    if (step.make_folder) {
+      fallback.line(ShellLine{"mkdir", "-p", *step.make_folder}).code(k_fallback_and);
+    }
+    fallback.line(ShellLine{"fetch_start", Word(k_fallback_process)}.line(step.line));
     if (slices) {
       fallback.code(k_case_branch_end);
     }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch {
@@ -19,6 +20,7 @@ template <typename P> auto optional_fields(P& plan) {
                     std::pair{"provisioning", &plan.provisioning},
                     std::pair{"checkpoint-dir", &plan.checkpoint_dir},
                     std::pair{"resumes", &plan.resumes},
+                    std::pair{"connection", &plan.connection},
                     std::pair{"script-sha256", &plan.script_sha256}};
 }
 
@@ -112,6 +114,9 @@ Result<PlanRecord> parse_plan_record(std::string_view text, std::string_view ori
   }
   if (!plan.resumes.empty() && !value_rule(ValueKind::run_id).accepts(plan.resumes)) {
     return bad("its resumes is not a run id");
+  }
+  if (!plan.connection.empty() && !gcloud::connection_from(plan.connection)) {
+    return bad("its connection is not internal-ip or tunnel-through-iap");
   }
   const std::string slices = record.value("slices");
   const std::string written = record.value("written");

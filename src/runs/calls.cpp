@@ -45,6 +45,11 @@ ShellLine guard_call(const PlanRecord& plan, RunsCall call) {
   command.word("bash").word(path);
   command.word("--guard-sha256").word(guard.sha256).word("--plan").word(plan.plan_sha256);
   command.word("--script").word(plan.script).word("--run-id").word(plan.run_id);
+  if (!plan.capacity.empty()) {
+    // A TPU the plan created carries its mark (the plan id): the guard touches nothing on a VM
+    // without it (88), as every step of the plan itself does.
+    command.word("--mark").word(plan.plan_sha256.substr(0, 16));
+  }
   command.word(fmt::format("--{}", to_string(call)));
   return command;
 }
@@ -84,15 +89,23 @@ Result<RunsPlan> runs_plan(const RunView& run, RunsCall call, const RunsCallOpti
   plan.run = run.plan.script + "/" + run.plan.run_id;
   plan.folder = run.folder;
   plan.summary = std::string(summary_of(call));
+  const gcloud::Connection connection =
+      options.connection.value_or(gcloud::connection_from(run.plan.connection).value_or(gcloud::Connection::external));
   for (int node = 0; node < run.plan.slices; ++node) {
     const std::string name = run.plan.slices > 1 ? fmt::format("{}-{}", run.tpu, node) : run.tpu;
-    plan.remote.push_back(gcloud::tpu_vm_ssh({name, at, "all", guard_call(run.plan, call), options.connection}));
+    plan.remote.push_back(gcloud::tpu_vm_ssh({name, at, "all", guard_call(run.plan, call), connection}));
   }
   plan.remove_local = call == RunsCall::clean && options.remove_local;
   plan.notes.emplace_back(fmt::format(
       "the call runs the run guard the run's write step staged on every worker (plan {}); one staged by another "
       "tpulaunch version refuses with 97 (its digest is not this tpulaunch's guard)",
       run.plan.plan_sha256.substr(0, 16)));
+  if (!run.plan.capacity.empty()) {
+    plan.notes.emplace_back(fmt::format("the run's plan created its TPU: the guard first checks that the VM carries "
+                                        "that plan's mark (metadata tpulaunch_run={}) and touches nothing on a VM "
+                                        "without it (88)",
+                                        run.plan.plan_sha256.substr(0, 16)));
+  }
   if (call == RunsCall::clean) {
     plan.notes.emplace_back(plan.remove_local
                                 ? fmt::format("the local run folder {} is removed too (--yes)", run.folder)

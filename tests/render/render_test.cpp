@@ -213,12 +213,33 @@ TEST_F(RenderTest, ShWithResultsDownloadsOnceAndNamesMissingWorkers) {
   const auto j = plan_json(p);
   EXPECT_EQ(j["results"], "gs://lab-results/course/pod/lesson/r1");
   ASSERT_EQ(j["concurrency"].size(), 1U); // the fallback's fetch step
-  EXPECT_EQ(j["steps"][j["concurrency"][0]["steps"][0].get<std::size_t>()]["when"], "not-collected");
+  const auto& fallback_step = j["steps"][j["concurrency"][0]["steps"][0].get<std::size_t>()];
+  EXPECT_EQ(fallback_step["when"], "not-collected");
+  EXPECT_EQ(fallback_step["make_folder"], "./tpu-runs/pod/lesson/r1/worker-\"$w\"/");
+  // The text form's commented fallback makes the worker's folder first, as the sh form does.
+  EXPECT_NE(render_text(p).find("#   for ((w = 0; w < 4; w++)); do mkdir -p ./tpu-runs/pod/lesson/r1/worker-\"$w\"/ && "
+                                "gcloud compute tpus tpu-vm scp --recurse"),
+            std::string::npos)
+      << render_text(p);
   EXPECT_EQ(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"], "gs://lab-results/course/pod/lesson/r1");
   m_options.results.clear();
   EXPECT_TRUE(plan_json(plan("v5litepod-8", RouteKind::single_host))["results"].is_null());
   EXPECT_NE(render_text(p).find("results: each worker uploads to gs://lab-results/course/pod/lesson/r1/worker-<i>/"),
             std::string::npos);
+}
+
+TEST_F(RenderTest, JsonCarriesTheCheckpointFolderTheResumedRunAndTheConnection) {
+  const auto none = plan_json(plan("v5litepod-16", RouteKind::multi_host));
+  EXPECT_TRUE(none["checkpoint_dir"].is_null());
+  EXPECT_TRUE(none["resumes"].is_null());
+  EXPECT_EQ(none["connection"], "external");
+  m_options.checkpoint_dir = "gs://lab-results/ckpt";
+  m_options.resumes = "r0";
+  m_options.connection = Connection::internal_ip;
+  const auto j = plan_json(plan("v5litepod-16", RouteKind::multi_host));
+  EXPECT_EQ(j["checkpoint_dir"], "gs://lab-results/ckpt");
+  EXPECT_EQ(j["resumes"], "r0");
+  EXPECT_EQ(j["connection"], "internal-ip");
 }
 
 TEST_F(RenderTest, QueuedSpotScriptWaitsReleasesAndChecksPreemption) {

@@ -76,6 +76,12 @@ TEST(Records, WhatResumeAndRunsReadIsWrittenOnlyWhenSetAndReadsBack) {
   EXPECT_EQ(read->checkpoint_dir, "gs://b/ckpt");
   EXPECT_EQ(read->resumes, "r1");
   EXPECT_EQ(read->script_sha256, std::string(64, 'c'));
+  EXPECT_EQ(read->connection, ""); // external: not written
+  plan.connection = "tunnel-through-iap";
+  EXPECT_EQ(parse_plan_record(format_record(to_record(plan)), "plan.rec")->connection, "tunnel-through-iap");
+  plan.connection = "telnet";
+  EXPECT_FALSE(parse_plan_record(format_record(to_record(plan)), "plan.rec").ok());
+  plan.connection.clear();
   plan.resumes = "../r1";
   EXPECT_FALSE(parse_plan_record(format_record(to_record(plan)), "plan.rec").ok());
 }

@@ -142,5 +142,31 @@ TEST_F(RunsTest, StatusAttachAndCleanAreOneSshCallIntoTheStagedGuard) {
   EXPECT_EQ(runs_plan(no_zone, RunsCall::status, {}).error().code, ExitCode::usage);
 }
 
+TEST_F(RunsTest, ACreatedTpuIsReachedOnlyThroughItsMarkAndTheRecordedConnection) {
+  add_run("r1", 100, "capacity=create\nconnection=internal-ip\n");
+  const RunView run = list().front();
+  for (const RunsCall call : {RunsCall::status, RunsCall::attach, RunsCall::clean}) {
+    auto plan = runs_plan(run, call, {});
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const std::string line = to_shell(plan->remote[0]);
+    EXPECT_NE(line.find("--mark aaaaaaaaaaaaaaaa"), std::string::npos) << line;
+    EXPECT_NE(line.find(" --internal-ip"), std::string::npos) << line;
+  }
+  RunsCallOptions iap;
+  iap.connection = gcloud::Connection::iap;
+  const std::string given = to_shell(runs_plan(run, RunsCall::status, iap)->remote[0]);
+  EXPECT_NE(given.find("--tunnel-through-iap"), std::string::npos) << given;
+  EXPECT_EQ(given.find("--internal-ip"), std::string::npos) << given;
+  // A TPU the run's plan did not create carries no mark to check.
+  add_run("r2", 200);
+  for (const RunView& other : list()) {
+    if (other.plan.run_id == "r2") {
+      const std::string line = to_shell(runs_plan(other, RunsCall::status, {})->remote[0]);
+      EXPECT_EQ(line.find("--mark"), std::string::npos) << line;
+      EXPECT_EQ(line.find("--internal-ip"), std::string::npos) << line;
+    }
+  }
+}
+
 } // namespace
 } // namespace tpulaunch

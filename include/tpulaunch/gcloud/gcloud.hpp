@@ -25,6 +25,11 @@ enum class Connection { external, internal_ip, iap };
 // What a plan's reader needs before ssh and scp can reach the workers this way (a preflight note),
 // and which gcloud track the calls use; empty for the external addresses.
 std::string_view connection_note(Connection connection);
+// The flag's name without its dashes ("internal-ip", "tunnel-through-iap"), or "external": how a
+// plan record and the JSON form name the connection.
+std::string_view to_string(Connection connection);
+// The connection a name of to_string names; nullopt for any other text.
+std::optional<Connection> connection_from(std::string_view name);
 
 // What every call names: the zone, and the project (empty: gcloud's configured one, no flag).
 struct Location {

@@ -176,6 +176,10 @@ struct Step {
   // names the worker as "$w" (k_each_worker), and it runs once for each w from 0 to each_worker - 1,
   // so that no form of a plan grows by a line per worker. nullopt: the line runs once, as written.
   std::optional<int> each_worker;
+  // The folder the step's download lands in, when no earlier step made it (the --results
+  // fallback: the prepare step made only the run folder): every form makes it first (mkdir -p),
+  // then runs the line. nullopt: the folder exists.
+  std::optional<Word> make_folder;
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };

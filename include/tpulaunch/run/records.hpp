@@ -52,6 +52,7 @@ struct PlanRecord {
   std::string provisioning{};   // "spot", "preemptible", ...; "": standard
   std::string checkpoint_dir{}; // --checkpoint-dir
   std::string resumes{};        // the run id this run resumes (plan --resume)
+  std::string connection{};     // "internal-ip" or "tunnel-through-iap" (gcloud::to_string); "": external
   std::string script_sha256{};  // the staged script's digest ("" for the discovery program)
 };
 Record to_record(const PlanRecord& plan);

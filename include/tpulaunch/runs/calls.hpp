@@ -3,6 +3,7 @@
 // one `gcloud compute tpus tpu-vm ssh --worker=all` call a node, into the run guard the run's write
 // step staged in its folder on every worker (src/remote/run_guard/, its status, attach and clean
 // modes), and for clean the local folder's removal. Argv data (ShellLine) until to_shell renders it.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ std::string_view to_string(RunsCall call);
 struct RunsCallOptions {
   std::string zone;    // "": the plan record's
   std::string project; // "": the plan record's
-  gcloud::Connection connection = gcloud::Connection::external;
+  // --internal-ip / --tunnel-through-iap; nullopt: the plan record's (the run's own plan's).
+  std::optional<gcloud::Connection> connection;
   bool remove_local = false; // clean --yes: the local folder goes too, without asking
 };
 
