@@ -5,9 +5,9 @@
 #      per-worker fetch (--parallel 8) against --results (one download), through results_bench.sh;
 #   2. the REAL gcloud (tests/real-gcloud: gcloud on PATH against a loopback TPU API and one real
 #      sshd per worker, root needed; skipped with a reason otherwise): 8 workers' retrieval, the
-#      plan's per-worker fetch commands all at once and one alone, wall seconds and the CPU seconds
-#      of every process they started. The bucket way cannot run there (the loopback serves no
-#      Cloud Storage API); its local side is one gcloud call at any size.
+#      plan's per-worker fetch commands all at once and one alone, and its one bucket download
+#      (`gcloud storage cp --recursive` from the loopback Cloud Storage API, fakestorage.py: NOT
+#      Cloud Storage), wall seconds and the CPU seconds of every process they started.
 # Measures only: always exits 0.
 #
 #   bench/retrieval_bench.sh [TPULAUNCH]      (default: $TPULAUNCH or build/ci/tpulaunch)
@@ -23,15 +23,17 @@ WORK=${BENCH_WORK:-/tmp/tpulaunch-bench}
 echo "retrieval_bench: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
 echo "== 1. stand-in, ${DELAY:-1} s per gcloud call =="
-DELAY=${DELAY:-1} WORKERS=${WORKERS:-"16 64 256"} MODES="fetch results" REPEATS=${REPEATS:-1} \
-  LARGE_REPEATS=${REPEATS:-1} BENCH_WORK="$WORK/retrieval" bash "$ROOT/bench/results_bench.sh" "$BIN"
+repeats=${REPEATS:-1}
+DELAY=${DELAY:-1} WORKERS=${WORKERS:-"16 64 256"} MODES="fetch results" REPEATS=$repeats \
+  LARGE_REPEATS=$repeats BENCH_WORK="$WORK/retrieval" bash "$ROOT/bench/results_bench.sh" "$BIN"
 
 echo
 echo "== 2. real gcloud $(gcloud version 2>/dev/null | sed -n 's/^Google Cloud SDK //p'), 8 loopback workers =="
 mkdir -p "$WORK/real-gcloud"
 TPULAUNCH=$BIN SOURCE_DIR=$ROOT WORK_ROOT="$WORK/real-gcloud" \
   bash "$ROOT/tests/real-gcloud/cases.sh" measure_retrieval 2>"$WORK/real-gcloud.err" |
-  awk '$1 == "per-worker" {printf "  per-worker, %d download(s) at once: %.2f s wall, %.2f s CPU (%.2f s CPU per download)\n", $2, $3, $4, $4 / $2}'
+  awk '$1 == "per-worker" {printf "  per-worker, %d download(s) at once: %.2f s wall, %.2f s CPU (%.2f s CPU per download)\n", $2, $3, $4, $4 / $2}
+       $1 == "bucket" {printf "  bucket, one download of %d workers'"'"' folders: %.2f s wall, %.2f s CPU\n", $2, $3, $4}'
 status=${PIPESTATUS[0]}
 if ((status == 77)); then
   echo "  skipped: $(grep -m1 '^SKIP' "$WORK/real-gcloud.err")"

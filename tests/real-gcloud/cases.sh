@@ -553,6 +553,32 @@ case_pipeline__eight_workers() {
   done
 }
 
+# Retrieval through the bucket (issue 37 §3), the way the plan advises above 16 workers: each of 8
+# workers uploads its folder (the stand-in's gcloud on the worker writes the stand-in's bucket
+# folder), and the real gcloud brings all 8 back in one `gcloud storage cp --recursive`, from the
+# loopback Cloud Storage API (fakestorage.py), checking each object's hashes. No per-worker scp.
+make_results_bucket() {
+  GCLOUD_STANDIN_STATE="$1/state" "$STANDIN/gcloud" standin create-bucket lab-results >/dev/null
+}
+case_pipeline__results_bucket_eight_workers() {
+  local i requests scp_calls
+  SCENARIO_SETUP=make_results_bucket GCLOUD_STANDIN_PREPARED=1 scenario bucket 8 -- standin-lesson \
+    --slice v5litepod-32 "${PIPE_FLAGS[@]}" --results gs://lab-results/runs
+  expect_same_as_standin
+  expect_status 0
+  expect_stdout_contains "verified: training receipts (detailed form) of 8 workers on v5litepod-32"
+  for i in 0 1 2 3 4 5 6 7; do
+    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$i.json" ]] || fail "worker $i's receipt did not come back"
+  done
+  requests=$real_dir/state/requests.jsonl
+  grep -q '"gcloud": "gcloud.storage.cp"' "$requests" || fail "the real gcloud asked the loopback storage API nothing"
+  grep -q '"alt": "media"' "$requests" || fail "no object was downloaded through the storage API"
+  # One scp call in all, the stage step's upload: no worker was fetched from the worker itself.
+  scp_calls=$(python3 -c 'import json, sys
+print(len({r["invocation"] for r in map(json.loads, open(sys.argv[1])) if r["gcloud"].endswith("tpu-vm.scp")}))' "$requests")
+  [[ $scp_calls == 1 ]] || fail "$scp_calls gcloud scp calls; expected only the stage step's"
+}
+
 # Retrieval at scale (issue 37 §3): above 8 hosts the plan fetches a slice's workers in one loop
 # (`for ((w = 0; ...)); do fetch_start "$w" gcloud ... --worker="$w" ...`), which the real gcloud
 # runs as 16 per-worker downloads. Worker 5's program fails: the run fails, and every worker's
@@ -724,32 +750,50 @@ case_runs__attach_and_status() {
 
 # --- measurements (not ctest cases: bench/retrieval_bench.sh runs this) --------------------------
 
-# measure_retrieval: the 8-worker scenario through the real gcloud, then its retrieval again, timed
-# on its own: the plan's fetch commands (plan.json) into a fresh folder, all 8 at once (the
-# default --parallel 8), and one of them alone. Prints "per-worker N wall_s cpu_s" lines: the
-# wall time and the user+system CPU seconds of every process they started (gcloud, ssh, scp).
+# measure_retrieval: the 8-worker scenario through the real gcloud with --results (each worker
+# uploads to the stand-in's bucket), then its retrieval again, timed on its own, each way the plan
+# keeps: the plan's per-worker fetch commands (plan.json's fetch steps, the fallback for workers
+# the bucket did not bring) into a fresh folder, all 8 at once (the default --parallel 8) and one
+# of them alone; and the plan's one collect command (gcloud storage cp --recursive, from the
+# loopback Cloud Storage API). Prints "per-worker N wall_s cpu_s" and "bucket 8 wall_s cpu_s"
+# lines: the wall time and the user+system CPU seconds of every process they started (gcloud,
+# ssh, scp).
 measure_retrieval() {
   local n fetch
   real_dir=$(GCLOUD_STANDIN_PREPARED=1 standin_course rg-measure 8)
-  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format sh
+  make_results_bucket "$real_dir"
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --results gs://lab-results/runs --format sh
   printf '%s\n' "$out" >"$real_dir/run.sh"
-  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format json
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --results gs://lab-results/runs --format json
   python3 -c 'import json, sys
-for s in json.loads(sys.argv[1])["steps"]:
-    if s["name"] == "fetch":
-        print(s["command"])' "$out" >"$real_dir/fetch.lines"
+steps = json.loads(sys.argv[1])["steps"]
+with open(sys.argv[2], "w") as fetch, open(sys.argv[3], "w") as collect:
+    for s in steps:
+        if s["name"] == "fetch":
+            print(s["command"], file=fetch)
+        elif s["name"] == "collect":
+            print(s["command"], file=collect)' "$out" "$real_dir/fetch.lines" "$real_dir/collect.lines"
   trap 'real_cloud_stop "$real_dir"' EXIT
   GCLOUD_STANDIN_PREPARED=1 real_cloud_start "$real_dir"
   run_real "$real_dir" run.sh
   expect_status 0
-  for n in 8 1; do
+  for n in 8 1 bucket; do
     fetch=$real_dir/refetch-$n
     mkdir -p "$fetch/$RUN_DIR"
-    # shellcheck disable=SC2016 # the inner bash expands them, from its own arguments
-    (cd "$fetch" && mkdir -p "$RUN_DIR"/worker-{0..7}/ && mapfile -t vars < <(real_env "$real_dir") &&
-      env "${vars[@]}" PATH="$(real_path)" /usr/bin/time -f "per-worker $n %e %U %S" -o "$fetch/time" \
-        bash -c 'while IFS= read -r line; do eval "$line" & done < <(head -n "$1" "$2"); wait' _ "$n" \
-        "$real_dir/fetch.lines" >"$fetch/out" 2>&1) || fail "the retrieval of $n worker(s) failed: $(cat "$fetch/out")"
+    if [[ $n == bucket ]]; then
+      # shellcheck disable=SC2016 # the inner bash expands them, from its own arguments
+      (cd "$fetch" && mapfile -t vars < <(real_env "$real_dir") &&
+        env "${vars[@]}" PATH="$(real_path)" /usr/bin/time -f "bucket 8 %e %U %S" -o "$fetch/time" \
+          bash -c 'eval "$(cat "$1")"' _ "$real_dir/collect.lines" >"$fetch/out" 2>&1) ||
+        fail "the retrieval from the bucket failed: $(cat "$fetch/out")"
+      n=8
+    else
+      # shellcheck disable=SC2016 # the inner bash expands them, from its own arguments
+      (cd "$fetch" && mkdir -p "$RUN_DIR"/worker-{0..7}/ && mapfile -t vars < <(real_env "$real_dir") &&
+        env "${vars[@]}" PATH="$(real_path)" /usr/bin/time -f "per-worker $n %e %U %S" -o "$fetch/time" \
+          bash -c 'while IFS= read -r line; do eval "$line" & done < <(head -n "$1" "$2"); wait' _ "$n" \
+          "$real_dir/fetch.lines" >"$fetch/out" 2>&1) || fail "the retrieval of $n worker(s) failed: $(cat "$fetch/out")"
+    fi
     [[ -f "$fetch/$RUN_DIR/worker-$((n - 1))/r1/run-status.rec" ]] || fail "worker $((n - 1)) did not come back"
     awk '{printf "%s %s %s %.2f\n", $1, $2, $3, $4 + $5}' "$fetch/time"
   done

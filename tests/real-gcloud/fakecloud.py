@@ -22,6 +22,10 @@ their sshd is killed, so ssh sees the connection close and its retries are refus
 stand-in's GCLOUD_STANDIN_DROP_WORKERS, _AFTER and _WHEN drop a worker's connection here by
 killing its per-connection sshd (watch_drops); lib.sh's drop_worker_connection does it on demand.
 
+The download side of Cloud Storage (gcloud storage cp from gs://) is fakestorage.py's, over the
+stand-in's bucket folders, which the workers' stand-in gcloud uploads into
+(CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE points here too).
+
 Every request is appended to requests.jsonl in the state folder ({"method", "path", "query",
 "body", "gcloud": the command, "invocation": the gcloud process's invocation id}).
 
@@ -50,6 +54,8 @@ sys.path.insert(0, str(HERE))
 from standin import drop, nodes, vm  # noqa: E402  (the gcloud stand-in's package: its nodes and workers)
 from standin.state import append_line, resource_name, write_atomic  # noqa: E402
 from fakecloud_workers import Workers  # noqa: E402  (one sshd per worker)
+import fakestorage  # noqa: E402  (the read side of the Cloud Storage JSON API, over the stand-in's buckets)
+from standin.storage import gcs_root  # noqa: E402
 
 PROG = "fakecloud"
 LOCK = threading.RLock()
@@ -396,6 +402,8 @@ def make_handler(cloud):
             append_line(cloud.state / "requests.jsonl", {
                 "method": self.command, "path": url.path, "query": query, "body": raw.decode()[:500],
                 "gcloud": command, "invocation": invocation})
+            if fakestorage.handles(url.path):
+                return self.storage(url.path, query)
             try:
                 body = json.loads(raw) if raw else {}
                 if not (self.headers.get("Authorization") or "").startswith("Bearer "):
@@ -410,6 +418,22 @@ def make_handler(cloud):
                                            "status": "INTERNAL"}})
 
         do_GET = do_POST = do_DELETE = do_PATCH = handle_any
+
+        def storage(self, path, query):
+            """A Cloud Storage request (fakestorage.py): bytes for alt=media, JSON otherwise."""
+            try:
+                if not (self.headers.get("Authorization") or "").startswith("Bearer "):
+                    raise fakestorage.StorageError(401, "[loopback storage] no access token")
+                base = "http://{}:{}".format(*self.server.server_address[:2])
+                code, kind, data = fakestorage.answer(base, gcs_root(), self.command, path, query)
+            except fakestorage.StorageError as e:
+                code, kind = e.code, "application/json; charset=UTF-8"
+                data = json.dumps({"error": {"code": e.code, "message": e.message}}).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def gcloud_command(self):
             """The gcloud command that sent this request and its process's invocation id, from

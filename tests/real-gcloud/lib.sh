@@ -50,6 +50,7 @@ real_env() {
   printf '%s\n' "HOME=$dir/home" "CLOUDSDK_CONFIG=$dir/gcloud-config" \
     "CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU=http://127.0.0.1:$port/" \
     "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=http://127.0.0.1:$port/compute/v1/" \
+    "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=http://127.0.0.1:$port/" \
     "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=$dir/access-token" "CLOUDSDK_CORE_ACCOUNT=tester@example.com" \
     "CLOUDSDK_CORE_PROJECT=lab-project-1" "CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=1" \
     "CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=1" "SSH_AUTH_SOCK=$dir/agent.sock"
@@ -179,7 +180,10 @@ for line in open(sys.argv[1]):
         seen.append((r["invocation"], r["gcloud"]))
 for _, command in seen:
     words = command.split(".")
-    print(" ".join(words[3:5]) if words[3] == "queued-resources" else words[-1])' "$1/state/requests.jsonl"
+    if words[1] == "storage":
+        print(" ".join(words[1:3]))
+    else:
+        print(" ".join(words[3:5]) if words[3] == "queued-resources" else words[-1])' "$1/state/requests.jsonl"
 }
 
 # scenario NAME WORKERS [STANDIN_CREATE_ARGS...] -- PLAN_ARGS...: one scenario two ways, each in
