@@ -126,6 +126,29 @@ TEST(Architecture, NoSourceFileIsOver500Lines) {
   }
 }
 
+// Shell code (the consteval `Code`) is a named constant, `constexpr Code k_name{"..."}`, never a
+// `Code{"..."}` temporary inside a function: clang 14, which builds the fuzz targets, crashed
+// generating one as a call argument (src/runs/calls.cpp), and names say what the code is for.
+TEST(Architecture, ShellCodeIsANamedConstant) {
+  const std::regex temporary(R"(\bCode\{")");
+  const std::regex named(R"(^\s*(inline\s+)?(static\s+)?constexpr\s+Code\s+k_\w+\{")");
+  for (const char* root : {"src", "include"}) {
+    for (const fs::path& file : files_in(source_dir / root)) {
+      if (file.extension() != ".cpp" && file.extension() != ".hpp") {
+        continue;
+      }
+      std::istringstream text(read_file(file));
+      std::string line;
+      int number = 0;
+      while (std::getline(text, line)) {
+        ++number;
+        EXPECT_FALSE(std::regex_search(line, temporary) && !std::regex_search(line, named))
+            << fs::relative(file, source_dir).generic_string() << ":" << number << ": " << line;
+      }
+    }
+  }
+}
+
 TEST(Architecture, FolderTableMatchesTheTree) {
   const std::string doc = read_file(source_dir / "docs" / "architecture.md");
   ASSERT_FALSE(doc.empty()) << "docs/architecture.md is missing";
