@@ -73,4 +73,5 @@ prepare_standin() {
     echo "$name: could not set up the stand-in course for $n workers" >&2
     return 1
   fi
+  : >>"$dir/state/calls.jsonl" # the call log each timed run counts from, empty until its first call
 }
