@@ -8,6 +8,7 @@
 
 #include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/gke/manifest.hpp"
+#include "tpulaunch/plan/digest.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/values/results_url.hpp"
@@ -96,34 +97,31 @@ std::string jobset_name(std::string_view id, std::string_view plan_id) {
 
 // The digest of what runs: written out unambiguously (each value with its length) and hashed.
 std::string gke_plan_digest(const GkePlan& plan) {
-  std::string text = "tpulaunch-gke-plan 1\n";
-  const auto add = [&text](std::string_view key, std::string_view value) {
-    text += fmt::format("{} {}:{}\n", key, value.size(), value);
-  };
-  add("script", plan.script);
-  add("run-id", plan.options.run_id);
-  add("slice", plan.topology.slice->name);
-  add("slices", std::to_string(plan.topology.slices));
-  add("cluster", plan.placement.cluster);
-  add("location", plan.placement.location);
-  add("project", plan.placement.project);
-  add("namespace", plan.placement.name_space);
-  add("image", plan.placement.image);
-  add("pod-program", pod_program_sha256());
+  DigestWriter digest("tpulaunch-gke-plan 1");
+  digest.add("script", plan.script);
+  digest.add("run-id", plan.options.run_id);
+  digest.add("slice", plan.topology.slice->name);
+  digest.add("slices", std::to_string(plan.topology.slices));
+  digest.add("cluster", plan.placement.cluster);
+  digest.add("location", plan.placement.location);
+  digest.add("project", plan.placement.project);
+  digest.add("namespace", plan.placement.name_space);
+  digest.add("image", plan.placement.image);
+  digest.add("pod-program", pod_program_sha256());
   for (const StagedFile& file : plan.staged) {
-    add("file", file.path);
-    add("sha256", file.sha256);
+    digest.add("file", file.path);
+    digest.add("sha256", file.sha256);
   }
-  add("python", plan.options.python);
-  add("jax-platforms", plan.jax_platforms);
+  digest.add("python", plan.options.python);
+  digest.add("jax-platforms", plan.jax_platforms);
   for (const EnvVar& var : plan.options.env) {
-    add("env", var.name + "=" + var.value);
+    digest.add("env", var.name + "=" + var.value);
   }
   for (const std::string& arg : plan.options.args) {
-    add("arg", arg);
+    digest.add("arg", arg);
   }
-  add("results", plan.results_run_url);
-  return sha256_hex(text);
+  digest.add("results", plan.results_run_url);
+  return digest.sha256();
 }
 
 std::string file_key(std::size_t index) {
