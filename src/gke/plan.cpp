@@ -9,12 +9,12 @@
 #include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/gke/manifest.hpp"
 #include "tpulaunch/plan/digest.hpp"
+#include "tpulaunch/plan/request.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/values/results_url.hpp"
 
 #include "gke/steps.hpp"
-#include "plan/steps.hpp"
 #include "tpulaunch/embedded/gke_pod_bash.hpp"
 
 namespace tpulaunch::gke {
@@ -176,24 +176,6 @@ Result<Json> build_manifest(const GkePlan& plan) {
   return list;
 }
 
-// Options that steer a TPU VM (its capacity, connection, bootstrap, --course) mean nothing here.
-Status refuse_tpu_vm_options(const PlanOptions& options) {
-  const LifecycleOptions& life = options.lifecycle;
-  if (options.form == PlanForm::course) {
-    return usage_error("--course emits the course's own TPU VM commands; a GKE route has none: leave --course out");
-  }
-  if (options.bootstrap || life.capacity != Capacity::existing || life.kill_stale || life.internal_ips ||
-      options.connection != Connection::external || life.provisioning != Provisioning::standard) {
-    return usage_error("--bootstrap, --create, --queued, --spot, --preemptible, --kill-stale, --internal-ip(s) and "
-                       "--tunnel-through-iap steer a TPU VM; on GKE the node pool and the image provide them");
-  }
-  if (options.results.empty()) {
-    return usage_error("a GKE route needs --results gs://BUCKET[/PREFIX]: a pod keeps nothing after it ends, so each "
-                       "uploads its run folder there");
-  }
-  return Ok{};
-}
-
 } // namespace
 
 const std::string& pod_program_sha256() {
@@ -201,16 +183,11 @@ const std::string& pod_program_sha256() {
   return digest;
 }
 
-Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
-                               const GkePlacement& placement, const PlanOptions& options) {
-  if (route == RouteKind::cpu || topology.slice == nullptr) {
-    return usage_error("a GKE route needs --slice: the CPU route runs on this machine");
-  }
-  if (!topology.slice->on_gke()) {
-    return usage_error(fmt::format(
-        "the catalog holds no GKE node pool for {}; tpulaunch slices --gke lists those it has", topology.slice->name));
-  }
-  TPULAUNCH_CHECK(refuse_tpu_vm_options(options));
+Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const PlanRequest& request) {
+  TPULAUNCH_CHECK(validate(request, script, route)); // the rules between options, TPU-VM flags refused
+  const Topology& topology = request.topology;
+  const GkePlacement& placement = std::get<GkePlacement>(request.placement);
+  const PlanOptions& options = request.options;
   TPULAUNCH_CHECK(check_placement(placement));
   TPULAUNCH_CHECK(validate_value(ValueKind::run_id, options.run_id));
   GkePlan plan;
@@ -228,9 +205,6 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   if (script.entry != nullptr && !script.entry->jax_platforms.empty()) {
     plan.jax_platforms = script.entry->jax_platforms;
   }
-  TPULAUNCH_CHECK(planning::validate_script_options(
-      plan.options, route, script.id,
-      script.entry != nullptr ? std::string_view(script.entry->jax_platforms) : std::string_view()));
   std::erase_if(plan.options.env, [](const EnvVar& var) { return var.name == "JAX_PLATFORMS"; });
   if (options.lifecycle.timeout) {
     plan.wait_seconds = static_cast<int>(options.lifecycle.timeout->seconds()) + k_schedule_slack_seconds;
@@ -248,6 +222,11 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   TPULAUNCH_TRY(plan.manifest, build_manifest(plan));
   add_gke_steps(plan);
   return plan;
+}
+
+Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                               const GkePlacement& placement, const PlanOptions& options) {
+  return build_gke_plan(script, route, PlanRequest{topology, placement, options, {}, false});
 }
 
 } // namespace tpulaunch::gke

@@ -217,7 +217,9 @@ std::string default_run_id() {
   return fmt::format("{:%Y%m%dT%H%M%SZ}-{:06x}", fmt::gmtime(now), random() & 0xffffffU);
 }
 
-Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options) {
+Result<Plan> planning::build_tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                                         const PlanOptions& options) {
+  const Slice* slice = topology.slice;
   Plan plan;
   plan.script = script.id;
   plan.path = script.path;
@@ -233,9 +235,6 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     plan.jax_platforms = script.entry->jax_platforms;
     plan.jax_platforms_reviewed = true;
   }
-  TPULAUNCH_CHECK(check_course_form(options));
-  TPULAUNCH_CHECK(validate_script_options(options, route, script.id,
-                                          plan.jax_platforms_reviewed ? plan.jax_platforms : std::string_view()));
   // The reviewed value given again with --env is the one the route sets already.
   std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
@@ -246,8 +245,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   if (slice == nullptr) {
     return usage_error("a TPU route needs a slice");
   }
-  TPULAUNCH_CHECK(validate_tpu_options(options));
-  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice, topology.slices));
   if (options.form == PlanForm::course && is_nested_script_id(script.id)) {
     return usage_error(fmt::format("'{}' is in a subfolder of the exercises folder; --course emits the course's own "
                                    "commands, which copy into ~/jax-tpu-lab/ only: leave --course out",
@@ -298,7 +296,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.options = options;
   plan.options.form = PlanForm::full;
   plan.verify = VerifyKind::discovery;
-  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice, 1));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);
   plan.remote_run_dir = remote_run_dir(plan.script, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, plan.script));
