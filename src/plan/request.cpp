@@ -152,6 +152,12 @@ Status validate_tpu_vm(const PlanRequest& request, RouteKind route) {
   return Ok{};
 }
 
+// Whether the run guard sets the MEGASCALE_* values itself, from each worker's tpu-env: a TPU-VM
+// run over several slices (a GKE pod's come from JobSet and the TPU webhook).
+bool multislice_guard(const PlanRequest& request) {
+  return request.backend() == Backend::tpu_vm && (request.topology.slices > 1 || request.gave("--slices"));
+}
+
 } // namespace
 
 bool PlanRequest::gave(std::string_view flag) const {
@@ -184,7 +190,7 @@ Status validate(const PlanRequest& request, const ScriptStatus& script, RouteKin
   const bool reviewed = route != RouteKind::cpu && script.entry != nullptr && !script.entry->jax_platforms.empty();
   TPULAUNCH_CHECK(planning::validate_script_options(
       request.options, route, script.id, reviewed ? std::string_view(script.entry->jax_platforms) : std::string_view(),
-      request.topology.slices > 1 || request.gave("--slices")));
+      multislice_guard(request)));
   if (request.backend() == Backend::gke) {
     return Ok{};
   }
