@@ -10,7 +10,7 @@
 #include "steps.hpp"
 #include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/gcloud/gcloud.hpp"
-#include "tpulaunch/util/sha256.hpp"
+#include "tpulaunch/plan/digest.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -48,35 +48,32 @@ VerifyKind verify_kind_of(std::optional<Proves> proves) {
 // The plan's digest: what the run is, written out unambiguously (each value with its length) and
 // hashed. Two plans with the same digest stage the same files and run them the same way.
 std::string plan_digest(const Plan& plan) {
-  std::string text = "tpulaunch-plan 1\n";
-  const auto add = [&text](std::string_view key, std::string_view value) {
-    text += fmt::format("{} {}:{}\n", key, value.size(), value);
-  };
-  add("script", plan.script);
-  add("run-id", plan.options.run_id);
-  add("slice", plan.target.slice->name);
-  add("slices", std::to_string(plan.target.nodes));
-  add("guard", run_guard_program().sha256);
+  DigestWriter digest("tpulaunch-plan 1");
+  digest.add("script", plan.script);
+  digest.add("run-id", plan.options.run_id);
+  digest.add("slice", plan.target.slice->name);
+  digest.add("slices", std::to_string(plan.target.nodes));
+  digest.add("guard", run_guard_program().sha256);
   for (const StagedFile& file : plan.staged) {
-    add("file", file.path);
-    add("sha256", file.sha256);
+    digest.add("file", file.path);
+    digest.add("sha256", file.sha256);
   }
-  add("python", plan.options.python);
-  add("jax-platforms", plan.jax_platforms);
+  digest.add("python", plan.options.python);
+  digest.add("jax-platforms", plan.jax_platforms);
   for (const EnvVar& var : plan.options.env) {
-    add("env", var.name + "=" + var.value);
+    digest.add("env", var.name + "=" + var.value);
   }
   for (const std::string& arg : plan.options.args) {
-    add("arg", arg);
+    digest.add("arg", arg);
   }
-  add("timeout", std::to_string(plan.timeout_seconds));
-  add("grace", std::to_string(plan.grace_seconds));
-  add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
-  add("results", plan.results_run_url.value_or(""));
+  digest.add("timeout", std::to_string(plan.timeout_seconds));
+  digest.add("grace", std::to_string(plan.grace_seconds));
+  digest.add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
+  digest.add("results", plan.results_run_url.value_or(""));
   if (!plan.options.checkpoint_dir.empty()) { // added only when set: every other plan keeps its digest
-    add("checkpoint-dir", plan.options.checkpoint_dir);
+    digest.add("checkpoint-dir", plan.options.checkpoint_dir);
   }
-  return sha256_hex(text);
+  return digest.sha256();
 }
 
 // The full form's files and identity: what it stages, its digest, and the mark of capacity it
@@ -221,7 +218,9 @@ std::string default_run_id() {
   return fmt::format("{:%Y%m%dT%H%M%SZ}-{:06x}", fmt::gmtime(now), random() & 0xffffffU);
 }
 
-Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options) {
+Result<Plan> planning::build_tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                                         const PlanOptions& options) {
+  const Slice* slice = topology.slice;
   Plan plan;
   plan.script = script.id;
   plan.path = script.path;
@@ -237,9 +236,6 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     plan.jax_platforms = script.entry->jax_platforms;
     plan.jax_platforms_reviewed = true;
   }
-  TPULAUNCH_CHECK(check_course_form(options));
-  TPULAUNCH_CHECK(validate_script_options(options, route, script.id,
-                                          plan.jax_platforms_reviewed ? plan.jax_platforms : std::string_view()));
   // The reviewed value given again with --env is the one the route sets already.
   std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
@@ -250,8 +246,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   if (slice == nullptr) {
     return usage_error("a TPU route needs a slice");
   }
-  TPULAUNCH_CHECK(validate_tpu_options(options));
-  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice, topology.slices));
   if (options.form == PlanForm::course && is_nested_script_id(script.id)) {
     return usage_error(fmt::format("'{}' is in a subfolder of the exercises folder; --course emits the course's own "
                                    "commands, which copy into ~/jax-tpu-lab/ only: leave --course out",
@@ -302,7 +297,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.options = options;
   plan.options.form = PlanForm::full;
   plan.verify = VerifyKind::discovery;
-  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice, 1));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);
   plan.remote_run_dir = remote_run_dir(plan.script, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, plan.script));

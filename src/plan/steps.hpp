@@ -7,9 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tpulaunch/values/validate.hpp"
+#include "tpulaunch/plan/backend.hpp"
 #include "tpulaunch/plan/plan.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch::planning {
 
@@ -56,21 +57,24 @@ Step teardown_step(const Plan& plan);
 // The steps before staging that get the TPU and say how to give it back (capacity_steps.cpp).
 Status add_capacity_steps(Plan& plan);
 
-// The option checks (options.cpp), each a usage Error naming the value.
+// The option checks (options.cpp), each a usage Error naming the value; request.cpp runs them.
 // The values every route takes: the interpreter and the --env names; `reviewed` is the script's
 // reviewed JAX_PLATFORMS, the one value --env JAX_PLATFORMS may repeat.
+// `multislice`: the run spans slices (--slices), where the guard sets the MEGASCALE_* values.
 Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script = {},
-                               std::string_view reviewed = {});
+                               std::string_view reviewed = {}, bool multislice = false);
 // The names a TPU route needs (TPU, zone, project, run id); the CLI checks --parallel.
 Status validate_tpu_options(const PlanOptions& options);
-// The Target of `options` on `slice` (target.cpp): checks that the capacity and provisioning flags
+// The Target of `options` on `slices` x `slice` (target.cpp): checks that the capacity and provisioning flags
 // go together (gcloud takes --preemptible on tpu-vm create only, --guaranteed on queued resources
 // only, …) and fills the defaults (the catalog's runtime version, queued resource <tpu>-qr).
-Result<Target> resolve_target(const PlanOptions& options, const Slice& slice);
-// Resolves plan.target on `slice` and the lifecycle's derived values (timeout, grace, bootstrap).
-Status resolve_lifecycle(Plan& plan, const Slice& slice);
-// --course with an option only the full form carries out: a usage Error naming each such option.
-Status check_course_form(const PlanOptions& options);
+Result<Target> resolve_target(const PlanOptions& options, const Slice& slice, int slices);
+// Resolves plan.target on `slices` x `slice` and the lifecycle's derived values (timeout, grace,
+// bootstrap).
+Status resolve_lifecycle(Plan& plan, const Slice& slice, int slices);
+// The TPU-VM plan of a request that `validate` (request.hpp) has taken: its steps, in order.
+Result<Plan> build_tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                               const PlanOptions& options);
 // --results: the bucket URL of the run folder.
 Status set_results(Plan& plan, std::string_view id);
 // --checkpoint-dir: checked as a bucket URL and written without a final '/'.

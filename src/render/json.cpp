@@ -193,7 +193,8 @@ Json plan_json(const Plan& plan) {
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
     steps.push_back(step_json(plan, step, i));
-    if (step.kind == StepKind::fetch) {
+    // The groups are the steps' own (concurrent_group), not kinds this renderer picks.
+    if (concurrent_group(step) == concurrent_group(StepKind::fetch)) {
       fetch_steps.push_back(i);
     } else if (concurrent_group(step) == "run") {
       run_steps.push_back(i);

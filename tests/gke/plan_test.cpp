@@ -103,7 +103,8 @@ TEST_F(GkePlanTest, TpuVmOptionsAndAMissingBucketAreUsageErrors) {
 TEST_F(GkePlanTest, TheTpuVmBackendIsBuildPlanUnchanged) {
   m_options.tpu = "pod";
   m_options.zone = "us-central1-a";
-  auto wrapped = tpu_vm_plan(m_status, RouteKind::multi_host, Topology{m_catalog->find("v5litepod-16"), 1}, m_options);
+  const PlanRequest request{Topology{m_catalog->find("v5litepod-16"), 1}, TpuVmPlacement{}, m_options, {}, false};
+  auto wrapped = tpu_vm_plan(m_status, RouteKind::multi_host, request);
   auto direct = build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
   ASSERT_TRUE(wrapped.ok() && direct.ok());
   EXPECT_EQ(wrapped->plan_sha256, direct->plan_sha256);

@@ -600,7 +600,7 @@ TEST_F(RenderTest, RetrievalLoopsOnlyAboveTheSmallCount) {
   }
   EXPECT_EQ(eight.find("for ((w"), std::string::npos);
   EXPECT_EQ(render_text(plan("v5litepod-64", RouteKind::multi_host)).find("worker-15"), std::string::npos);
-  m_options.lifecycle.slices = 2;
+  m_slices = 2;
   const Plan two = plan("v5litepod-64", RouteKind::multi_host);
   const std::string sh = render_sh(two);
   EXPECT_EQ(count_of(sh, "for ((w = 0; w < 16; w++)); do"), 2U);

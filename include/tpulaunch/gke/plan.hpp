@@ -12,6 +12,7 @@
 
 #include "tpulaunch/plan/backend.hpp"
 #include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/plan/request.hpp"
 
 namespace tpulaunch::gke {
 
@@ -50,6 +51,9 @@ struct GkePlan {
 // The plan for an allowed multi-host or single-host decision on GKE. A usage Error for a missing
 // or invalid --gke/--location/--namespace/--image/--results, a slice without GKE facts, the
 // --course form or TPU-VM-only options (capacity, connection, --bootstrap).
+// The request's placement is a GkePlacement; the request goes through validate (request.hpp) first.
+Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const PlanRequest& request);
+// The same for a request without flag names (tests, tools).
 Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
                                const GkePlacement& placement, const PlanOptions& options);
 

@@ -44,7 +44,6 @@ struct LifecycleOptions {
   std::optional<Duration> grace;         // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale; none: 30s
   bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
   bool internal_ips = false;   // --internal-ips (with --create/--queued): workers without external addresses
-  std::optional<int> slices;   // --slices N (2..k_max_slices): one program over N slices; none: one
 };
 
 struct PlanOptions {
@@ -279,8 +278,8 @@ inline constexpr int k_remote_mapped_255 = to_int(PipelineStatus::mapped_255);
 inline constexpr int k_remote_no_python = to_int(PipelineStatus::no_python);
 inline constexpr int k_remote_upload_failed = to_int(PipelineStatus::upload_failed);
 
-// Builds the plan for an allowed decision. Validates tpu/zone/project/run_id for TPU routes, and
-// the interpreter and --env names on every route (usage Error naming the value).
+// Builds the one-slice TPU-VM plan for an allowed decision: tpu_vm_plan (backend.hpp) with
+// `slice` x 1 and no flag names, so through the same validate (usage Error naming the value).
 Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options);
 
 // The discovery-only plan: every worker prints its process index, process count, and global
