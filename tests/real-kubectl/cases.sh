@@ -365,6 +365,33 @@ case_plan__multislice_two_replicas_verified() {
   kube_stop "$dir"
 }
 
+# Multislice, slice 0 worker 1 failing at once: its Job deletes slice 0's other pod, the JobSet
+# fails and deletes slice 1's Job (foreground: its pods stopped first). Every pod's log is still
+# in slice-<s>/worker-<i>/, verify names slice 0 worker 1 and the kept JobSet.
+case_plan__multislice_failure_stops_the_other_slice() {
+  local dir course run s i
+  dir=$(workdir rk-plan-multi-fail)
+  kube_start "$dir" --node-pool tpu-v4-podslice/2x2x2/2/4 --node-pool tpu-v4-podslice/2x2x2/2/4
+  course=$(gke_course "$dir")
+  gke_run "$dir" "$course" early-fail v4-16 --slices 2 --env FAIL_WORKER=1
+  ((status == 3)) || fail "the run's status is $status, not 3: $err"
+  [[ "$err" == *"tpulaunch: verify: slice 0 worker 1 failed: failed, status 3"* ]] || fail "slice 0 worker 1 not named: $err"
+  run=$course/gke-runs/lab-cluster/early-fail/r1
+  for ((s = 0; s < 2; s++)); do
+    for ((i = 0; i < 2; i++)); do
+      grep -q "early-fail: process $((s * 2 + i)) of 4, 16 devices" "$run/slice-$s/worker-$i/pod.log" ||
+        fail "slice $s worker $i's log: $(cat "$run/slice-$s/worker-$i/pod.log")"
+      ((s == 0 && i == 1)) && continue
+      [[ "$err" == *"slice $s worker $i was stopped by Kubernetes before it ended"* ]] || fail "slice $s worker $i not named as stopped: $err"
+    done
+  done
+  k "$dir" get jobs -o name
+  [[ "$out" == job.batch/early-fail-*-slice-0 ]] || fail "the JobSet did not delete slice 1's Job: $out"
+  k "$dir" get jobsets -o name
+  [[ "$out" == jobset.jobset.x-k8s.io/early-fail-* ]] || fail "the JobSet is not kept: $out"
+  kube_stop "$dir"
+}
+
 if [[ $# -lt 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: cases.sh case_<group>__<name>" >&2
   exit 2
