@@ -44,7 +44,7 @@ struct GkePlan {
   std::string results_run_url; // gs://BUCKET/PREFIX/<cluster>/<id>/<run-id>
   std::string jax_platforms = "tpu";
   int wait_seconds = k_default_wait_seconds;
-  int timeout_seconds = 0; // --timeout: the pod program stops the program then (124); 0: never
+  int timeout_seconds = 0;                     // --timeout: the pod program stops the program then (124); 0: never
   int grace_seconds = k_default_grace_seconds; // --grace: SIGTERM to SIGKILL in the pod program
   std::vector<StagedFile> staged;  // the script, then its course files (path: course-relative)
   nlohmann::ordered_json manifest; // a v1 List: the ConfigMap, then the JobSet
