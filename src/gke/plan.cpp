@@ -113,6 +113,8 @@ std::string gke_plan_digest(const GkePlan& plan) {
     digest.add("sha256", file.sha256);
   }
   digest.add("python", plan.options.python);
+  digest.add("timeout", std::to_string(plan.timeout_seconds));
+  digest.add("grace", std::to_string(plan.grace_seconds));
   digest.add("jax-platforms", plan.jax_platforms);
   for (const EnvVar& var : plan.options.env) {
     digest.add("env", var.name + "=" + var.value);
@@ -136,7 +138,11 @@ Result<Json> build_manifest(const GkePlan& plan) {
   std::vector<std::string> argv{"bash",     fmt::format("{}/{}", k_mount_path, k_pod_program_file),
                                 "--plan",   plan.plan_sha256,
                                 "--upload", plan.results_run_url,
-                                "--python", plan.options.python};
+                                "--python", plan.options.python,
+                                "--grace",  std::to_string(plan.grace_seconds)};
+  if (plan.timeout_seconds > 0) {
+    argv.insert(argv.end(), {"--timeout", std::to_string(plan.timeout_seconds)});
+  }
   for (std::size_t i = 0; i < plan.staged.size(); ++i) {
     const StagedFile& file = plan.staged[i];
     TPULAUNCH_TRY(const std::string text, read_text_file(file.local, "staged file"));
@@ -168,6 +174,7 @@ Result<Json> build_manifest(const GkePlan& plan) {
   spec.config_map = plan.config_map;
   spec.mount_path = std::string(k_mount_path);
   spec.labels = labels;
+  spec.termination_grace_seconds = plan.grace_seconds + k_upload_seconds;
   TPULAUNCH_TRY(Json jobset, jobset_manifest(spec));
   Json list = Json::object();
   list["apiVersion"] = "v1";
@@ -207,7 +214,11 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   }
   std::erase_if(plan.options.env, [](const EnvVar& var) { return var.name == "JAX_PLATFORMS"; });
   if (options.lifecycle.timeout) {
-    plan.wait_seconds = static_cast<int>(options.lifecycle.timeout->seconds()) + k_schedule_slack_seconds;
+    plan.timeout_seconds = static_cast<int>(options.lifecycle.timeout->seconds());
+    plan.wait_seconds = plan.timeout_seconds + k_schedule_slack_seconds;
+  }
+  if (options.lifecycle.grace) {
+    plan.grace_seconds = static_cast<int>(options.lifecycle.grace->seconds());
   }
   TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(options.results));
   plan.results_run_url = url.join({placement.cluster, script.id, options.run_id});

@@ -2,8 +2,6 @@
 // (concurrent_group) as data, the same Step type the TPU-VM backend emits.
 #include "gke/steps.hpp"
 
-#include <array>
-
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/gke_verify_bash.hpp"
@@ -53,34 +51,30 @@ Step name_check_step(const GkePlan& plan) {
               std::move(line));
 }
 
-// The manifest's two objects, each in a file of its own in the run folder (--manifest FILE writes
-// them as one v1 List, for review): the ConfigMap first, so the JobSet's pods find it.
+// The manifest (a v1 List: the ConfigMap, then the JobSet) into the run folder as manifest.json,
+// the very bytes --manifest FILE writes, so the document applied is the one a user reviews.
 Step write_step(const GkePlan& plan) {
   ShellLine line{"mkdir", "-p", Word(plan.local_run_dir)};
-  const auto& items = plan.manifest["items"];
-  const std::array<std::string, 2> files{plan.local_run_dir + "/configmap.json", plan.local_run_dir + "/jobset.json"};
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    line.code(Code(" && "))
-        .word("printf")
-        .word("%s\\n")
-        .word(Word(items[i].dump(2)))
-        .code(Code(" >"))
-        .word(Word(files[i]));
-  }
+  line.code(Code(" && "))
+      .word("printf")
+      .word("%s\\n")
+      .word(Word(plan.manifest.dump(2)))
+      .code(Code(" >"))
+      .word(Word(manifest_file(plan)));
   return make(StepKind::write,
               fmt::format("write the manifest (the ConfigMap {} with the pod program and {} staged file(s), each "
-                          "pinned by its digest; the JobSet {}) to {}/{{configmap,jobset}}.json",
-                          plan.config_map, plan.staged.size(), plan.jobset, plan.local_run_dir),
+                          "pinned by its digest; the JobSet {}) to {}",
+                          plan.config_map, plan.staged.size(), plan.jobset, manifest_file(plan)),
               std::move(line));
 }
 
+// kubectl applies a List's items in order: the ConfigMap first, so the JobSet's pods find it.
 Step apply_step(const GkePlan& plan) {
   return make(StepKind::stage,
               fmt::format("create the ConfigMap and the JobSet: {} slice(s) x {} pod(s), each pod checks the staged "
                           "files' digests and runs the script",
                           plan.topology.slices, plan.pods_per_slice()),
-              ShellLine{"kubectl", "apply", flag("--filename", plan.local_run_dir + "/configmap.json"),
-                        flag("--filename", plan.local_run_dir + "/jobset.json")});
+              ShellLine{"kubectl", "apply", flag("--filename", manifest_file(plan))});
 }
 
 // Until the JobSet has a terminal state (Completed or Failed), at most plan.wait_seconds; then
@@ -109,15 +103,20 @@ Step wait_step(const GkePlan& plan) {
   return step;
 }
 
-// One pod's log into slice-<s>/worker-<i>/pod.log, whatever the JobSet's state.
+// One pod's log into slice-<s>/worker-<i>/pod.log, whatever the JobSet's state: kubectl logs
+// --follow (a pod still ending is read to its end), or, when the pod is gone (Kubernetes deletes
+// a failed Job's other pods, and their logs with them), the log.txt its pod program uploaded.
+// gke_log (src/remote/gke_log.bash) runs the one, then the other.
 Step log_step(const GkePlan& plan, int slice, int worker) {
   const std::string folder = fmt::format("{}/slice-{}/worker-{}", plan.local_run_dir, slice, worker);
-  ShellLine line{"mkdir", "-p", Word(folder)};
-  line.code(Code(" && "))
-      .line(kubectl(plan, {"logs", flag("--selector", pod_selector(plan, slice, worker)), "--tail=-1"}))
-      .code(Code(" >"))
-      .word(Word(folder + "/pod.log"));
-  Step step = make(StepKind::fetch, fmt::format("the log of slice {} worker {}", slice, worker), std::move(line));
+  ShellLine line{"gke_log", Word(folder)};
+  line.line(kubectl(plan, {"logs", flag("--selector", pod_selector(plan, slice, worker)), "--tail=-1", "--follow"}))
+      .word("--or")
+      .line(gcloud::storage_cp(
+          {fmt::format("{}/slice-{}/worker-{}/log.txt", plan.results_run_url, slice, worker), folder + "/pod.log"}));
+  Step step = make(StepKind::fetch,
+                   fmt::format("the log of slice {} worker {} (from the bucket if the pod is gone)", slice, worker),
+                   std::move(line));
   step.where = StepWhere::remote;
   step.slice = slice;
   step.workers = Workers::one(worker);
@@ -157,6 +156,10 @@ Step teardown_step(const GkePlan& plan) {
 }
 
 } // namespace
+
+std::string manifest_file(const GkePlan& plan) {
+  return plan.local_run_dir + "/manifest.json";
+}
 
 std::string pod_selector(const GkePlan& plan, int slice, int worker) {
   return fmt::format("jobset.sigs.k8s.io/jobset-name={},jobset.sigs.k8s.io/job-index={},"

@@ -1,5 +1,6 @@
 #include "tpulaunch/gke/plan.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -112,6 +113,56 @@ TEST_F(GkePlanTest, TheTpuVmBackendIsBuildPlanUnchanged) {
   for (std::size_t i = 0; i < direct->steps.size(); ++i) {
     EXPECT_EQ(to_shell(wrapped->steps[i].line), to_shell(direct->steps[i].line));
   }
+}
+
+// --grace and --timeout reach the pod program, and the pod's termination grace leaves the upload
+// time after --grace (docs/gke.md, "The pod program").
+TEST_F(GkePlanTest, GraceAndTimeoutReachThePodProgramAndTheTerminationGrace) {
+  auto timeout = Duration::parse(ValueKind::timeout, "1h");
+  auto grace = Duration::parse(ValueKind::grace, "10s");
+  ASSERT_TRUE(timeout.ok() && grace.ok());
+  m_options.lifecycle.timeout = *timeout;
+  m_options.lifecycle.grace = *grace;
+  auto plan = gke_plan("v5litepod-16", 1);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto& pod = plan->manifest["items"][1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["terminationGracePeriodSeconds"], 10 + k_upload_seconds);
+  const auto& command = pod["containers"][0]["command"];
+  const auto at = [&command](std::string_view flag) {
+    const auto it = std::find(command.begin(), command.end(), flag);
+    return it == command.end() || std::next(it) == command.end() ? std::string() : std::next(it)->get<std::string>();
+  };
+  EXPECT_EQ(at("--grace"), "10");
+  EXPECT_EQ(at("--timeout"), "3600");
+  m_options.lifecycle.timeout.reset();
+  m_options.lifecycle.grace.reset();
+  auto plain = gke_plan("v5litepod-16", 1);
+  ASSERT_TRUE(plain.ok());
+  const auto& plain_pod =
+      plain->manifest["items"][1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  EXPECT_EQ(plain_pod["terminationGracePeriodSeconds"], k_default_grace_seconds + k_upload_seconds);
+  const auto& plain_command = plain_pod["containers"][0]["command"];
+  EXPECT_EQ(std::find(plain_command.begin(), plain_command.end(), "--timeout"), plain_command.end());
+}
+
+// A pod's log: kubectl logs --follow, or the log its pod program uploaded once the pod is gone;
+// the sh form runs them through the TPU-VM route's download pool, not a pool of its own.
+TEST_F(GkePlanTest, PodLogsFollowOrComeFromTheBucketThroughTheDownloadPool) {
+  auto plan = gke_plan("v5litepod-16", 1);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto fetch = std::find_if(plan->steps.begin(), plan->steps.end(),
+                                  [](const Step& step) { return step.kind == StepKind::fetch; });
+  ASSERT_NE(fetch, plan->steps.end());
+  const std::string command = to_shell(fetch->line);
+  EXPECT_NE(command.find("kubectl logs"), std::string::npos) << command;
+  EXPECT_NE(command.find("--follow"), std::string::npos) << command;
+  EXPECT_NE(command.find("--or gcloud storage cp gs://lab-bucket/runs/lab-cluster/"), std::string::npos) << command;
+  EXPECT_NE(command.find("/slice-0/worker-0/log.txt"), std::string::npos) << command;
+  const std::string sh = render_gke_sh(*plan);
+  EXPECT_NE(sh.find("fetch_start 3 gke_log "), std::string::npos);
+  EXPECT_NE(sh.find("\nfetch_wait_all\n"), std::string::npos);
+  EXPECT_NE(sh.find("wait -n"), std::string::npos);
+  EXPECT_EQ(sh.find("\nwait\n"), std::string::npos);
 }
 
 } // namespace

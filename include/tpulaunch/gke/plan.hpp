@@ -23,6 +23,11 @@ inline constexpr std::string_view k_mount_path = "/tpulaunch";
 // program: then that plus k_schedule_slack_seconds for scheduling and image pulls.
 inline constexpr int k_default_wait_seconds = 24 * 3600;
 inline constexpr int k_schedule_slack_seconds = 3600;
+// What a pod's terminationGracePeriodSeconds leaves, after --grace, for the pod program to upload
+// its record, log and artifacts once Kubernetes has asked it to stop (docs/gke.md).
+inline constexpr int k_upload_seconds = 120;
+// --grace's default, as for the TPU-VM run guard.
+inline constexpr int k_default_grace_seconds = 30;
 
 struct GkePlan {
   std::string script;
@@ -40,6 +45,8 @@ struct GkePlan {
   std::string results_run_url; // gs://BUCKET/PREFIX/<cluster>/<id>/<run-id>
   std::string jax_platforms = "tpu";
   int wait_seconds = k_default_wait_seconds;
+  int timeout_seconds = 0;                     // --timeout: the pod program stops the program then (124); 0: never
+  int grace_seconds = k_default_grace_seconds; // --grace: SIGTERM to SIGKILL in the pod program
   std::vector<StagedFile> staged;  // the script, then its course files (path: course-relative)
   nlohmann::ordered_json manifest; // a v1 List: the ConfigMap, then the JobSet
   std::vector<Step> steps;
