@@ -48,5 +48,7 @@ if [ "$WHICH" != mark ]; then
   . "$HERE/selftest_multislice.sh"
 fi
 
+# The failed checks' names again at the end, where a log cut to its tail (ctest's, CI's) shows them.
+for name in "${failed_names[@]+"${failed_names[@]}"}"; do printf 'FAILED: %s\n' "$name"; done
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

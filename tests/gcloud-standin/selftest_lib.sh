@@ -29,8 +29,10 @@ passed=0
 failed=0
 rc=0
 ok() { passed=$((passed + 1)); printf 'ok   %s\n' "$1"; }
+failed_names=()
 bad() {
   failed=$((failed + 1))
+  failed_names+=("$1")
   printf 'FAIL %s\n' "$1"
   if [ -n "${2-}" ]; then printf '     %s\n' "$2"; fi
   printf '     --- stdout:\n'; sed 's/^/     | /' "$WORK/out"

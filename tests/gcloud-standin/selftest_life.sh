@@ -103,8 +103,9 @@ done
 # ---------------------------------------------------------------- knobs for the life of a run
 g standin create spotty --zone="$ZONE" --workers=2 --project="$PROJ" --spot
 # A process in a session of its own (as the run guard starts the program, with setsid) is
-# gone too: the VM is gone.
-GCLOUD_STANDIN_PREEMPT_AFTER=0.3 g "${TPU[@]}" ssh spotty "${ZP[@]}" --worker=all \
+# gone too: the VM is gone.  Two seconds, not less: the workers' shells must have written
+# their pids first, and on a loaded 2-core machine (CI) starting them took longer than 0.3 s.
+GCLOUD_STANDIN_PREEMPT_AFTER=2 g "${TPU[@]}" ssh spotty "${ZP[@]}" --worker=all \
   --command='setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > ~/detached; echo $$ > ~/pid; sleep 30; echo never'
 p0=$(cat "$(home spotty 0)/pid")
 d1=$(cat "$(home spotty 1)/detached")

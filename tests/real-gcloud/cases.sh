@@ -541,16 +541,22 @@ case_pipeline__timeout_hung_worker() {
   done
 }
 
-# Eight workers, the one large case: every worker fetched and verified.
-case_pipeline__eight_workers() {
+# expect_eight_workers_verified: the run on v5litepod-32 was verified, and every worker's receipt
+# is in its own folder.
+expect_eight_workers_verified() {
   local i
-  GCLOUD_STANDIN_PREPARED=1 scenario eight 8 -- standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}"
-  expect_same_as_standin
-  expect_status 0
   expect_stdout_contains "verified: training receipts (detailed form) of 8 workers on v5litepod-32"
   for i in 0 1 2 3 4 5 6 7; do
     [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$i.json" ]] || fail "worker $i's receipt did not come back"
   done
+}
+
+# Eight workers, the one large case: every worker fetched and verified.
+case_pipeline__eight_workers() {
+  GCLOUD_STANDIN_PREPARED=1 scenario eight 8 -- standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}"
+  expect_same_as_standin
+  expect_status 0
+  expect_eight_workers_verified
 }
 
 # Retrieval through the bucket (issue 37 §3), the way the plan advises above 16 workers: each of 8
@@ -561,15 +567,12 @@ make_results_bucket() {
   GCLOUD_STANDIN_STATE="$1/state" "$STANDIN/gcloud" standin create-bucket lab-results >/dev/null
 }
 case_pipeline__results_bucket_eight_workers() {
-  local i requests scp_calls
+  local requests scp_calls
   SCENARIO_SETUP=make_results_bucket GCLOUD_STANDIN_PREPARED=1 scenario bucket 8 -- standin-lesson \
     --slice v5litepod-32 "${PIPE_FLAGS[@]}" --results gs://lab-results/runs
   expect_same_as_standin
   expect_status 0
-  expect_stdout_contains "verified: training receipts (detailed form) of 8 workers on v5litepod-32"
-  for i in 0 1 2 3 4 5 6 7; do
-    [[ -f "$real_dir/$RUN_DIR/worker-$i/r1/artifacts/worker-$i.json" ]] || fail "worker $i's receipt did not come back"
-  done
+  expect_eight_workers_verified
   requests=$real_dir/state/requests.jsonl
   grep -q '"gcloud": "gcloud.storage.cp"' "$requests" || fail "the real gcloud asked the loopback storage API nothing"
   grep -q '"alt": "media"' "$requests" || fail "no object was downloaded through the storage API"
