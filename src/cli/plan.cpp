@@ -1,6 +1,5 @@
 // tpulaunch plan: route one script and print the exact pipeline.
 #include <optional>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -13,6 +12,7 @@
 #include "tpulaunch/plan/request.hpp"
 #include "tpulaunch/render/render.hpp"
 #include "tpulaunch/route/router.hpp"
+#include "tpulaunch/runs/resume.hpp"
 #include "tpulaunch/runs/runs.hpp"
 #include "tpulaunch/values/validate.hpp"
 
@@ -28,6 +28,7 @@ struct PlanArgs {
   bool course = false;
   int slices = 1; // --slices N (given: slices_option counts it)
   const CLI::Option* slices_option = nullptr;
+  bool slices_resumed = false;   // --slices not given, and the resumed run's count taken
   std::string checkpoint_dir;    // --checkpoint-dir gs://...
   std::string resume;            // --resume RUN
   std::vector<std::string> env;  // KEY=VALUE
@@ -53,65 +54,31 @@ Result<std::vector<EnvVar>> parse_env(const std::vector<std::string>& items) {
   return env;
 }
 
-// --resume RUN: what the new run takes from the old one's plan record (the slice, the TPU, its
-// zone, how its capacity was made, the checkpoint folder); a value given that differs is an error.
+// --resume RUN: the rules are the core's (runs/resume.hpp); this maps the flags to its fields and back.
 Status take_from_resumed(PlanArgs& args, const RunView& run, const std::string& id) {
-  const PlanRecord& old = run.plan;
-  const auto differs = [&](std::string_view what, const std::string& given, const std::string& recorded) {
-    return usage_error(
-        fmt::format("--resume {}: {} {} is not the resumed run's ({}); a resumed run keeps it: leave it out",
-                    old.run_id, what, printable(given), printable(recorded)));
-  };
-  if (old.script != id) {
-    return usage_error(fmt::format("--resume {}: that run is of script {}, not {}", old.run_id, old.script, id));
-  }
-  if (run.state == RunState::succeeded) {
-    return refused_error(fmt::format("--resume {}: that run succeeded; a resume is for a run that was preempted, "
-                                     "interrupted or failed",
-                                     old.run_id));
-  }
-  for (auto [given, recorded, what] :
-       {std::tuple{&args.slice, &old.slice, "--slice"}, std::tuple{&args.tpu.tpu, &run.tpu, "--tpu"},
-        std::tuple{&args.checkpoint_dir, &old.checkpoint_dir, "--checkpoint-dir"}}) {
-    if (given->empty()) {
-      *given = *recorded;
-    } else if (*given != *recorded && !recorded->empty()) {
-      return differs(what, *given, *recorded);
-    }
-  }
-  if (args.tpu.zone.empty()) {
-    args.tpu.zone = old.zone;
-  }
-  if (args.tpu.project.empty()) {
-    args.tpu.project = old.project;
-  }
-  if (old.slices > 1 && args.slices_option->count() == 0) {
-    args.slices = old.slices;
-  }
-  // Capacity made again when the old plan made it, provisioned as it was.
-  args.tpu.create = args.tpu.create || (old.capacity == "create" && !args.tpu.queued);
-  args.tpu.queued = args.tpu.queued || (old.capacity == "queued" && !args.tpu.create);
-  args.tpu.spot = args.tpu.spot || old.provisioning == "spot";
-  args.tpu.preemptible = args.tpu.preemptible || old.provisioning == "preemptible";
-  if (args.tpu.run_id == old.run_id) {
-    return usage_error(fmt::format("--resume {}: the new run needs a new run id (leave --run-id out)", old.run_id));
-  }
-  return Ok{};
-}
-
-// The resumed run's script must be the one that runs now, byte for byte.
-Status same_script(const RunView& run, const std::string& actual_sha256) {
-  if (run.plan.script_sha256.empty()) {
-    return config_error(fmt::format("--resume {}: its plan record ({}) has no script digest (an older tpulaunch, or "
-                                    "the discovery program): it cannot be resumed",
-                                    run.plan.run_id, run.folder));
-  }
-  if (run.plan.script_sha256 != actual_sha256) {
-    return refused_error(fmt::format("--resume {}: script {} changed since that run (its sha256 was {}, now {}); a "
-                                     "resumed run runs the same script: plan a new run without --resume",
-                                     run.plan.run_id, run.plan.script, run.plan.script_sha256.substr(0, 16),
-                                     actual_sha256.substr(0, 16)));
-  }
+  ResumeFields fields{args.slice,
+                      args.tpu.tpu,
+                      args.tpu.zone,
+                      args.tpu.project,
+                      args.checkpoint_dir,
+                      args.tpu.run_id,
+                      args.slices_option->count() > 0 ? std::optional<int>(args.slices) : std::nullopt,
+                      args.tpu.create,
+                      args.tpu.queued,
+                      args.tpu.spot,
+                      args.tpu.preemptible};
+  TPULAUNCH_CHECK(resume_from(fields, run, id));
+  args.slice = fields.slice;
+  args.tpu.tpu = fields.tpu;
+  args.tpu.zone = fields.zone;
+  args.tpu.project = fields.project;
+  args.checkpoint_dir = fields.checkpoint_dir;
+  args.slices_resumed = args.slices_option->count() == 0 && fields.slices.has_value();
+  args.slices = fields.slices.value_or(args.slices);
+  args.tpu.create = fields.create;
+  args.tpu.queued = fields.queued;
+  args.tpu.spot = fields.spot;
+  args.tpu.preemptible = fields.preemptible;
   return Ok{};
 }
 
@@ -123,11 +90,7 @@ PlanRequest request_of(const PlanArgs& args) {
   if (args.gke_option->count() > 0) {
     request.placement = args.gke;
   }
-  for (const CLI::Option* option : args.tpu.tpu_only) {
-    if (option->count() > 0) {
-      request.given.push_back(option->get_name());
-    }
-  }
+  request.given = given_flags(args.tpu);
   for (const char* name : {"--verify", "--zone"}) {
     if (const CLI::Option* option = args.app->get_option_no_throw(name); option != nullptr && option->count() > 0) {
       request.given.emplace_back(name);
@@ -222,7 +185,7 @@ Result<Output> run_plan(PlanArgs args, const Globals& globals) {
   if (!decision.allowed()) {
     return refused(args, status, slice, *decision.refusal);
   }
-  request.topology = Topology{slice, args.slices_option->count() > 0 ? args.slices : 1};
+  request.topology = Topology{slice, args.slices_option->count() > 0 || args.slices_resumed ? args.slices : 1};
   TPULAUNCH_CHECK(map_options(request, args, globals, resumed ? &*resumed : nullptr));
   if (request.backend() == Backend::gke) {
     return run_gke_plan(args, status, *decision.route, request);

@@ -43,6 +43,19 @@ constexpr std::array<std::string_view, 26> k_tpu_route_flags{"--create",
                                                              "--slices",
                                                              "--verify"};
 
+// Flags of which at most one may be given: each group is one choice, the message its refusal.
+struct ExclusiveFlags {
+  std::array<std::string_view, 4> flags; // unused places are empty
+  std::string_view message;
+};
+constexpr std::array<ExclusiveFlags, 3> k_exclusive_flags{{
+    {{"--create", "--queued"}, "--create and --queued exclude each other: create the TPU VM, or queue for it"},
+    {{"--spot", "--preemptible", "--reserved", "--guaranteed"},
+     "--spot, --preemptible, --reserved and --guaranteed exclude each other"},
+    // gcloud's own words for the pair (one mutually exclusive group wherever both flags exist).
+    {{"--internal-ip", "--tunnel-through-iap"}, "at most one of --internal-ip | --tunnel-through-iap can be specified"},
+}};
+
 // The CPU route runs here, with no TPU: options that only steer a TPU pipeline are a mistake.
 Status refuse_tpu_only_options(const PlanRequest& request) {
   std::vector<std::string> given;
@@ -160,11 +173,24 @@ bool multislice_guard(const PlanRequest& request) {
 
 } // namespace
 
+Status check_exclusive_flags(const std::vector<std::string>& given) {
+  for (const ExclusiveFlags& group : k_exclusive_flags) {
+    const auto count = std::count_if(group.flags.begin(), group.flags.end(), [&](std::string_view flag) {
+      return !flag.empty() && std::find(given.begin(), given.end(), flag) != given.end();
+    });
+    if (count > 1) {
+      return usage_error(std::string(group.message));
+    }
+  }
+  return Ok{};
+}
+
 bool PlanRequest::gave(std::string_view flag) const {
   return std::find(given.begin(), given.end(), flag) != given.end();
 }
 
 Status validate_options(const PlanRequest& request) {
+  TPULAUNCH_CHECK(check_exclusive_flags(request.given));
   const bool on_gke = request.backend() == Backend::gke;
   if (!on_gke && request.manifest) {
     return usage_error(

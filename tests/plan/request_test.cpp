@@ -38,6 +38,19 @@ TEST_F(PlanRequestTest, OptionRulesComeBeforeAnyFileIsRead) {
   EXPECT_NE(error_of(validate_options(vm)).find("print a GKE route's manifest"), std::string::npos);
 }
 
+TEST_F(PlanRequestTest, FlagsThatNameOneChoiceExcludeEachOther) {
+  EXPECT_EQ(error_of(check_exclusive_flags({"--create", "--spot", "--internal-ip"})), "ok");
+  EXPECT_EQ(error_of(check_exclusive_flags({"--queued", "--tpu", "--create"})),
+            "--create and --queued exclude each other: create the TPU VM, or queue for it");
+  EXPECT_EQ(error_of(check_exclusive_flags({"--reserved", "--guaranteed"})),
+            "--spot, --preemptible, --reserved and --guaranteed exclude each other");
+  EXPECT_EQ(error_of(check_exclusive_flags({"--tunnel-through-iap", "--internal-ip"})),
+            "at most one of --internal-ip | --tunnel-through-iap can be specified");
+  PlanRequest vm = request("v5litepod-16");
+  vm.given = {"--spot", "--preemptible"};
+  EXPECT_EQ(error_of(validate_options(vm)), "--spot, --preemptible, --reserved and --guaranteed exclude each other");
+}
+
 TEST_F(PlanRequestTest, GkeRouteRefusesTpuVmFlags) {
   PlanRequest gke = request("v5litepod-16");
   gke.placement = GkePlacement{"lab", "us-east5-b", "", "default", "example.com/jax:1"};

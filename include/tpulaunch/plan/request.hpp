@@ -25,6 +25,10 @@ struct PlanRequest {
   [[nodiscard]] Backend backend() const { return backend_of(placement); }
 };
 
+// The flags that name one choice each (--create or --queued; one provisioning model; one way to
+// connect): at most one of a group among `given`, else a usage Error in the group's words.
+Status check_exclusive_flags(const std::vector<std::string>& given);
+
 // The rules between options alone, which need no file: the CLI calls it before it reads the run
 // record or the matrix, so that these refusals come first. `validate` repeats it.
 Status validate_options(const PlanRequest& request);
