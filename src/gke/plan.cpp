@@ -112,11 +112,11 @@ std::string gke_plan_digest(const GkePlan& plan) {
     digest.add("file", file.path);
     digest.add("sha256", file.sha256);
   }
-  digest.add("python", plan.options.python);
+  digest.add("python", plan.python);
   digest.add("timeout", std::to_string(plan.timeout_seconds));
   digest.add("grace", std::to_string(plan.grace_seconds));
   digest.add("jax-platforms", plan.jax_platforms);
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     digest.add("env", var.name + "=" + var.value);
   }
   for (const std::string& arg : plan.options.args) {
@@ -138,7 +138,7 @@ Result<Json> build_manifest(const GkePlan& plan) {
   std::vector<std::string> argv{"bash",     fmt::format("{}/{}", k_mount_path, k_pod_program_file),
                                 "--plan",   plan.plan_sha256,
                                 "--upload", plan.results_run_url,
-                                "--python", plan.options.python,
+                                "--python", plan.python,
                                 "--grace",  std::to_string(plan.grace_seconds)};
   if (plan.timeout_seconds > 0) {
     argv.insert(argv.end(), {"--timeout", std::to_string(plan.timeout_seconds)});
@@ -168,7 +168,7 @@ Result<Json> build_manifest(const GkePlan& plan) {
   spec.image = plan.placement.image;
   spec.argv = std::move(argv);
   spec.env.emplace_back("JAX_PLATFORMS", plan.jax_platforms);
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     spec.env.emplace_back(var.name, var.value);
   }
   spec.config_map = plan.config_map;
@@ -206,13 +206,12 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   plan.topology = topology;
   plan.placement = placement;
   plan.options = options;
-  if (plan.options.python.empty()) {
-    plan.options.python = "python3";
-  }
+  plan.python = options.python.empty() ? "python3" : options.python;
   if (script.entry != nullptr && !script.entry->jax_platforms.empty()) {
     plan.jax_platforms = script.entry->jax_platforms;
   }
-  std::erase_if(plan.options.env, [](const EnvVar& var) { return var.name == "JAX_PLATFORMS"; });
+  plan.env = options.env;
+  std::erase_if(plan.env, [](const EnvVar& var) { return var.name == "JAX_PLATFORMS"; });
   if (options.lifecycle.timeout) {
     plan.timeout_seconds = static_cast<int>(options.lifecycle.timeout->seconds());
     plan.wait_seconds = plan.timeout_seconds + k_schedule_slack_seconds;

@@ -18,9 +18,7 @@ Status resolve_lifecycle(Plan& plan, const Slice& slice, int slices) {
   TPULAUNCH_TRY(plan.target, resolve_target(plan.options, slice, slices));
   // A TPU the plan creates is a fresh VM, with python3 only: without an interpreter the run could
   // only fail (status 96) while the TPU bills. So the plan bootstraps it, unless --python names one.
-  if (creates && plan.options.python.empty()) {
-    plan.options.bootstrap = true;
-  }
+  plan.bootstrap = plan.options.bootstrap || (creates && plan.options.python.empty());
   // Durations are at most 30 days (validate.cpp), so their seconds fit an int.
   plan.timeout_seconds = life.timeout ? static_cast<int>(life.timeout->seconds()) : 0;
   plan.grace_seconds = life.grace ? static_cast<int>(life.grace->seconds()) : 30;
@@ -108,7 +106,7 @@ Status set_checkpoint_dir(Plan& plan) {
   if (!url) {
     return usage_error("--checkpoint-dir: " + url.error().message);
   }
-  plan.options.checkpoint_dir = url->text();
+  plan.checkpoint_dir = url->text();
   return Ok{};
 }
 

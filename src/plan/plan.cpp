@@ -60,7 +60,7 @@ std::string plan_digest(const Plan& plan) {
   }
   digest.add("python", plan.options.python);
   digest.add("jax-platforms", plan.jax_platforms);
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     digest.add("env", var.name + "=" + var.value);
   }
   for (const std::string& arg : plan.options.args) {
@@ -70,8 +70,8 @@ std::string plan_digest(const Plan& plan) {
   digest.add("grace", std::to_string(plan.grace_seconds));
   digest.add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
   digest.add("results", plan.results_run_url.value_or(""));
-  if (!plan.options.checkpoint_dir.empty()) { // added only when set: every other plan keeps its digest
-    digest.add("checkpoint-dir", plan.options.checkpoint_dir);
+  if (!plan.checkpoint_dir.empty()) { // added only when set: every other plan keeps its digest
+    digest.add("checkpoint-dir", plan.checkpoint_dir);
   }
   return digest.sha256();
 }
@@ -89,7 +89,7 @@ void seal(Plan& plan, const ScriptStatus* script) {
 // One bootstrap, stage and run call per slice (node); the sh form starts the runs together, since
 // a Multislice program waits in initialization for every slice.
 void add_bootstrap(Plan& plan) {
-  for (int slice = 0; plan.options.bootstrap && slice < plan.target.nodes; ++slice) {
+  for (int slice = 0; plan.bootstrap && slice < plan.target.nodes; ++slice) {
     plan.steps.push_back(bootstrap_step(plan, slice));
   }
 }
@@ -237,7 +237,8 @@ Result<Plan> planning::build_tpu_vm_plan(const ScriptStatus& script, RouteKind r
     plan.jax_platforms_reviewed = true;
   }
   // The reviewed value given again with --env is the one the route sets already.
-  std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
+  plan.env = options.env;
+  std::erase_if(plan.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
   if (route == RouteKind::cpu) {
     plan.target.slice = slice;
@@ -288,6 +289,9 @@ Result<Plan> planning::build_tpu_vm_plan(const ScriptStatus& script, RouteKind r
 }
 
 Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options) {
+  if (options.form != PlanForm::full) {
+    return usage_error("the discovery program has no --course form: it runs as tpulaunch stages it");
+  }
   TPULAUNCH_CHECK(validate_tpu_options(options));
   TPULAUNCH_CHECK(validate_script_options(options, RouteKind::multi_host));
   Plan plan;
@@ -295,7 +299,7 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.script = "discovery";
   plan.route = slice.multi_host() ? RouteKind::multi_host : RouteKind::single_host;
   plan.options = options;
-  plan.options.form = PlanForm::full;
+  plan.env = options.env;
   plan.verify = VerifyKind::discovery;
   TPULAUNCH_CHECK(resolve_lifecycle(plan, slice, 1));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);

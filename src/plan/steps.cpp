@@ -43,7 +43,7 @@ Word local_python(const Plan& plan) {
 
 // KEY=VALUE words for --env (before the interpreter), each value one quoted literal.
 void add_env(ShellLine& line, const Plan& plan) {
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     line.word(Word(var.name + "=").append(var.value));
   }
 }
@@ -209,8 +209,8 @@ void add_record_values(ShellLine& line, const Plan& plan) {
   if (target.provisioning != Provisioning::standard) {
     line.word("--provisioning").word(std::string(to_string(target.provisioning)));
   }
-  if (!plan.options.checkpoint_dir.empty()) {
-    line.word("--checkpoint-dir").word(plan.options.checkpoint_dir);
+  if (!plan.checkpoint_dir.empty()) {
+    line.word("--checkpoint-dir").word(plan.checkpoint_dir);
   }
   if (!plan.options.resumes.empty()) {
     line.word("--resumes").word(plan.options.resumes);
@@ -375,10 +375,10 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
     command.word("--slices").word(std::to_string(plan.target.nodes)).word("--slice-id").word(std::to_string(slice));
   }
   command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
-  if (!plan.options.checkpoint_dir.empty()) {
-    command.word("--env").word(Word(std::string(k_checkpoint_env) + "=").append(plan.options.checkpoint_dir));
+  if (!plan.checkpoint_dir.empty()) {
+    command.word("--env").word(Word(std::string(k_checkpoint_env) + "=").append(plan.checkpoint_dir));
   }
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     command.word("--env").word(Word(var.name + "=").append(var.value));
   }
   command.word("--python").word(remote_python(plan)).word("--").words(program);

@@ -44,7 +44,7 @@ void add_tpu_values(Json& j, const Plan& plan) {
     j["mark"] = string_or_null(plan.target.mark);
   }
   j["results"] = string_or_null(plan.results_run_url.value_or(""));
-  j["checkpoint_dir"] = string_or_null(plan.options.checkpoint_dir);
+  j["checkpoint_dir"] = string_or_null(plan.checkpoint_dir);
   j["resumes"] = string_or_null(plan.options.resumes);
   j["connection"] = gcloud::to_string(plan.options.connection);
   j["verify"] = to_string(plan.verify);
@@ -180,7 +180,7 @@ Json plan_json(const Plan& plan) {
   j["directory"] = string_or_null(plan.options.directory);
   j["python"] = string_or_null(plan.options.python);
   Json env = Json::object();
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     env[var.name] = var.value;
   }
   j["env"] = std::move(env);

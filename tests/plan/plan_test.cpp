@@ -330,7 +330,7 @@ TEST_F(PlanTest, JaxPlatformsIsTpuUnlessAReviewRecordsAnother) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   EXPECT_EQ(p.jax_platforms, "tpu,cpu");
   EXPECT_TRUE(p.jax_platforms_reviewed);
-  EXPECT_TRUE(p.options.env.empty()); // the route sets it, once
+  EXPECT_TRUE(p.env.empty()); // the route sets it, once
   const std::string command = step(p, StepKind::run).line.argv().back();
   EXPECT_NE(command.find(" --env JAX_PLATFORMS=tpu,cpu --python "), std::string::npos) << command;
   EXPECT_EQ(command.find("JAX_PLATFORMS=tpu "), std::string::npos) << command;
@@ -388,7 +388,7 @@ TEST_F(PlanTest, EnvValuesThatMoveTheWorkOffTheTpuAreRefusedByTheClassifiersTabl
   }
   m_options.env = {{"XLA_FLAGS", "--xla_dump_to=/tmp/dump"}, {"JAX_DEFAULT_DEVICE", "tpu"}, {"SEED", "cpu"}};
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(p.options.env.size(), 3U);
+  EXPECT_EQ(p.env.size(), 3U);
 }
 
 // verify checks what the script's review declares its runs prove; a script that declares nothing

@@ -37,7 +37,9 @@ struct GkePlan {
   RouteKind route = RouteKind::single_host;
   Topology topology;
   GkePlacement placement;
-  PlanOptions options;         // as asked for (run id, env, args, python, teardown)
+  PlanOptions options;         // as asked for (run id, env, args, python, teardown), never rewritten
+  std::string python;          // --python, or python3 (the image's)
+  std::vector<EnvVar> env;     // --env, less JAX_PLATFORMS (the pod's comes from the review)
   std::string jobset;          // the JobSet's name: <script, shortened>-<plan id's first 8>
   std::string config_map;      // <jobset>-files
   std::string plan_sha256;     // the digest of what runs (the pods record it; verify checks it)

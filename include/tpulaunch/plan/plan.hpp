@@ -217,7 +217,14 @@ struct Plan {
   std::string sha256;
   RouteKind route = RouteKind::cpu;
   Target target;       // where it runs (its slice is nullptr on the CPU route): read this, not options
-  PlanOptions options; // as asked for
+  PlanOptions options; // as asked for: the planner reads it and never rewrites it
+  // What the plan derives from its options: whether it bootstraps the workers (--bootstrap, or
+  // capacity it creates without --python: a fresh VM has python3 only), the environment the program
+  // gets (--env, less a JAX_PLATFORMS equal to the reviewed value the route sets itself) and the
+  // --checkpoint-dir URL in its normal form ("" without one).
+  bool bootstrap = false;
+  std::vector<EnvVar> env;
+  std::string checkpoint_dir;
   VerifyKind verify = VerifyKind::none;
   // What the script's review declares its runs prove (MatrixEntry::proves): verify's default kind.
   // nullopt: nothing declared, so verify checks logs and recorded statuses, no training claim.
