@@ -40,7 +40,7 @@ echo "                $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load average 
 for n in $WORKERS; do
   slice=$(slice_for "$n") || { echo "pipeline_bench: no v5e slice with $n workers" >&2; continue; }
   dir=$WORK/w$n
-  prepare_standin pipeline_bench "$dir" "$n" "$slice" || continue
+  prepare_standin pipeline_bench "$dir" "$n" || continue
   # Modes with the same effective bound, min(--parallel, N), run the same way (every fetch at
   # once, or one at a time): each is timed once and reported under every mode it stands for.
   modes=()

@@ -51,7 +51,7 @@ echo "               repeats=$REPEATS ($LARGE_REPEATS above 16 workers), workers
 for n in $WORKERS; do
   slice=$(slice_for "$n") || { echo "results_bench: no v5e slice with $n workers" >&2; continue; }
   dir=$WORK/w$n
-  prepare_standin results_bench "$dir" "$n" "$slice" "$BUCKET" || continue
+  prepare_standin results_bench "$dir" "$n" "$BUCKET" || continue
   modes=(fetch results)
   ((n > 8)) && modes=(fetch fetch-N results) # at 4 workers, --parallel 8 already fetches all at once
   if [[ -n ${MODES:-} ]]; then

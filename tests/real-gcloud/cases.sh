@@ -767,15 +767,22 @@ measure_retrieval() {
   make_results_bucket "$real_dir"
   run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --results gs://lab-results/runs --format sh
   printf '%s\n' "$out" >"$real_dir/run.sh"
+  # The collect command from the plan that ran; the per-worker fetch commands from the same plan
+  # without --results (its fallback fetches name the worker as "$w", for a loop of its own).
   run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --results gs://lab-results/runs --format json
+  local with_results=$out
+  run -C "$real_dir" plan standin-lesson --slice v5litepod-32 "${PIPE_FLAGS[@]}" --format json
   python3 -c 'import json, sys
-steps = json.loads(sys.argv[1])["steps"]
-with open(sys.argv[2], "w") as fetch, open(sys.argv[3], "w") as collect:
-    for s in steps:
+with open(sys.argv[3], "w") as fetch:
+    for s in json.loads(sys.argv[2])["steps"]:
         if s["name"] == "fetch":
             print(s["command"], file=fetch)
-        elif s["name"] == "collect":
-            print(s["command"], file=collect)' "$out" "$real_dir/fetch.lines" "$real_dir/collect.lines"
+with open(sys.argv[4], "w") as collect:
+    for s in json.loads(sys.argv[1])["steps"]:
+        if s["name"] == "collect":
+            print(s["command"], file=collect)' "$with_results" "$out" "$real_dir/fetch.lines" "$real_dir/collect.lines"
+  [[ $(wc -l <"$real_dir/fetch.lines") -eq 8 && $(wc -l <"$real_dir/collect.lines") -eq 1 ]] ||
+    fail "expected 8 fetch commands and 1 collect command"
   trap 'real_cloud_stop "$real_dir"' EXIT
   GCLOUD_STANDIN_PREPARED=1 real_cloud_start "$real_dir"
   run_real "$real_dir" run.sh

@@ -488,5 +488,40 @@ if ((rc == 98)) && [[ $(field state) == megascale-mismatch ]] && ! grep -q ran "
   ok "--slices: a tpu-env of another slice stops the run (98) before it starts"
 else bad "--slices mismatch" "rc=$rc state=$(field state)"; fi
 
+# --- a supervisor slow to start, or gone before it recorded itself ------------------------------
+# A bash first on PATH that runs FAKE_SUPERVISE (shell code) before it becomes the supervisor (the
+# guard starts it as `setsid bash FILE ... --supervise ...`), and is plain bash otherwise.
+mkdir -p "$WORK/slow-bin"
+printf '#!/bin/sh
+case " $* " in *" --supervise "*) eval "${FAKE_SUPERVISE:-:}" ;; esac
+exec %s "$@"
+' \
+  "$(command -v bash)" >"$WORK/slow-bin/bash"
+chmod +x "$WORK/slow-bin/bash"
+reset
+# On a loaded VM (or 256 stand-in workers on 2 cores) the supervisor took more than 30 s to record
+# itself, and the call that launched it said "lost" (98) while the program then ran on, unwatched.
+SECONDS=0
+PATH="$WORK/slow-bin:$PATH" FAKE_SUPERVISE='sleep 32' run_guard --python bash -- -c 'echo ran'
+if ((rc == 0 && SECONDS >= 32)) && [[ $(field state) == succeeded ]] && grep -qxF ran "$WORK/out"; then
+  ok "a supervisor that takes 32 s to start: the call that launched it waits for it (no 98, no run left unwatched)"
+else bad "slow supervisor" "rc=$rc after ${SECONDS}s state=$(field state)"; fi
+reset
+SECONDS=0
+PATH="$WORK/slow-bin:$PATH" FAKE_SUPERVISE='exit 1' run_guard --python bash -- -c 'echo ran'
+if ((rc == 98 && SECONDS < 20)) && [[ $(field state) == lost ]] &&
+  grep -qF "the start that claimed it never started its supervisor" "$WORK/err" && ! grep -q ran "$WORK/out"; then
+  ok "a supervisor gone before it recorded itself: lost (98) as soon as it is gone, not after a wait"
+else bad "supervisor gone at once" "rc=$rc after ${SECONDS}s state=$(field state)"; fi
+reset
+# A record already ended (a waiting call marked the run lost): a supervisor that starts late never
+# runs the program.
+printf '%s\n' "record=tpulaunch-run-status 2" "script=$SCRIPT" "run-id=$RUN" "plan=$PLAN" "state=lost" "exit=98" \
+  >"$(run_dir)/run-status.rec"
+run_guard --supervise --python bash -- -c 'echo ran >"$HOME/late"'
+if [[ ! -e $HOME/late && $(field state) == lost ]]; then
+  ok "a supervisor that starts after its run was marked lost never runs the program"
+else bad "late supervisor" "rc=$rc state=$(field state)"; fi
+
 printf '%d passed, %d failed\n' "$passed" "$failed"
 ((failed == 0))

@@ -2,6 +2,7 @@
 # --- the call: claim or re-attach, follow, return the run's status -----------------------------
 
 tail_pid=""
+launched="" # the supervisor's pid, in the call that claimed the run and launched it
 
 
 
@@ -25,9 +26,23 @@ mark_lost() {
 # ended_or KEY: the record has KEY, or its end.
 ended_or() { get "$1" || get exit; }
 
+# supervisor_coming: the record names no supervisor yet, and one may still record itself: the
+# supervisor this call launched runs (the start that claimed the run), or, for a later call, the
+# start that claimed the run runs. A loaded VM may take long to start a process; time alone never
+# makes a run lost while either lives.
+supervisor_coming() {
+  if [[ -n $launched ]]; then
+    running "$launched"
+    return
+  fi
+  local pid
+  get claim-pid && pid=$got && get claim-start && alive "$pid" "$got"
+}
+
 # wait_for KEY: until the record has KEY (or its end), while its supervisor lives; it looks ten
-# times a second at first, then once a second. A supervisor that never recorded itself (the start
-# that claimed the run died first) is lost after 30 s.
+# times a second at first, then once a second. A supervisor that never recorded itself is lost
+# once the process that would have (supervisor_coming) is gone: at once when this call launched
+# it, 30 s after the claiming start ended for a later call (it may have launched one just before).
 wait_for() {
   local tick=0 since=$SECONDS
   while read_record; do
@@ -37,8 +52,16 @@ wait_for() {
       read_record
       ended_or "$1" && return 0
       mark_lost "its supervisor ended without recording an end (the VM restarted, or it was killed)"
-    elif ! get guard-pid && ((SECONDS - since > 30)); then
-      mark_lost "the start that claimed it never started its supervisor"
+    elif ! get guard-pid; then
+      if supervisor_coming; then
+        since=$SECONDS
+      elif read_record && ended_or "$1"; then
+        return 0
+      elif get guard-pid; then
+        continue
+      elif [[ -n $launched ]] || ((SECONDS - since > 30)); then
+        mark_lost "the start that claimed it never started its supervisor"
+      fi
     fi
     if ((++tick < 50)); then sleep 0.1; else sleep 1; fi
   done
@@ -116,12 +139,17 @@ start_run() {
   set_record host "$(one_line "$host")"
   set_record state starting
   set_record timeout "$timeout"
+  # Who claims it: while this call lives, a later call waits for the supervisor it launches.
+  set_record claim-pid "$$"
+  proc_start "$$"
+  set_record claim-start "$started_at"
   if claim_run; then
     trap 'on_call_signal HUP 1' HUP
     trap 'on_call_signal INT 2' INT
     trap 'on_call_signal TERM 15' TERM
     setsid bash "${BASH_SOURCE[0]}" --guard-sha256 "$guard_sha256" --supervise "${guard_args[@]}" \
       </dev/null >>"$run_dir/guard.log" 2>&1 &
+    launched=$!
     follow claimed
   fi
   read_record

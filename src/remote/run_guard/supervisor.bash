@@ -220,6 +220,10 @@ finish() {
 
 supervise() {
   read_record || usage_error "the run's record is gone"
+  # Marked lost before it recorded itself (a call that waited for it gave up): never start.
+  if get exit; then
+    exit 0
+  fi
   worker=$(field_of worker)
   set_record guard-pid "$$"
   proc_start "$$"
