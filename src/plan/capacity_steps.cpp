@@ -101,6 +101,11 @@ Step release_step(const Plan& plan) {
   step.when = StepWhen::capacity_unusable;
   step.summary = fmt::format("delete {} (it holds quota)", deleted_what(plan));
   step.line = delete_line(plan);
+  // With --teardown only a failure leaves the TPU running; capacity the plan made without it is
+  // left running on every way out.
+  step.left_running = plan.options.teardown                        ? LeftRunning::on_failure
+                      : plan.target.capacity != Capacity::existing ? LeftRunning::always
+                                                                   : LeftRunning::never;
   return step;
 }
 

@@ -260,6 +260,18 @@ std::string_view concurrent_group(const Step& step) {
   return to_string(step.group);
 }
 
+std::string_view to_string(LeftRunning left_running) {
+  switch (left_running) {
+  case LeftRunning::never:
+    return "never";
+  case LeftRunning::on_failure:
+    return "on-failure";
+  case LeftRunning::always:
+    return "always";
+  }
+  return "never";
+}
+
 Word each_worker_folder(const Plan& plan, int slice) {
   Word folder(gcloud::local_path(plan.local_run_dir + "/"));
   if (plan.target.multislice()) {

@@ -68,6 +68,22 @@ TEST_F(OnFailureTest, SingleHostSpotBootstrapRunKeepsItsStatusAndAsksAboutPreemp
   }
 }
 
+// The release step says when the script reports the TPU as left running: on every way out for
+// capacity the plan made without --teardown, only after a failure with it, never for a TPU that
+// existed before (a spot one still has a release step, for a preemption).
+TEST_F(OnFailureTest, TheReleaseStepSaysWhenTheTpuIsReportedAsLeftRunning) {
+  m_options.lifecycle.provisioning = Provisioning::spot;
+  m_options.lifecycle.capacity = Capacity::create;
+  EXPECT_EQ(first(plan("v5litepod-16", RouteKind::multi_host), StepKind::release).left_running, LeftRunning::always);
+  m_options.teardown = true;
+  EXPECT_EQ(first(plan("v5litepod-16", RouteKind::multi_host), StepKind::release).left_running,
+            LeftRunning::on_failure);
+  m_options.teardown = false;
+  m_options.lifecycle.capacity = Capacity::queued;
+  m_options.lifecycle.provisioning = Provisioning::standard;
+  EXPECT_EQ(first(plan("v5litepod-16", RouteKind::multi_host), StepKind::release).left_running, LeftRunning::always);
+}
+
 // --course: the course's own lines, with no preemption check defined: nothing asks about one, the
 // run still keeps its status and the downloads still go on after a failed one.
 TEST_F(OnFailureTest, CourseFormAsksAboutNoPreemption) {

@@ -165,6 +165,12 @@ struct FailureExit {
   int status = 1;
 };
 
+// When the script says it leaves the TPU running (and billing), with the release step's command
+// that deletes it: never; on_failure (--teardown: only a way out before the teardown leaves it);
+// always (capacity the plan made and was not told to delete). The release step carries it.
+enum class LeftRunning { never, on_failure, always };
+std::string_view to_string(LeftRunning left_running);
+
 // The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
 // index.
 class Workers {
@@ -223,6 +229,8 @@ struct Step {
   // create and queue: once the call succeeded the capacity is the plan's, and every way out of the
   // script after it reports it if it is left running (as from the first step that reaches a TPU).
   bool makes_capacity = false;
+  // release: when the script reports the TPU as left running (never on other steps).
+  LeftRunning left_running = LeftRunning::never;
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };
