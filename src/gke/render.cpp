@@ -1,6 +1,6 @@
 // The GKE plan's forms: text for a person, an sh script that runs the steps as their conditions
 // and groups say, JSON, and the manifest as YAML. Steps are printed from what the plan states
-// (StepWhen, concurrent_group); nothing here decides behaviour of its own.
+// (StepWhen, StepGroup, OnFailure, FailureExit); nothing here decides behaviour of its own.
 #include <fmt/format.h>
 
 #include "gke/steps.hpp"
@@ -53,31 +53,12 @@ std::string text_command(const GkePlan& plan, const Step& step) {
   return to_shell(step.line);
 }
 
-// What a step's failure means in the sh form, and the status it exits with.
-std::pair<std::string, int> failure(const GkePlan& plan, const Step& step) {
-  const std::string kept = fmt::format("kubectl get jobset {} --namespace={}", plan.jobset, plan.placement.name_space);
-  switch (step.kind) {
-  case StepKind::name_check:
-    return {fmt::format("a JobSet {} exists already in namespace {} (this run started before, or another's): nothing "
-                        "was applied; a new --run-id makes a new plan",
-                        plan.jobset, plan.placement.name_space),
-            to_int(PipelineStatus::name_taken)};
-  case StepKind::wait:
-    return {fmt::format("the JobSet {} did not end within {}s (or its state could not be read); it is kept: {}",
-                        plan.jobset, plan.wait_seconds, kept),
-            to_int(ExitCode::failure)};
-  case StepKind::verify:
-    return {fmt::format("the run did not verify (above); the JobSet {} is kept for inspection: {}", plan.jobset, kept),
-            to_int(ExitCode::refused)};
-  default:
-    return {fmt::format("the {} step failed: {}", to_string(step.kind), step.summary), to_int(ExitCode::failure)};
-  }
-}
-
-ShellLine or_fail(const GkePlan& plan, const Step& step) {
-  auto [message, status] = failure(plan, step);
+// A step that stops the script when it fails: `|| gke_fail MESSAGE STATUS`, as the step states
+// them (Step::failure_exit).
+ShellLine or_fail(const Step& step) {
+  const FailureExit& exit = step.failure_exit.value();
   ShellLine line = step.line;
-  line.code(Code(" || gke_fail ")).word(Word(std::move(message))).word(Word(std::to_string(status)));
+  line.code(Code(" || gke_fail ")).word(Word(exit.message)).word(Word(std::to_string(exit.status)));
   return line;
 }
 
@@ -129,7 +110,7 @@ std::string render_gke_sh(const GkePlan& plan) {
     script.comment(
         fmt::format("{}. {}: {}{}", number, to_string(step.kind), step.summary,
                     step.when == StepWhen::always ? "" : fmt::format(" (only when {})", to_string(step.when))));
-    if (concurrent_group(step) == "fetch") {
+    if (step.group == StepGroup::fetch) {
       // Every pod's log, --parallel at once, through the TPU-VM route's download pool
       // (src/remote/fetch.bash); a log that cannot be read is named after the last one ends,
       // and verify counts it (it finds no log).
@@ -148,7 +129,7 @@ std::string render_gke_sh(const GkePlan& plan) {
       fetching = false;
     }
     // verify_succeeded: the steps before it stopped the script unless verify succeeded.
-    script.line(or_fail(plan, step));
+    script.line(or_fail(step));
   }
   script.line(ShellLine{
       "echo", Word(fmt::format("tpulaunch: the run of {} on {} is verified{}", plan.script, plan.placement.cluster,

@@ -1,11 +1,12 @@
-// The GKE plan's steps: argv data with their conditions (StepWhen) and concurrency
-// (concurrent_group) as data, the same Step type the TPU-VM backend emits.
+// The GKE plan's steps: argv data with their conditions (StepWhen), concurrency (StepGroup) and
+// failure (OnFailure, FailureExit) as data, the same Step type the TPU-VM backend emits.
 #include "gke/steps.hpp"
 
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/gke_verify_bash.hpp"
 #include "tpulaunch/gcloud/gcloud.hpp"
+#include "tpulaunch/util/exit_code.hpp"
 
 namespace tpulaunch::gke {
 namespace {
@@ -23,12 +24,21 @@ ShellLine kubectl(const GkePlan& plan, std::initializer_list<Word> words) {
   return line;
 }
 
+// A step that stops the script when it fails, saying which step failed (the builders of steps
+// whose failure means more say that instead).
 Step make(StepKind kind, std::string summary, ShellLine line) {
   Step step;
   step.kind = kind;
+  step.failure_exit =
+      FailureExit{fmt::format("the {} step failed: {}", to_string(kind), summary), to_int(ExitCode::failure)};
   step.summary = std::move(summary);
   step.line = std::move(line);
   return step;
+}
+
+// How a user looks at the JobSet a failure keeps.
+std::string kept(const GkePlan& plan) {
+  return fmt::format("kubectl get jobset {} --namespace={}", plan.jobset, plan.placement.name_space);
 }
 
 Step credentials_step(const GkePlan& plan) {
@@ -46,9 +56,15 @@ Step name_check_step(const GkePlan& plan) {
   line.code(Code("test -z \"$("))
       .line(kubectl(plan, {"get", "jobset", Word(plan.jobset), "--ignore-not-found", "--output=name"}))
       .code(Code(")\""));
-  return make(StepKind::name_check,
-              fmt::format("check that no JobSet {} exists in namespace {}", plan.jobset, plan.placement.name_space),
-              std::move(line));
+  Step step =
+      make(StepKind::name_check,
+           fmt::format("check that no JobSet {} exists in namespace {}", plan.jobset, plan.placement.name_space),
+           std::move(line));
+  step.failure_exit = FailureExit{fmt::format("a JobSet {} exists already in namespace {} (this run started before, "
+                                              "or another's): nothing was applied; a new --run-id makes a new plan",
+                                              plan.jobset, plan.placement.name_space),
+                                  to_int(PipelineStatus::name_taken)};
+  return step;
 }
 
 // The manifest (a v1 List: the ConfigMap, then the JobSet) into the run folder as manifest.json,
@@ -100,6 +116,10 @@ Step wait_step(const GkePlan& plan) {
                                plan.wait_seconds),
                    std::move(line));
   step.poll = Poll{"Completed", {"Failed"}, 0, plan.wait_seconds};
+  step.failure_exit = FailureExit{fmt::format("the JobSet {} did not end within {}s (or its state could not be read); "
+                                              "it is kept: {}",
+                                              plan.jobset, plan.wait_seconds, kept(plan)),
+                                  to_int(ExitCode::failure)};
   return step;
 }
 
@@ -120,6 +140,10 @@ Step log_step(const GkePlan& plan, int slice, int worker) {
   step.where = StepWhere::remote;
   step.slice = slice;
   step.workers = Workers::one(worker);
+  // Every pod's log, whatever the others did: a log that cannot be read is named after the last.
+  step.group = StepGroup::fetch;
+  step.on_failure = OnFailure::report_after_all;
+  step.failure_exit.reset();
   return step;
 }
 
@@ -142,10 +166,14 @@ Step verify_step(const GkePlan& plan) {
                  Word(std::to_string(plan.pods_per_slice())),
                  Word(plan.jobset),
                  Word(plan.placement.name_space)};
-  return make(StepKind::verify,
-              "check every pod's log and record (this plan's digest, status 0); a failed pod is named by slice and "
-              "worker, and the JobSet is kept",
-              std::move(line));
+  Step step = make(StepKind::verify,
+                   "check every pod's log and record (this plan's digest, status 0); a failed pod is named by slice "
+                   "and worker, and the JobSet is kept",
+                   std::move(line));
+  step.failure_exit = FailureExit{
+      fmt::format("the run did not verify (above); the JobSet {} is kept for inspection: {}", plan.jobset, kept(plan)),
+      to_int(ExitCode::refused)};
+  return step;
 }
 
 Step teardown_step(const GkePlan& plan) {

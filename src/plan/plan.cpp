@@ -1,5 +1,7 @@
 #include "tpulaunch/plan/plan.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <random>
@@ -8,9 +10,10 @@
 #include <fmt/format.h>
 
 #include "steps.hpp"
-#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/gcloud/gcloud.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/plan/digest.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -193,10 +196,88 @@ std::string_view to_string(StepWhen when) {
   return "always";
 }
 
-std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
+namespace {
+
+// The one table of the groups' words: the name every form shows, how they start, and the JSON
+// form's sentence.
+struct GroupWords {
+  StepGroup group;
+  std::string_view name;
+  std::string_view start;
+  std::string_view sentence;
+};
+constexpr std::array<GroupWords, 3> k_group_words{{
+    {StepGroup::none, "", "", ""},
+    {StepGroup::fetch, "fetch", "", "each worker's fetch is independent"},
+    {StepGroup::run, "run", "together", "start every step of the group at once, and wait for all"},
+}};
+
+// The one table of what a failure does: its name, and the JSON form's sentence.
+struct FailureWords {
+  OnFailure on_failure;
+  std::string_view name;
+  std::string_view sentence;
+};
+constexpr std::array<FailureWords, 4> k_failure_words{{
+    {OnFailure::stop, "stop", "a failure stops the script"},
+    {OnFailure::keep_status, "keep-status",
+     "a failure keeps its status, retrieval still runs, and the script stops with it after the report"},
+    {OnFailure::stop_the_others, "stop-the-others",
+     "when one fails, run the stop step of each slice whose run is still going (a slice waits for the others in "
+     "initialization)"},
+    {OnFailure::report_after_all, "report-after-all", "a failure never stops the others"},
+}};
+
+const GroupWords& words_of(StepGroup group) {
+  return *std::find_if(k_group_words.begin(), k_group_words.end(),
+                       [group](const GroupWords& row) { return row.group == group; });
+}
+
+const FailureWords& words_of(OnFailure on_failure) {
+  return *std::find_if(k_failure_words.begin(), k_failure_words.end(),
+                       [on_failure](const FailureWords& row) { return row.on_failure == on_failure; });
+}
+
+} // namespace
+
+std::string_view to_string(StepGroup group) {
+  return words_of(group).name;
+}
+std::string_view describe(StepGroup group) {
+  return words_of(group).sentence;
+}
+std::string_view start_of(StepGroup group) {
+  return words_of(group).start;
+}
+std::string_view to_string(OnFailure on_failure) {
+  return words_of(on_failure).name;
+}
+std::string_view describe(OnFailure on_failure) {
+  return words_of(on_failure).sentence;
+}
 
 std::string_view concurrent_group(const Step& step) {
-  return step.kind == StepKind::run && step.slice ? "run" : concurrent_group(step.kind);
+  return to_string(step.group);
+}
+
+std::string_view to_string(LeftRunning left_running) {
+  switch (left_running) {
+  case LeftRunning::never:
+    return "never";
+  case LeftRunning::on_failure:
+    return "on-failure";
+  case LeftRunning::always:
+    return "always";
+  }
+  return "never";
+}
+
+Word each_worker_folder(const Plan& plan, int slice) {
+  Word folder(gcloud::local_path(plan.local_run_dir + "/"));
+  if (plan.target.multislice()) {
+    folder.append(slice_folder(slice) + "/");
+  }
+  return folder.append(std::string(k_worker_folder_prefix)).append(k_each_worker).append("/");
 }
 
 std::string Workers::text() const { return is_all() ? std::string("all") : std::to_string(m_index); }

@@ -28,6 +28,13 @@ ShellLine guard_call(const Plan& plan);
 // (Target::mark); nullopt otherwise.
 std::optional<ShellLine> mark_check(const Plan& plan, int slice);
 
+// The --worker= value a call names, when it names one.
+std::optional<std::string> worker_flag(const std::optional<Workers>& workers);
+// PATH on the workers of slice `slice` (its node; the TPU itself on one slice).
+Word remote(const Plan& plan, int slice, const Word& path);
+// What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
+Workers every_worker(const Plan& plan);
+
 // The slice a per-slice step names: nullopt on one slice, where steps name none.
 std::optional<int> slice_of(const Plan& plan, int slice);
 // " on slice S (node N)" for a summary, with --slices only.
@@ -43,6 +50,7 @@ Step cpu_run_step(const Plan& plan);
 Step course_run_step(const Plan& plan);
 // Per-slice steps take the slice (0 on one slice); fetch takes the JAX process (worker + slice x hosts).
 Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice);
+// The downloads (fetch_steps.cpp): fetch, fetch_loop_step, collect.
 Step fetch_step(const Plan& plan, int process, bool full);
 // Whether the plan's slices have more than k_fetch_lines_max hosts: then each slice's fetches are
 // one step that loops over its workers (fetch_loop_step), and the download folders one word.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/plan_fixture.hpp"
+#include "tpulaunch/util/exit_code.hpp"
 #include "tpulaunch/util/sha256.hpp"
 
 namespace tpulaunch::gke {
@@ -62,6 +63,46 @@ TEST_F(GkePlanTest, StepsInOrderWithTeardownOnlyAfterVerify) {
   auto kept = gke_plan("v5litepod-16", 1);
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(names(*kept).back(), "verify");
+}
+
+// A failed step stops the script with the message and status its builder states (the JobSet kept
+// and named where it exists); every pod's log is fetched whatever the others did, and reported
+// after all of them. Nothing on GKE asks about a TPU-VM preemption or makes TPU capacity.
+TEST_F(GkePlanTest, EveryStepStatesWhatItsFailureDoes) {
+  m_options.teardown = true;
+  auto plan = gke_plan("v6e-16", 2);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  for (const Step& step : plan->steps) {
+    EXPECT_FALSE(step.check_preemption) << to_string(step.kind);
+    EXPECT_FALSE(step.makes_capacity) << to_string(step.kind);
+    if (step.kind == StepKind::fetch) {
+      EXPECT_EQ(step.group, StepGroup::fetch);
+      EXPECT_EQ(step.on_failure, OnFailure::report_after_all);
+      EXPECT_FALSE(step.failure_exit);
+      continue;
+    }
+    EXPECT_EQ(step.group, StepGroup::none) << to_string(step.kind);
+    EXPECT_EQ(step.on_failure, OnFailure::stop) << to_string(step.kind);
+    ASSERT_TRUE(step.failure_exit) << to_string(step.kind);
+    const FailureExit& exit = *step.failure_exit;
+    switch (step.kind) {
+    case StepKind::name_check:
+      EXPECT_EQ(exit.status, to_int(PipelineStatus::name_taken));
+      EXPECT_NE(exit.message.find(plan->jobset), std::string::npos) << exit.message;
+      break;
+    case StepKind::wait:
+      EXPECT_EQ(exit.status, to_int(ExitCode::failure));
+      EXPECT_NE(exit.message.find("kubectl get jobset " + plan->jobset), std::string::npos) << exit.message;
+      break;
+    case StepKind::verify:
+      EXPECT_EQ(exit.status, to_int(ExitCode::refused));
+      EXPECT_NE(exit.message.find("kept for inspection"), std::string::npos) << exit.message;
+      break;
+    default:
+      EXPECT_EQ(exit.status, to_int(ExitCode::failure)) << to_string(step.kind);
+      EXPECT_EQ(exit.message, "the " + std::string(to_string(step.kind)) + " step failed: " + step.summary);
+    }
+  }
 }
 
 TEST_F(GkePlanTest, MultisliceIsOneReplicaPerSliceAndOneLogPerPod) {
