@@ -663,7 +663,7 @@ RemoteExpectation expect_remote(const Plan& plan, const Step& step, const Mode& 
   }
   guard.push_back("--env");
   guard.push_back("JAX_PLATFORMS=tpu");
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     guard.push_back("--env");
     guard.push_back(var.name + "=" + var.value);
   }

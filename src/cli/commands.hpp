@@ -90,6 +90,8 @@ struct TpuArgs {
   std::vector<const CLI::Option*> tpu_only;
 };
 void add_tpu_options(CLI::App& app, TpuArgs& args);
+// The names of the TPU-only flags given ("--spot"), in the order they are registered.
+std::vector<std::string> given_flags(const TpuArgs& args);
 // The PlanOptions these make (or a usage Error for flags that exclude each other), with the
 // context every generated script carries: the folder the plan was made in, the matrix (when
 // `with_matrix`) and catalog as absolute paths, and this binary as the program verify runs.

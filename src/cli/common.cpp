@@ -10,6 +10,7 @@
 #include "tpulaunch/util/spelling.hpp"
 
 #include "commands.hpp"
+#include "tpulaunch/plan/request.hpp"
 
 namespace tpulaunch::cli {
 
@@ -352,20 +353,20 @@ std::string own_path() {
   return ec || path.empty() ? std::string("tpulaunch") : path.string();
 }
 
+std::vector<std::string> given_flags(const TpuArgs& args) {
+  std::vector<std::string> given;
+  for (const CLI::Option* option : args.tpu_only) {
+    if (option->count() > 0) {
+      given.push_back(option->get_name());
+    }
+  }
+  return given;
+}
+
 Result<PlanOptions> plan_options(const TpuArgs& args, const Globals& globals, WithMatrix with_matrix) {
   namespace fs = std::filesystem;
-  if (args.create && args.queued) {
-    return usage_error("--create and --queued exclude each other: create the TPU VM, or queue for it");
-  }
-  if (static_cast<int>(args.spot) + static_cast<int>(args.preemptible) + static_cast<int>(args.reserved) +
-          static_cast<int>(args.guaranteed) >
-      1) {
-    return usage_error("--spot, --preemptible, --reserved and --guaranteed exclude each other");
-  }
-  if (args.internal_ip && args.tunnel_through_iap) {
-    // gcloud's own words for the pair (one mutually exclusive group wherever both flags exist).
-    return usage_error("at most one of --internal-ip | --tunnel-through-iap can be specified");
-  }
+  // The rules between these flags are the core's (plan/request.hpp), on the names given.
+  TPULAUNCH_CHECK(check_exclusive_flags(given_flags(args)));
   PlanOptions options;
   options.connection = args.internal_ip          ? Connection::internal_ip
                        : args.tunnel_through_iap ? Connection::iap

@@ -1,6 +1,5 @@
 // tpulaunch plan: route one script and print the exact pipeline.
 #include <optional>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -10,8 +9,10 @@
 #include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/matrix/matrix_file.hpp"
 #include "tpulaunch/plan/backend.hpp"
+#include "tpulaunch/plan/request.hpp"
 #include "tpulaunch/render/render.hpp"
 #include "tpulaunch/route/router.hpp"
+#include "tpulaunch/runs/resume.hpp"
 #include "tpulaunch/runs/runs.hpp"
 #include "tpulaunch/values/validate.hpp"
 
@@ -27,6 +28,7 @@ struct PlanArgs {
   bool course = false;
   int slices = 1; // --slices N (given: slices_option counts it)
   const CLI::Option* slices_option = nullptr;
+  bool slices_resumed = false;   // --slices not given, and the resumed run's count taken
   std::string checkpoint_dir;    // --checkpoint-dir gs://...
   std::string resume;            // --resume RUN
   std::vector<std::string> env;  // KEY=VALUE
@@ -52,117 +54,80 @@ Result<std::vector<EnvVar>> parse_env(const std::vector<std::string>& items) {
   return env;
 }
 
-// The CPU route runs here, with no TPU: options that only steer a TPU pipeline are a mistake.
-Status refuse_tpu_only_options(const PlanArgs& args) {
-  std::vector<std::string> given;
-  for (const CLI::Option* option : args.tpu.tpu_only) {
-    if (option->count() > 0) {
-      given.push_back(option->get_name());
-    }
-  }
-  if (args.verify_option->count() > 0) {
-    given.emplace_back("--verify");
-  }
-  if (given.empty()) {
-    return Ok{};
-  }
-  return usage_error(fmt::format("{} {} nothing on the CPU route (no --slice); give --slice for a TPU route, or leave "
-                                 "{} out",
-                                 fmt::join(given, ", "), given.size() == 1 ? "means" : "mean",
-                                 given.size() == 1 ? "it" : "them"));
-}
-
-// --resume RUN: what the new run takes from the old one's plan record (the slice, the TPU, its
-// zone, how its capacity was made, the checkpoint folder); a value given that differs is an error.
+// --resume RUN: the rules are the core's (runs/resume.hpp); this maps the flags to its fields and back.
 Status take_from_resumed(PlanArgs& args, const RunView& run, const std::string& id) {
-  const PlanRecord& old = run.plan;
-  const auto differs = [&](std::string_view what, const std::string& given, const std::string& recorded) {
-    return usage_error(
-        fmt::format("--resume {}: {} {} is not the resumed run's ({}); a resumed run keeps it: leave it out",
-                    old.run_id, what, printable(given), printable(recorded)));
-  };
-  if (old.script != id) {
-    return usage_error(fmt::format("--resume {}: that run is of script {}, not {}", old.run_id, old.script, id));
-  }
-  if (run.state == RunState::succeeded) {
-    return refused_error(fmt::format("--resume {}: that run succeeded; a resume is for a run that was preempted, "
-                                     "interrupted or failed",
-                                     old.run_id));
-  }
-  for (auto [given, recorded, what] :
-       {std::tuple{&args.slice, &old.slice, "--slice"}, std::tuple{&args.tpu.tpu, &run.tpu, "--tpu"},
-        std::tuple{&args.checkpoint_dir, &old.checkpoint_dir, "--checkpoint-dir"}}) {
-    if (given->empty()) {
-      *given = *recorded;
-    } else if (*given != *recorded && !recorded->empty()) {
-      return differs(what, *given, *recorded);
-    }
-  }
-  if (args.tpu.zone.empty()) {
-    args.tpu.zone = old.zone;
-  }
-  if (args.tpu.project.empty()) {
-    args.tpu.project = old.project;
-  }
-  if (old.slices > 1 && args.slices_option->count() == 0) {
-    args.slices = old.slices;
-  }
-  // Capacity made again when the old plan made it, provisioned as it was.
-  args.tpu.create = args.tpu.create || (old.capacity == "create" && !args.tpu.queued);
-  args.tpu.queued = args.tpu.queued || (old.capacity == "queued" && !args.tpu.create);
-  args.tpu.spot = args.tpu.spot || old.provisioning == "spot";
-  args.tpu.preemptible = args.tpu.preemptible || old.provisioning == "preemptible";
-  if (args.tpu.run_id == old.run_id) {
-    return usage_error(fmt::format("--resume {}: the new run needs a new run id (leave --run-id out)", old.run_id));
-  }
+  ResumeFields fields{args.slice,
+                      args.tpu.tpu,
+                      args.tpu.zone,
+                      args.tpu.project,
+                      args.checkpoint_dir,
+                      args.tpu.run_id,
+                      args.slices_option->count() > 0 ? std::optional<int>(args.slices) : std::nullopt,
+                      args.tpu.create,
+                      args.tpu.queued,
+                      args.tpu.spot,
+                      args.tpu.preemptible};
+  TPULAUNCH_CHECK(resume_from(fields, run, id));
+  args.slice = fields.slice;
+  args.tpu.tpu = fields.tpu;
+  args.tpu.zone = fields.zone;
+  args.tpu.project = fields.project;
+  args.checkpoint_dir = fields.checkpoint_dir;
+  args.slices_resumed = args.slices_option->count() == 0 && fields.slices.has_value();
+  args.slices = fields.slices.value_or(args.slices);
+  args.tpu.create = fields.create;
+  args.tpu.queued = fields.queued;
+  args.tpu.spot = fields.spot;
+  args.tpu.preemptible = fields.preemptible;
   return Ok{};
 }
 
-// The resumed run's script must be the one that runs now, byte for byte.
-Status same_script(const RunView& run, const std::string& actual_sha256) {
-  if (run.plan.script_sha256.empty()) {
-    return config_error(fmt::format("--resume {}: its plan record ({}) has no script digest (an older tpulaunch, or "
-                                    "the discovery program): it cannot be resumed",
-                                    run.plan.run_id, run.folder));
-  }
-  if (run.plan.script_sha256 != actual_sha256) {
-    return refused_error(fmt::format("--resume {}: script {} changed since that run (its sha256 was {}, now {}); a "
-                                     "resumed run runs the same script: plan a new run without --resume",
-                                     run.plan.run_id, run.plan.script, run.plan.script_sha256.substr(0, 16),
-                                     actual_sha256.substr(0, 16)));
-  }
-  return Ok{};
-}
-
-Placement placement(const PlanArgs& args) {
+// The request as the command line gives it: the placement, the flags given by name (the TPU-only
+// ones in the order they are registered, then --verify and --zone) and whether the manifest is asked
+// for. Its options and topology are mapped once the script is routed (`map_options`).
+PlanRequest request_of(const PlanArgs& args) {
+  PlanRequest request;
   if (args.gke_option->count() > 0) {
-    return args.gke;
+    request.placement = args.gke;
   }
-  return TpuVmPlacement{};
-}
-
-// The GKE backend's edge: the TPU-VM placement flags are refused by name, the placement and the
-// plan's options go to build_gke_plan, and the chosen form is printed (--manifest also writes the
-// manifest, atomically, before anything is printed).
-Result<Output> run_gke_plan(const PlanArgs& args, const Globals& globals, const ScriptStatus& status, RouteKind route,
-                            const Topology& topology) {
-  const CLI::App* app = args.app;
-  for (const char* name : {"--tpu", "--zone"}) {
-    if (const CLI::Option* option = app->get_option_no_throw(name); option != nullptr && option->count() > 0) {
-      return usage_error(
-          fmt::format("{} names a TPU VM; a GKE route is placed by --gke CLUSTER --location LOCATION", name));
+  request.given = given_flags(args.tpu);
+  for (const char* name : {"--verify", "--zone"}) {
+    if (const CLI::Option* option = args.app->get_option_no_throw(name); option != nullptr && option->count() > 0) {
+      request.given.emplace_back(name);
     }
   }
+  request.manifest = args.format == Format::yaml || !args.manifest.empty();
+  return request;
+}
+
+// The flags as typed values: the options every route reads, and on GKE the placement's project
+// (a GKE route takes no TPU name or zone: $TPU_NAME and the configured zone are not its).
+Status map_options(PlanRequest& request, const PlanArgs& args, const Globals& globals, const RunView* resumed) {
   TPULAUNCH_TRY(PlanOptions options, plan_options(args.tpu, globals, WithMatrix::yes));
-  options.tpu.clear();
-  options.zone.clear();
-  options.python = args.tpu.python;
   options.form = args.course ? PlanForm::course : PlanForm::full;
+  if (!args.verify.empty()) {
+    options.verify = parse_verify_kind(args.verify);
+  }
   TPULAUNCH_TRY(options.env, parse_env(args.env));
+  options.checkpoint_dir = args.checkpoint_dir;
+  if (resumed != nullptr) {
+    options.resumes = resumed->plan.run_id;
+  }
   options.args = args.args;
-  GkePlacement where = args.gke;
-  where.project = options.project;
-  TPULAUNCH_TRY(const gke::GkePlan plan, gke::build_gke_plan(status, route, topology, where, options));
+  if (auto* where = std::get_if<GkePlacement>(&request.placement)) {
+    options.tpu.clear();
+    options.zone.clear();
+    where->project = options.project;
+  }
+  request.options = std::move(options);
+  return Ok{};
+}
+
+// The GKE backend's forms (--manifest also writes the manifest, atomically, before anything is
+// printed).
+Result<Output> run_gke_plan(const PlanArgs& args, const ScriptStatus& status, RouteKind route,
+                            const PlanRequest& request) {
+  TPULAUNCH_TRY(const gke::GkePlan plan, gke::build_gke_plan(status, route, request));
   if (!args.manifest.empty()) {
     TPULAUNCH_CHECK(write_file_atomically(args.manifest, plan.manifest.dump(2) + "\n"));
   }
@@ -179,16 +144,26 @@ Result<Output> run_gke_plan(const PlanArgs& args, const Globals& globals, const 
   return output;
 }
 
+Result<Output> refused(const PlanArgs& args, const ScriptStatus& status, const Slice* slice, const Refusal& refusal) {
+  const RefusalContext context{status.id, status.path,
+                               status.route_class() ? std::string(to_string(*status.route_class()))
+                                                    : std::string(k_review_required),
+                               slice != nullptr ? slice->name : ""};
+  Output output;
+  output.code = ExitCode::refused;
+  if (args.format == Format::json) {
+    TPULAUNCH_TRY(output.out, json_text(refusal_json(context, refusal)));
+  } else {
+    output.err = render_refusal_text(context, refusal);
+  }
+  return output;
+}
+
+// The command's order: the rules of options alone (before any file is read), the run record and the
+// script, the route (or its refusal), the request's typed options, then one backend and one form.
 Result<Output> run_plan(PlanArgs args, const Globals& globals) {
-  const bool on_gke = args.gke_option->count() > 0;
-  if (!on_gke && (args.format == Format::yaml || !args.manifest.empty())) {
-    return usage_error(
-        "--format yaml and --manifest print a GKE route's manifest: give --gke CLUSTER --location LOCATION");
-  }
-  if (on_gke && (!args.resume.empty() || !args.checkpoint_dir.empty())) {
-    return usage_error(fmt::format("{} is not on the GKE route yet (a JobSet has no run record to resume from)",
-                                   args.resume.empty() ? "--checkpoint-dir" : "--resume"));
-  }
+  PlanRequest request = request_of(args);
+  TPULAUNCH_CHECK(validate_options(request));
   TPULAUNCH_TRY(const Catalog catalog, load_catalog(globals));
   TPULAUNCH_TRY(const Matrix matrix, load_matrix(globals));
   TPULAUNCH_TRY(const std::string id, script_id_from_argument(matrix, args.script));
@@ -199,7 +174,7 @@ Result<Output> run_plan(PlanArgs args, const Globals& globals) {
   }
   const Slice* slice = nullptr;
   if (!args.slice.empty()) {
-    TPULAUNCH_TRY(slice, require_slice_for(backend_of(placement(args)), catalog, args.slice));
+    TPULAUNCH_TRY(slice, require_slice_for(request.backend(), catalog, args.slice));
   }
   TPULAUNCH_TRY(const Routing routing, route_script(matrix, id, slice, args.slices));
   const ScriptStatus& status = routing.status;
@@ -208,45 +183,17 @@ Result<Output> run_plan(PlanArgs args, const Globals& globals) {
     TPULAUNCH_CHECK(same_script(*resumed, status.actual_sha256));
   }
   if (!decision.allowed()) {
-    const RefusalContext context{status.id, status.path,
-                                 status.route_class() ? std::string(to_string(*status.route_class()))
-                                                      : std::string(k_review_required),
-                                 slice != nullptr ? slice->name : ""};
-    Output output;
-    output.code = ExitCode::refused;
-    if (args.format == Format::json) {
-      TPULAUNCH_TRY(output.out, json_text(refusal_json(context, *decision.refusal)));
-    } else {
-      output.err = render_refusal_text(context, *decision.refusal);
-    }
-    return output;
+    return refused(args, status, slice, *decision.refusal);
   }
-
-  if (slice == nullptr) {
-    TPULAUNCH_CHECK(refuse_tpu_only_options(args));
+  request.topology = Topology{slice, args.slices_option->count() > 0 || args.slices_resumed ? args.slices : 1};
+  TPULAUNCH_CHECK(map_options(request, args, globals, resumed ? &*resumed : nullptr));
+  if (request.backend() == Backend::gke) {
+    return run_gke_plan(args, status, *decision.route, request);
   }
-  const Topology topology{slice, args.slices_option->count() > 0 ? args.slices : 1};
-  if (on_gke) {
-    return run_gke_plan(args, globals, status, *decision.route, topology);
-  }
-  TPULAUNCH_TRY(PlanOptions options, plan_options(args.tpu, globals, WithMatrix::yes));
-  options.form = args.course ? PlanForm::course : PlanForm::full;
-  if (args.slices_option->count() > 0) {
-    options.lifecycle.slices = args.slices; // --slices 1 is refused by the planner, as before
-  }
-  if (!args.verify.empty()) {
-    options.verify = parse_verify_kind(args.verify);
-  }
-  TPULAUNCH_TRY(options.env, parse_env(args.env));
-  options.checkpoint_dir = args.checkpoint_dir;
-  if (resumed) {
-    options.resumes = resumed->plan.run_id;
-  }
-  options.args = args.args;
-  TPULAUNCH_TRY(const Plan plan, tpu_vm_plan(status, *decision.route, topology, options));
+  TPULAUNCH_TRY(const Plan plan, tpu_vm_plan(status, *decision.route, request));
   Output output;
   if (slice != nullptr) {
-    output.err = zone_warning_line(catalog, options.zone, *slice);
+    output.err = zone_warning_line(catalog, request.options.zone, *slice);
   }
   if (args.format == Format::json) {
     TPULAUNCH_TRY(output.out, json_text(plan_json(plan)));

@@ -143,6 +143,7 @@ Json pod_template(const JobSetSpec& spec) {
       {"metadata", {{"labels", labels_json(spec.labels)}}},
       {"spec",
        {{"restartPolicy", "Never"},
+        {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
         {"nodeSelector", {{k_accelerator_label, slice.gke_accelerator}, {k_topology_label, slice.topology}}},
         {"tolerations", Json::array({Json{{"key", k_tpu_resource}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
         {"containers", Json::array({std::move(container)})},

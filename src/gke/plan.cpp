@@ -8,12 +8,13 @@
 
 #include "tpulaunch/gcloud/gcloud.hpp"
 #include "tpulaunch/gke/manifest.hpp"
+#include "tpulaunch/plan/digest.hpp"
+#include "tpulaunch/plan/request.hpp"
 #include "tpulaunch/util/sha256.hpp"
 #include "tpulaunch/util/text_file.hpp"
 #include "tpulaunch/values/results_url.hpp"
 
 #include "gke/steps.hpp"
-#include "plan/steps.hpp"
 #include "tpulaunch/embedded/gke_pod_bash.hpp"
 
 namespace tpulaunch::gke {
@@ -96,34 +97,33 @@ std::string jobset_name(std::string_view id, std::string_view plan_id) {
 
 // The digest of what runs: written out unambiguously (each value with its length) and hashed.
 std::string gke_plan_digest(const GkePlan& plan) {
-  std::string text = "tpulaunch-gke-plan 1\n";
-  const auto add = [&text](std::string_view key, std::string_view value) {
-    text += fmt::format("{} {}:{}\n", key, value.size(), value);
-  };
-  add("script", plan.script);
-  add("run-id", plan.options.run_id);
-  add("slice", plan.topology.slice->name);
-  add("slices", std::to_string(plan.topology.slices));
-  add("cluster", plan.placement.cluster);
-  add("location", plan.placement.location);
-  add("project", plan.placement.project);
-  add("namespace", plan.placement.name_space);
-  add("image", plan.placement.image);
-  add("pod-program", pod_program_sha256());
+  DigestWriter digest("tpulaunch-gke-plan 1");
+  digest.add("script", plan.script);
+  digest.add("run-id", plan.options.run_id);
+  digest.add("slice", plan.topology.slice->name);
+  digest.add("slices", std::to_string(plan.topology.slices));
+  digest.add("cluster", plan.placement.cluster);
+  digest.add("location", plan.placement.location);
+  digest.add("project", plan.placement.project);
+  digest.add("namespace", plan.placement.name_space);
+  digest.add("image", plan.placement.image);
+  digest.add("pod-program", pod_program_sha256());
   for (const StagedFile& file : plan.staged) {
-    add("file", file.path);
-    add("sha256", file.sha256);
+    digest.add("file", file.path);
+    digest.add("sha256", file.sha256);
   }
-  add("python", plan.options.python);
-  add("jax-platforms", plan.jax_platforms);
-  for (const EnvVar& var : plan.options.env) {
-    add("env", var.name + "=" + var.value);
+  digest.add("python", plan.python);
+  digest.add("timeout", std::to_string(plan.timeout_seconds));
+  digest.add("grace", std::to_string(plan.grace_seconds));
+  digest.add("jax-platforms", plan.jax_platforms);
+  for (const EnvVar& var : plan.env) {
+    digest.add("env", var.name + "=" + var.value);
   }
   for (const std::string& arg : plan.options.args) {
-    add("arg", arg);
+    digest.add("arg", arg);
   }
-  add("results", plan.results_run_url);
-  return sha256_hex(text);
+  digest.add("results", plan.results_run_url);
+  return digest.sha256();
 }
 
 std::string file_key(std::size_t index) {
@@ -138,7 +138,11 @@ Result<Json> build_manifest(const GkePlan& plan) {
   std::vector<std::string> argv{"bash",     fmt::format("{}/{}", k_mount_path, k_pod_program_file),
                                 "--plan",   plan.plan_sha256,
                                 "--upload", plan.results_run_url,
-                                "--python", plan.options.python};
+                                "--python", plan.python,
+                                "--grace",  std::to_string(plan.grace_seconds)};
+  if (plan.timeout_seconds > 0) {
+    argv.insert(argv.end(), {"--timeout", std::to_string(plan.timeout_seconds)});
+  }
   for (std::size_t i = 0; i < plan.staged.size(); ++i) {
     const StagedFile& file = plan.staged[i];
     TPULAUNCH_TRY(const std::string text, read_text_file(file.local, "staged file"));
@@ -164,36 +168,19 @@ Result<Json> build_manifest(const GkePlan& plan) {
   spec.image = plan.placement.image;
   spec.argv = std::move(argv);
   spec.env.emplace_back("JAX_PLATFORMS", plan.jax_platforms);
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     spec.env.emplace_back(var.name, var.value);
   }
   spec.config_map = plan.config_map;
   spec.mount_path = std::string(k_mount_path);
   spec.labels = labels;
+  spec.termination_grace_seconds = plan.grace_seconds + k_upload_seconds;
   TPULAUNCH_TRY(Json jobset, jobset_manifest(spec));
   Json list = Json::object();
   list["apiVersion"] = "v1";
   list["kind"] = "List";
   list["items"] = Json::array({std::move(config_map), std::move(jobset)});
   return list;
-}
-
-// Options that steer a TPU VM (its capacity, connection, bootstrap, --course) mean nothing here.
-Status refuse_tpu_vm_options(const PlanOptions& options) {
-  const LifecycleOptions& life = options.lifecycle;
-  if (options.form == PlanForm::course) {
-    return usage_error("--course emits the course's own TPU VM commands; a GKE route has none: leave --course out");
-  }
-  if (options.bootstrap || life.capacity != Capacity::existing || life.kill_stale || life.internal_ips ||
-      options.connection != Connection::external || life.provisioning != Provisioning::standard) {
-    return usage_error("--bootstrap, --create, --queued, --spot, --preemptible, --kill-stale, --internal-ip(s) and "
-                       "--tunnel-through-iap steer a TPU VM; on GKE the node pool and the image provide them");
-  }
-  if (options.results.empty()) {
-    return usage_error("a GKE route needs --results gs://BUCKET[/PREFIX]: a pod keeps nothing after it ends, so each "
-                       "uploads its run folder there");
-  }
-  return Ok{};
 }
 
 } // namespace
@@ -203,16 +190,11 @@ const std::string& pod_program_sha256() {
   return digest;
 }
 
-Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
-                               const GkePlacement& placement, const PlanOptions& options) {
-  if (route == RouteKind::cpu || topology.slice == nullptr) {
-    return usage_error("a GKE route needs --slice: the CPU route runs on this machine");
-  }
-  if (!topology.slice->on_gke()) {
-    return usage_error(fmt::format(
-        "the catalog holds no GKE node pool for {}; tpulaunch slices --gke lists those it has", topology.slice->name));
-  }
-  TPULAUNCH_CHECK(refuse_tpu_vm_options(options));
+Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const PlanRequest& request) {
+  TPULAUNCH_CHECK(validate(request, script, route)); // the rules between options, TPU-VM flags refused
+  const Topology& topology = request.topology;
+  const GkePlacement& placement = std::get<GkePlacement>(request.placement);
+  const PlanOptions& options = request.options;
   TPULAUNCH_CHECK(check_placement(placement));
   TPULAUNCH_CHECK(validate_value(ValueKind::run_id, options.run_id));
   GkePlan plan;
@@ -224,18 +206,18 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   plan.topology = topology;
   plan.placement = placement;
   plan.options = options;
-  if (plan.options.python.empty()) {
-    plan.options.python = "python3";
-  }
+  plan.python = options.python.empty() ? "python3" : options.python;
   if (script.entry != nullptr && !script.entry->jax_platforms.empty()) {
     plan.jax_platforms = script.entry->jax_platforms;
   }
-  TPULAUNCH_CHECK(planning::validate_script_options(
-      plan.options, route, script.id,
-      script.entry != nullptr ? std::string_view(script.entry->jax_platforms) : std::string_view()));
-  std::erase_if(plan.options.env, [](const EnvVar& var) { return var.name == "JAX_PLATFORMS"; });
+  plan.env = options.env;
+  std::erase_if(plan.env, [](const EnvVar& var) { return var.name == "JAX_PLATFORMS"; });
   if (options.lifecycle.timeout) {
-    plan.wait_seconds = static_cast<int>(options.lifecycle.timeout->seconds()) + k_schedule_slack_seconds;
+    plan.timeout_seconds = static_cast<int>(options.lifecycle.timeout->seconds());
+    plan.wait_seconds = plan.timeout_seconds + k_schedule_slack_seconds;
+  }
+  if (options.lifecycle.grace) {
+    plan.grace_seconds = static_cast<int>(options.lifecycle.grace->seconds());
   }
   TPULAUNCH_TRY(const ResultsUrl url, parse_results_url(options.results));
   plan.results_run_url = url.join({placement.cluster, script.id, options.run_id});
@@ -250,6 +232,11 @@ Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, cons
   TPULAUNCH_TRY(plan.manifest, build_manifest(plan));
   add_gke_steps(plan);
   return plan;
+}
+
+Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                               const GkePlacement& placement, const PlanOptions& options) {
+  return build_gke_plan(script, route, PlanRequest{topology, placement, options, {}, false});
 }
 
 } // namespace tpulaunch::gke

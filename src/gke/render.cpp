@@ -1,9 +1,11 @@
 // The GKE plan's forms: text for a person, an sh script that runs the steps as their conditions
 // and groups say, JSON, and the manifest as YAML. Steps are printed from what the plan states
-// (StepWhen, concurrent_group); nothing here decides behaviour of its own.
+// (StepWhen, StepGroup, OnFailure, FailureExit); nothing here decides behaviour of its own.
 #include <fmt/format.h>
 
 #include "gke/steps.hpp"
+#include "tpulaunch/embedded/fetch_bash.hpp"
+#include "tpulaunch/embedded/gke_log_bash.hpp"
 #include "tpulaunch/gke/plan.hpp"
 #include "tpulaunch/util/exit_code.hpp"
 
@@ -11,6 +13,13 @@ namespace tpulaunch::gke {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// The pod log fetch: the TPU-VM route's pool of downloads (src/remote/fetch.bash, `wait -n`),
+// and gke_log, which reads one pod's log (src/remote/gke_log.bash).
+constexpr Code k_set_parallel{"PARALLEL="};
+constexpr Code k_fetch_library = Code{embedded::fetch_bash}.without_final_newline();
+constexpr Code k_log_library = Code{embedded::gke_log_bash}.without_final_newline();
+constexpr Code k_fetch_wait_all{"fetch_wait_all"};
 
 std::string class_text(const GkePlan& plan) {
   return plan.script_class ? std::string(to_string(*plan.script_class)) : std::string("review-required");
@@ -33,9 +42,9 @@ std::vector<std::string> header(const GkePlan& plan) {
 // The text form shows what the write and verify steps do, not their (long) embedded text.
 std::string text_command(const GkePlan& plan, const Step& step) {
   if (step.kind == StepKind::write) {
-    return fmt::format("# writes {}/configmap.json and jobset.json: --manifest FILE writes both as one List, "
-                       "--format yaml shows them",
-                       plan.local_run_dir);
+    return fmt::format("# writes {} (a v1 List of the ConfigMap and the JobSet): --manifest FILE writes the same "
+                       "document, --format yaml shows it",
+                       manifest_file(plan));
   }
   if (step.kind == StepKind::verify) {
     return fmt::format("# tpulaunch's GKE verify (src/remote/gke_verify.bash, whole in the sh form) over {}",
@@ -44,31 +53,12 @@ std::string text_command(const GkePlan& plan, const Step& step) {
   return to_shell(step.line);
 }
 
-// What a step's failure means in the sh form, and the status it exits with.
-std::pair<std::string, int> failure(const GkePlan& plan, const Step& step) {
-  const std::string kept = fmt::format("kubectl get jobset {} --namespace={}", plan.jobset, plan.placement.name_space);
-  switch (step.kind) {
-  case StepKind::name_check:
-    return {fmt::format("a JobSet {} exists already in namespace {} (this run started before, or another's): nothing "
-                        "was applied; a new --run-id makes a new plan",
-                        plan.jobset, plan.placement.name_space),
-            to_int(PipelineStatus::name_taken)};
-  case StepKind::wait:
-    return {fmt::format("the JobSet {} did not end within {}s (or its state could not be read); it is kept: {}",
-                        plan.jobset, plan.wait_seconds, kept),
-            to_int(ExitCode::failure)};
-  case StepKind::verify:
-    return {fmt::format("the run did not verify (above); the JobSet {} is kept for inspection: {}", plan.jobset, kept),
-            to_int(ExitCode::refused)};
-  default:
-    return {fmt::format("the {} step failed: {}", to_string(step.kind), step.summary), to_int(ExitCode::failure)};
-  }
-}
-
-ShellLine or_fail(const GkePlan& plan, const Step& step) {
-  auto [message, status] = failure(plan, step);
+// A step that stops the script when it fails: `|| gke_fail MESSAGE STATUS`, as the step states
+// them (Step::failure_exit).
+ShellLine or_fail(const Step& step) {
+  const FailureExit& exit = step.failure_exit.value();
   ShellLine line = step.line;
-  line.code(Code(" || gke_fail ")).word(Word(std::move(message))).word(Word(std::to_string(status)));
+  line.code(Code(" || gke_fail ")).word(Word(exit.message)).word(Word(std::to_string(exit.status)));
   return line;
 }
 
@@ -114,35 +104,32 @@ std::string render_gke_sh(const GkePlan& plan) {
     script.line(ShellLine{"cd", Word(plan.options.directory)}.code(Code(" || exit 1")));
   }
   int number = 0;
-  int in_flight = 0;
+  bool fetching = false;
   for (const Step& step : plan.steps) {
     ++number;
     script.comment(
         fmt::format("{}. {}: {}{}", number, to_string(step.kind), step.summary,
                     step.when == StepWhen::always ? "" : fmt::format(" (only when {})", to_string(step.when))));
-    if (concurrent_group(step) == "fetch") {
-      // Every pod's log, up to --parallel at once; a log that cannot be read is named here and
-      // counted by verify (which finds no log).
-      ShellLine line;
-      line.code(Code("{ "))
-          .line(step.line)
-          .code(Code(" || echo "))
-          .word(Word(fmt::format("tpulaunch: could not read the log of slice {} worker {}", step.slice.value_or(0),
-                                 step.workers ? step.workers->index() : 0)));
-      line.code(Code(" >&2; } &"));
-      script.line(std::move(line));
-      if (++in_flight == plan.options.parallel) {
-        script.code(Code("wait"));
-        in_flight = 0;
+    if (step.group == StepGroup::fetch) {
+      // Every pod's log, --parallel at once, through the TPU-VM route's download pool
+      // (src/remote/fetch.bash); a log that cannot be read is named after the last one ends,
+      // and verify counts it (it finds no log).
+      if (!fetching) {
+        script.line(ShellLine().code(k_set_parallel).word(std::to_string(plan.options.parallel)));
+        script.code(k_fetch_library).code(k_log_library);
+        fetching = true;
       }
+      const int process = step.slice.value_or(0) * plan.pods_per_slice() + (step.workers ? step.workers->index() : 0);
+      script.line(ShellLine{"fetch_start", Word(std::to_string(process))}.line(step.line));
       continue;
     }
-    if (in_flight > 0) {
-      script.code(Code("wait"));
-      in_flight = 0;
+    if (fetching) {
+      script.code(k_fetch_wait_all);
+      script.line(ShellLine{"gke_log_report", Word(std::to_string(plan.pods_per_slice()))});
+      fetching = false;
     }
     // verify_succeeded: the steps before it stopped the script unless verify succeeded.
-    script.line(or_fail(plan, step));
+    script.line(or_fail(step));
   }
   script.line(ShellLine{
       "echo", Word(fmt::format("tpulaunch: the run of {} on {} is verified{}", plan.script, plan.placement.cluster,

@@ -1,13 +1,12 @@
-// The GKE plan's steps: argv data with their conditions (StepWhen) and concurrency
-// (concurrent_group) as data, the same Step type the TPU-VM backend emits.
+// The GKE plan's steps: argv data with their conditions (StepWhen), concurrency (StepGroup) and
+// failure (OnFailure, FailureExit) as data, the same Step type the TPU-VM backend emits.
 #include "gke/steps.hpp"
-
-#include <array>
 
 #include <fmt/format.h>
 
 #include "tpulaunch/embedded/gke_verify_bash.hpp"
 #include "tpulaunch/gcloud/gcloud.hpp"
+#include "tpulaunch/util/exit_code.hpp"
 
 namespace tpulaunch::gke {
 namespace {
@@ -25,12 +24,21 @@ ShellLine kubectl(const GkePlan& plan, std::initializer_list<Word> words) {
   return line;
 }
 
+// A step that stops the script when it fails, saying which step failed (the builders of steps
+// whose failure means more say that instead).
 Step make(StepKind kind, std::string summary, ShellLine line) {
   Step step;
   step.kind = kind;
+  step.failure_exit =
+      FailureExit{fmt::format("the {} step failed: {}", to_string(kind), summary), to_int(ExitCode::failure)};
   step.summary = std::move(summary);
   step.line = std::move(line);
   return step;
+}
+
+// How a user looks at the JobSet a failure keeps.
+std::string kept(const GkePlan& plan) {
+  return fmt::format("kubectl get jobset {} --namespace={}", plan.jobset, plan.placement.name_space);
 }
 
 Step credentials_step(const GkePlan& plan) {
@@ -48,39 +56,41 @@ Step name_check_step(const GkePlan& plan) {
   line.code(Code("test -z \"$("))
       .line(kubectl(plan, {"get", "jobset", Word(plan.jobset), "--ignore-not-found", "--output=name"}))
       .code(Code(")\""));
-  return make(StepKind::name_check,
-              fmt::format("check that no JobSet {} exists in namespace {}", plan.jobset, plan.placement.name_space),
-              std::move(line));
+  Step step =
+      make(StepKind::name_check,
+           fmt::format("check that no JobSet {} exists in namespace {}", plan.jobset, plan.placement.name_space),
+           std::move(line));
+  step.failure_exit = FailureExit{fmt::format("a JobSet {} exists already in namespace {} (this run started before, "
+                                              "or another's): nothing was applied; a new --run-id makes a new plan",
+                                              plan.jobset, plan.placement.name_space),
+                                  to_int(PipelineStatus::name_taken)};
+  return step;
 }
 
-// The manifest's two objects, each in a file of its own in the run folder (--manifest FILE writes
-// them as one v1 List, for review): the ConfigMap first, so the JobSet's pods find it.
+// The manifest (a v1 List: the ConfigMap, then the JobSet) into the run folder as manifest.json,
+// the very bytes --manifest FILE writes, so the document applied is the one a user reviews.
 Step write_step(const GkePlan& plan) {
   ShellLine line{"mkdir", "-p", Word(plan.local_run_dir)};
-  const auto& items = plan.manifest["items"];
-  const std::array<std::string, 2> files{plan.local_run_dir + "/configmap.json", plan.local_run_dir + "/jobset.json"};
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    line.code(Code(" && "))
-        .word("printf")
-        .word("%s\\n")
-        .word(Word(items[i].dump(2)))
-        .code(Code(" >"))
-        .word(Word(files[i]));
-  }
+  line.code(Code(" && "))
+      .word("printf")
+      .word("%s\\n")
+      .word(Word(plan.manifest.dump(2)))
+      .code(Code(" >"))
+      .word(Word(manifest_file(plan)));
   return make(StepKind::write,
               fmt::format("write the manifest (the ConfigMap {} with the pod program and {} staged file(s), each "
-                          "pinned by its digest; the JobSet {}) to {}/{{configmap,jobset}}.json",
-                          plan.config_map, plan.staged.size(), plan.jobset, plan.local_run_dir),
+                          "pinned by its digest; the JobSet {}) to {}",
+                          plan.config_map, plan.staged.size(), plan.jobset, manifest_file(plan)),
               std::move(line));
 }
 
+// kubectl applies a List's items in order: the ConfigMap first, so the JobSet's pods find it.
 Step apply_step(const GkePlan& plan) {
   return make(StepKind::stage,
               fmt::format("create the ConfigMap and the JobSet: {} slice(s) x {} pod(s), each pod checks the staged "
                           "files' digests and runs the script",
                           plan.topology.slices, plan.pods_per_slice()),
-              ShellLine{"kubectl", "apply", flag("--filename", plan.local_run_dir + "/configmap.json"),
-                        flag("--filename", plan.local_run_dir + "/jobset.json")});
+              ShellLine{"kubectl", "apply", flag("--filename", manifest_file(plan))});
 }
 
 // Until the JobSet has a terminal state (Completed or Failed), at most plan.wait_seconds; then
@@ -106,21 +116,34 @@ Step wait_step(const GkePlan& plan) {
                                plan.wait_seconds),
                    std::move(line));
   step.poll = Poll{"Completed", {"Failed"}, 0, plan.wait_seconds};
+  step.failure_exit = FailureExit{fmt::format("the JobSet {} did not end within {}s (or its state could not be read); "
+                                              "it is kept: {}",
+                                              plan.jobset, plan.wait_seconds, kept(plan)),
+                                  to_int(ExitCode::failure)};
   return step;
 }
 
-// One pod's log into slice-<s>/worker-<i>/pod.log, whatever the JobSet's state.
+// One pod's log into slice-<s>/worker-<i>/pod.log, whatever the JobSet's state: kubectl logs
+// --follow (a pod still ending is read to its end), or, when the pod is gone (Kubernetes deletes
+// a failed Job's other pods, and their logs with them), the log.txt its pod program uploaded.
+// gke_log (src/remote/gke_log.bash) runs the one, then the other.
 Step log_step(const GkePlan& plan, int slice, int worker) {
   const std::string folder = fmt::format("{}/slice-{}/worker-{}", plan.local_run_dir, slice, worker);
-  ShellLine line{"mkdir", "-p", Word(folder)};
-  line.code(Code(" && "))
-      .line(kubectl(plan, {"logs", flag("--selector", pod_selector(plan, slice, worker)), "--tail=-1"}))
-      .code(Code(" >"))
-      .word(Word(folder + "/pod.log"));
-  Step step = make(StepKind::fetch, fmt::format("the log of slice {} worker {}", slice, worker), std::move(line));
+  ShellLine line{"gke_log", Word(folder)};
+  line.line(kubectl(plan, {"logs", flag("--selector", pod_selector(plan, slice, worker)), "--tail=-1", "--follow"}))
+      .word("--or")
+      .line(gcloud::storage_cp(
+          {fmt::format("{}/slice-{}/worker-{}/log.txt", plan.results_run_url, slice, worker), folder + "/pod.log"}));
+  Step step = make(StepKind::fetch,
+                   fmt::format("the log of slice {} worker {} (from the bucket if the pod is gone)", slice, worker),
+                   std::move(line));
   step.where = StepWhere::remote;
   step.slice = slice;
   step.workers = Workers::one(worker);
+  // Every pod's log, whatever the others did: a log that cannot be read is named after the last.
+  step.group = StepGroup::fetch;
+  step.on_failure = OnFailure::report_after_all;
+  step.failure_exit.reset();
   return step;
 }
 
@@ -143,10 +166,14 @@ Step verify_step(const GkePlan& plan) {
                  Word(std::to_string(plan.pods_per_slice())),
                  Word(plan.jobset),
                  Word(plan.placement.name_space)};
-  return make(StepKind::verify,
-              "check every pod's log and record (this plan's digest, status 0); a failed pod is named by slice and "
-              "worker, and the JobSet is kept",
-              std::move(line));
+  Step step = make(StepKind::verify,
+                   "check every pod's log and record (this plan's digest, status 0); a failed pod is named by slice "
+                   "and worker, and the JobSet is kept",
+                   std::move(line));
+  step.failure_exit = FailureExit{
+      fmt::format("the run did not verify (above); the JobSet {} is kept for inspection: {}", plan.jobset, kept(plan)),
+      to_int(ExitCode::refused)};
+  return step;
 }
 
 Step teardown_step(const GkePlan& plan) {
@@ -157,6 +184,10 @@ Step teardown_step(const GkePlan& plan) {
 }
 
 } // namespace
+
+std::string manifest_file(const GkePlan& plan) {
+  return plan.local_run_dir + "/manifest.json";
+}
 
 std::string pod_selector(const GkePlan& plan, int slice, int worker) {
   return fmt::format("jobset.sigs.k8s.io/jobset-name={},jobset.sigs.k8s.io/job-index={},"

@@ -11,6 +11,9 @@ const std::string& pod_program_sha256();
 // write, apply, wait, one log fetch per pod, collect, verify, and teardown with --teardown.
 void add_gke_steps(GkePlan& plan);
 
+// The manifest's file in the run folder: what the write step writes and the apply step applies.
+std::string manifest_file(const GkePlan& plan);
+
 // The label selector of one pod: the JobSet, its replicated job's index (the slice) and the
 // Job's completion index (the worker).
 std::string pod_selector(const GkePlan& plan, int slice, int worker);

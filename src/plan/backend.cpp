@@ -1,5 +1,8 @@
 #include "tpulaunch/plan/backend.hpp"
 
+#include "steps.hpp"
+#include "tpulaunch/plan/request.hpp"
+
 namespace tpulaunch {
 
 int Topology::hosts(Backend backend) const {
@@ -20,11 +23,13 @@ Backend backend_of(const Placement& placement) {
   return std::holds_alternative<GkePlacement>(placement) ? Backend::gke : Backend::tpu_vm;
 }
 
-Result<Plan> tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology, PlanOptions options) {
-  if (topology.slices > 1 && !options.lifecycle.slices) {
-    options.lifecycle.slices = topology.slices;
-  }
-  return build_plan(script, route, topology.slice, options);
+Result<Plan> tpu_vm_plan(const ScriptStatus& script, RouteKind route, const PlanRequest& request) {
+  TPULAUNCH_CHECK(validate(request, script, route));
+  return planning::build_tpu_vm_plan(script, route, request.topology, request.options);
+}
+
+Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options) {
+  return tpu_vm_plan(script, route, PlanRequest{Topology{slice, 1}, TpuVmPlacement{}, options, {}, false});
 }
 
 } // namespace tpulaunch

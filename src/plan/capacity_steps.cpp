@@ -32,6 +32,7 @@ Step create_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::create;
   step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
+  step.makes_capacity = true;    // once it succeeded, a way out that leaves the TPU running says so
   step.summary = fmt::format("create the TPU VM ({}{}{}) and return at once; the wait step polls its state",
                              plan.target.slice->name,
                              plan.target.provisioning == Provisioning::standard
@@ -50,6 +51,7 @@ Step queue_step(const Plan& plan) {
   Step step;
   step.kind = StepKind::queue;
   step.where = StepWhere::local; // a call to the TPU API from this machine, not to a worker
+  step.makes_capacity = true;    // once it succeeded, a way out that leaves the TPU running says so
   const std::string nodes = target.multislice() ? fmt::format("{} slices, nodes {} ... {}", target.nodes,
                                                               target.node(0), target.node(target.nodes - 1))
                                                 : "node " + target.tpu;
@@ -99,6 +101,11 @@ Step release_step(const Plan& plan) {
   step.when = StepWhen::capacity_unusable;
   step.summary = fmt::format("delete {} (it holds quota)", deleted_what(plan));
   step.line = delete_line(plan);
+  // With --teardown only a failure leaves the TPU running; capacity the plan made without it is
+  // left running on every way out.
+  step.left_running = plan.options.teardown                        ? LeftRunning::on_failure
+                      : plan.target.capacity != Capacity::existing ? LeftRunning::always
+                                                                   : LeftRunning::never;
   return step;
 }
 

@@ -1,12 +1,9 @@
 // The planner's option checks: the values every route takes, the names a TPU route needs, the
-// lifecycle flags against each other (the Target's part in target.cpp), and --results.
-#include <array>
+// lifecycle's derived values (the Target's rules in target.cpp), and --results. request.cpp runs
+// them in the one order a user meets them.
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "steps.hpp"
 #include "tpulaunch/classify/classifier.hpp"
@@ -14,52 +11,14 @@
 
 namespace tpulaunch::planning {
 
-// --course emits the course's own stage and run lines, nothing else: every option that only the
-// full form carries out is refused here, in one place, by the names the user gave.
-Status check_course_form(const PlanOptions& options) {
-  if (options.form != PlanForm::course) {
-    return Ok{};
-  }
-  const LifecycleOptions& life = options.lifecycle;
-  const std::array<std::pair<bool, std::string_view>, 14> k_full_only{{
-      {life.capacity == Capacity::create, "--create"},
-      {life.capacity == Capacity::queued, "--queued"},
-      {life.provisioning == Provisioning::spot, "--spot"},
-      {life.provisioning == Provisioning::preemptible, "--preemptible"},
-      {life.provisioning == Provisioning::reserved, "--reserved"},
-      {life.provisioning == Provisioning::guaranteed, "--guaranteed"},
-      {life.timeout.has_value(), "--timeout"},
-      {life.kill_stale, "--kill-stale"},
-      {options.bootstrap, "--bootstrap"},
-      {options.teardown, "--teardown"},
-      {options.verify.has_value(), "--verify"},
-      {!options.python.empty(), "--python"},
-      {!options.results.empty(), "--results"},
-      {life.slices.has_value(), "--slices"},
-  }};
-  std::vector<std::string_view> given;
-  for (const auto& [set, flag] : k_full_only) {
-    if (set) {
-      given.push_back(flag);
-    }
-  }
-  if (given.empty()) {
-    return Ok{};
-  }
-  return usage_error(fmt::format("--course emits the course's own commands only; {} {} the full form (leave --course out)",
-                                 fmt::join(given, ", "), given.size() == 1 ? "needs" : "need"));
-}
-
 // Checks the lifecycle options against each other and fills the plan's target and derived values.
-Status resolve_lifecycle(Plan& plan, const Slice& slice) {
+Status resolve_lifecycle(Plan& plan, const Slice& slice, int slices) {
   const LifecycleOptions& life = plan.options.lifecycle;
   const bool creates = life.capacity != Capacity::existing;
-  TPULAUNCH_TRY(plan.target, resolve_target(plan.options, slice));
+  TPULAUNCH_TRY(plan.target, resolve_target(plan.options, slice, slices));
   // A TPU the plan creates is a fresh VM, with python3 only: without an interpreter the run could
   // only fail (status 96) while the TPU bills. So the plan bootstraps it, unless --python names one.
-  if (creates && plan.options.python.empty()) {
-    plan.options.bootstrap = true;
-  }
+  plan.bootstrap = plan.options.bootstrap || (creates && plan.options.python.empty());
   // Durations are at most 30 days (validate.cpp), so their seconds fit an int.
   plan.timeout_seconds = life.timeout ? static_cast<int>(life.timeout->seconds()) : 0;
   plan.grace_seconds = life.grace ? static_cast<int>(life.grace->seconds()) : 30;
@@ -71,7 +30,7 @@ Status resolve_lifecycle(Plan& plan, const Slice& slice) {
 // --env JAX_PLATFORMS is taken only when it repeats the script's reviewed value, `reviewed`, and
 // no value the classifier reads as CPU selection in a source is taken here: env_selects_cpu).
 Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script,
-                               std::string_view reviewed) {
+                               std::string_view reviewed, bool multislice) {
   if (!options.python.empty()) {
     TPULAUNCH_CHECK(validate_value(ValueKind::interpreter, options.python));
   }
@@ -98,7 +57,7 @@ Status validate_script_options(const PlanOptions& options, RouteKind route, std:
           printable(var.value), reviewed.empty() ? "tpu" : reviewed, script.empty() ? "SCRIPT" : script));
     }
     // With --slices the run guard sets the MEGASCALE_* values (docs/multislice.md §3.2).
-    if (options.lifecycle.slices && var.name.starts_with("MEGASCALE_")) {
+    if (multislice && var.name.starts_with("MEGASCALE_")) {
       return usage_error(fmt::format("--env {}: with --slices tpulaunch sets MEGASCALE_COORDINATOR_ADDRESS, "
                                      "MEGASCALE_NUM_SLICES and MEGASCALE_SLICE_ID itself, from each worker's tpu-env",
                                      var.name));
@@ -147,7 +106,7 @@ Status set_checkpoint_dir(Plan& plan) {
   if (!url) {
     return usage_error("--checkpoint-dir: " + url.error().message);
   }
-  plan.options.checkpoint_dir = url->text();
+  plan.checkpoint_dir = url->text();
   return Ok{};
 }
 

@@ -1,5 +1,7 @@
 #include "tpulaunch/plan/plan.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <random>
@@ -8,9 +10,10 @@
 #include <fmt/format.h>
 
 #include "steps.hpp"
-#include "tpulaunch/matrix/exercises.hpp"
 #include "tpulaunch/gcloud/gcloud.hpp"
-#include "tpulaunch/util/sha256.hpp"
+#include "tpulaunch/matrix/exercises.hpp"
+#include "tpulaunch/plan/digest.hpp"
+#include "tpulaunch/receipts/run_folder.hpp"
 
 namespace tpulaunch {
 namespace {
@@ -48,35 +51,32 @@ VerifyKind verify_kind_of(std::optional<Proves> proves) {
 // The plan's digest: what the run is, written out unambiguously (each value with its length) and
 // hashed. Two plans with the same digest stage the same files and run them the same way.
 std::string plan_digest(const Plan& plan) {
-  std::string text = "tpulaunch-plan 1\n";
-  const auto add = [&text](std::string_view key, std::string_view value) {
-    text += fmt::format("{} {}:{}\n", key, value.size(), value);
-  };
-  add("script", plan.script);
-  add("run-id", plan.options.run_id);
-  add("slice", plan.target.slice->name);
-  add("slices", std::to_string(plan.target.nodes));
-  add("guard", run_guard_program().sha256);
+  DigestWriter digest("tpulaunch-plan 1");
+  digest.add("script", plan.script);
+  digest.add("run-id", plan.options.run_id);
+  digest.add("slice", plan.target.slice->name);
+  digest.add("slices", std::to_string(plan.target.nodes));
+  digest.add("guard", run_guard_program().sha256);
   for (const StagedFile& file : plan.staged) {
-    add("file", file.path);
-    add("sha256", file.sha256);
+    digest.add("file", file.path);
+    digest.add("sha256", file.sha256);
   }
-  add("python", plan.options.python);
-  add("jax-platforms", plan.jax_platforms);
-  for (const EnvVar& var : plan.options.env) {
-    add("env", var.name + "=" + var.value);
+  digest.add("python", plan.options.python);
+  digest.add("jax-platforms", plan.jax_platforms);
+  for (const EnvVar& var : plan.env) {
+    digest.add("env", var.name + "=" + var.value);
   }
   for (const std::string& arg : plan.options.args) {
-    add("arg", arg);
+    digest.add("arg", arg);
   }
-  add("timeout", std::to_string(plan.timeout_seconds));
-  add("grace", std::to_string(plan.grace_seconds));
-  add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
-  add("results", plan.results_run_url.value_or(""));
-  if (!plan.options.checkpoint_dir.empty()) { // added only when set: every other plan keeps its digest
-    add("checkpoint-dir", plan.options.checkpoint_dir);
+  digest.add("timeout", std::to_string(plan.timeout_seconds));
+  digest.add("grace", std::to_string(plan.grace_seconds));
+  digest.add("kill-stale", plan.options.lifecycle.kill_stale ? "1" : "0");
+  digest.add("results", plan.results_run_url.value_or(""));
+  if (!plan.checkpoint_dir.empty()) { // added only when set: every other plan keeps its digest
+    digest.add("checkpoint-dir", plan.checkpoint_dir);
   }
-  return sha256_hex(text);
+  return digest.sha256();
 }
 
 // The full form's files and identity: what it stages, its digest, and the mark of capacity it
@@ -92,7 +92,7 @@ void seal(Plan& plan, const ScriptStatus* script) {
 // One bootstrap, stage and run call per slice (node); the sh form starts the runs together, since
 // a Multislice program waits in initialization for every slice.
 void add_bootstrap(Plan& plan) {
-  for (int slice = 0; plan.options.bootstrap && slice < plan.target.nodes; ++slice) {
+  for (int slice = 0; plan.bootstrap && slice < plan.target.nodes; ++slice) {
     plan.steps.push_back(bootstrap_step(plan, slice));
   }
 }
@@ -196,10 +196,88 @@ std::string_view to_string(StepWhen when) {
   return "always";
 }
 
-std::string_view concurrent_group(StepKind kind) { return kind == StepKind::fetch ? "fetch" : ""; }
+namespace {
+
+// The one table of the groups' words: the name every form shows, how they start, and the JSON
+// form's sentence.
+struct GroupWords {
+  StepGroup group;
+  std::string_view name;
+  std::string_view start;
+  std::string_view sentence;
+};
+constexpr std::array<GroupWords, 3> k_group_words{{
+    {StepGroup::none, "", "", ""},
+    {StepGroup::fetch, "fetch", "", "each worker's fetch is independent"},
+    {StepGroup::run, "run", "together", "start every step of the group at once, and wait for all"},
+}};
+
+// The one table of what a failure does: its name, and the JSON form's sentence.
+struct FailureWords {
+  OnFailure on_failure;
+  std::string_view name;
+  std::string_view sentence;
+};
+constexpr std::array<FailureWords, 4> k_failure_words{{
+    {OnFailure::stop, "stop", "a failure stops the script"},
+    {OnFailure::keep_status, "keep-status",
+     "a failure keeps its status, retrieval still runs, and the script stops with it after the report"},
+    {OnFailure::stop_the_others, "stop-the-others",
+     "when one fails, run the stop step of each slice whose run is still going (a slice waits for the others in "
+     "initialization)"},
+    {OnFailure::report_after_all, "report-after-all", "a failure never stops the others"},
+}};
+
+const GroupWords& words_of(StepGroup group) {
+  return *std::find_if(k_group_words.begin(), k_group_words.end(),
+                       [group](const GroupWords& row) { return row.group == group; });
+}
+
+const FailureWords& words_of(OnFailure on_failure) {
+  return *std::find_if(k_failure_words.begin(), k_failure_words.end(),
+                       [on_failure](const FailureWords& row) { return row.on_failure == on_failure; });
+}
+
+} // namespace
+
+std::string_view to_string(StepGroup group) {
+  return words_of(group).name;
+}
+std::string_view describe(StepGroup group) {
+  return words_of(group).sentence;
+}
+std::string_view start_of(StepGroup group) {
+  return words_of(group).start;
+}
+std::string_view to_string(OnFailure on_failure) {
+  return words_of(on_failure).name;
+}
+std::string_view describe(OnFailure on_failure) {
+  return words_of(on_failure).sentence;
+}
 
 std::string_view concurrent_group(const Step& step) {
-  return step.kind == StepKind::run && step.slice ? "run" : concurrent_group(step.kind);
+  return to_string(step.group);
+}
+
+std::string_view to_string(LeftRunning left_running) {
+  switch (left_running) {
+  case LeftRunning::never:
+    return "never";
+  case LeftRunning::on_failure:
+    return "on-failure";
+  case LeftRunning::always:
+    return "always";
+  }
+  return "never";
+}
+
+Word each_worker_folder(const Plan& plan, int slice) {
+  Word folder(gcloud::local_path(plan.local_run_dir + "/"));
+  if (plan.target.multislice()) {
+    folder.append(slice_folder(slice) + "/");
+  }
+  return folder.append(std::string(k_worker_folder_prefix)).append(k_each_worker).append("/");
 }
 
 std::string Workers::text() const { return is_all() ? std::string("all") : std::to_string(m_index); }
@@ -221,7 +299,9 @@ std::string default_run_id() {
   return fmt::format("{:%Y%m%dT%H%M%SZ}-{:06x}", fmt::gmtime(now), random() & 0xffffffU);
 }
 
-Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options) {
+Result<Plan> planning::build_tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                                         const PlanOptions& options) {
+  const Slice* slice = topology.slice;
   Plan plan;
   plan.script = script.id;
   plan.path = script.path;
@@ -237,11 +317,9 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
     plan.jax_platforms = script.entry->jax_platforms;
     plan.jax_platforms_reviewed = true;
   }
-  TPULAUNCH_CHECK(check_course_form(options));
-  TPULAUNCH_CHECK(validate_script_options(options, route, script.id,
-                                          plan.jax_platforms_reviewed ? plan.jax_platforms : std::string_view()));
   // The reviewed value given again with --env is the one the route sets already.
-  std::erase_if(plan.options.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
+  plan.env = options.env;
+  std::erase_if(plan.env, [&](const EnvVar& var) { return route != RouteKind::cpu && var.name == "JAX_PLATFORMS"; });
 
   if (route == RouteKind::cpu) {
     plan.target.slice = slice;
@@ -250,8 +328,7 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
   if (slice == nullptr) {
     return usage_error("a TPU route needs a slice");
   }
-  TPULAUNCH_CHECK(validate_tpu_options(options));
-  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, *slice, topology.slices));
   if (options.form == PlanForm::course && is_nested_script_id(script.id)) {
     return usage_error(fmt::format("'{}' is in a subfolder of the exercises folder; --course emits the course's own "
                                    "commands, which copy into ~/jax-tpu-lab/ only: leave --course out",
@@ -293,6 +370,9 @@ Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice
 }
 
 Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options) {
+  if (options.form != PlanForm::full) {
+    return usage_error("the discovery program has no --course form: it runs as tpulaunch stages it");
+  }
   TPULAUNCH_CHECK(validate_tpu_options(options));
   TPULAUNCH_CHECK(validate_script_options(options, RouteKind::multi_host));
   Plan plan;
@@ -300,9 +380,9 @@ Result<Plan> build_discovery_plan(const Slice& slice, const PlanOptions& options
   plan.script = "discovery";
   plan.route = slice.multi_host() ? RouteKind::multi_host : RouteKind::single_host;
   plan.options = options;
-  plan.options.form = PlanForm::full;
+  plan.env = options.env;
   plan.verify = VerifyKind::discovery;
-  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice));
+  TPULAUNCH_CHECK(resolve_lifecycle(plan, slice, 1));
   plan.local_run_dir = fmt::format("./tpu-runs/{}/discovery/{}", plan.target.tpu, options.run_id);
   plan.remote_run_dir = remote_run_dir(plan.script, options.run_id);
   TPULAUNCH_CHECK(set_results(plan, plan.script));

@@ -43,7 +43,7 @@ Word local_python(const Plan& plan) {
 
 // KEY=VALUE words for --env (before the interpreter), each value one quoted literal.
 void add_env(ShellLine& line, const Plan& plan) {
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     line.word(Word(var.name + "=").append(var.value));
   }
 }
@@ -58,25 +58,11 @@ void add_args(ShellLine& line, const Plan& plan) {
 // tpulaunch's own flags (verify's --slice=, --kind=...).
 Word flag(std::string_view name, std::string value) { return Word(std::string(name) + "=").append(std::move(value)); }
 
-// The --worker= value a call names, when it names one.
-std::optional<std::string> worker_flag(const std::optional<Workers>& workers) {
-  return workers ? std::optional<std::string>(workers->text()) : std::nullopt;
-}
-
-// PATH on the workers of slice `slice` (its node; the TPU itself on one slice).
-Word remote(const Plan& plan, int slice, const Word& path) {
-  return gcloud::on_node(plan.target.node(slice), path);
-}
-
-
 // The workers a call that reaches every host names: `all` on a multi-host slice, and none on one
 // host (gcloud's default worker 0 is the only one).
 std::optional<Workers> every_worker_flag(const Plan& plan) {
   return plan.multi_host() ? std::optional<Workers>(Workers::all()) : std::nullopt;
 }
-
-// What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
-Workers every_worker(const Plan& plan) { return plan.multi_host() ? Workers::all() : Workers::one(0); }
 
 Step ssh_step(const Plan& plan, StepKind kind, std::string summary, const ShellLine& remote_command, int slice = 0) {
   Step step;
@@ -131,6 +117,18 @@ std::vector<Word> local_folders(const Plan& plan) {
 
 } // namespace
 
+std::optional<std::string> worker_flag(const std::optional<Workers>& workers) {
+  return workers ? std::optional<std::string>(workers->text()) : std::nullopt;
+}
+
+Word remote(const Plan& plan, int slice, const Word& path) {
+  return gcloud::on_node(plan.target.node(slice), path);
+}
+
+Workers every_worker(const Plan& plan) {
+  return plan.multi_host() ? Workers::all() : Workers::one(0);
+}
+
 std::optional<ShellLine> mark_check(const Plan& plan, int slice) {
   if (plan.target.mark.empty()) {
     return std::nullopt;
@@ -183,6 +181,11 @@ Step prepare_step(const Plan& plan) {
     // A run id names one run: a second run of the same plan (a saved script run again, a pasted
     // plan pasted twice) stops here instead of mixing its results with the first's.
     step.line.word("test").word(Word(k_not)).word("-e").word(plan.local_run_dir).code(k_and);
+    step.failure_exit = FailureExit{
+        fmt::format("could not start the run folder {}: it exists already (run id {} ran before, and a second run "
+                    "never overwrites the first: make a new plan), or it cannot be made here",
+                    plan.local_run_dir, plan.options.run_id),
+        to_int(PipelineStatus::run_exists)};
   }
   if (!folders.empty()) {
     step.line.word("mkdir").word("-p");
@@ -209,8 +212,8 @@ void add_record_values(ShellLine& line, const Plan& plan) {
   if (target.provisioning != Provisioning::standard) {
     line.word("--provisioning").word(std::string(to_string(target.provisioning)));
   }
-  if (!plan.options.checkpoint_dir.empty()) {
-    line.word("--checkpoint-dir").word(plan.options.checkpoint_dir);
+  if (!plan.checkpoint_dir.empty()) {
+    line.word("--checkpoint-dir").word(plan.checkpoint_dir);
   }
   if (!plan.options.resumes.empty()) {
     line.word("--resumes").word(plan.options.resumes);
@@ -262,6 +265,9 @@ Step preflight_step() {
   step.kind = StepKind::preflight;
   step.summary = "check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)";
   step.line = ShellLine{"ssh-add", "-l"};
+  step.failure_exit = FailureExit{"no ssh key is loaded in the agent, and gcloud needs one to reach several workers; "
+                                  "run: ssh-add ~/.ssh/google_compute_engine",
+                                  to_int(ExitCode::failure)};
   return step;
 }
 
@@ -270,8 +276,10 @@ Step preflight_step() {
 Step bootstrap_step(const Plan& plan, int slice) {
   ShellLine command = guard_call(plan);
   command.word("--bootstrap");
-  return ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker", command,
-                  slice);
+  Step step = ssh_step(plan, StepKind::bootstrap, "create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker",
+                       command, slice);
+  step.check_preemption = plan.options.form == PlanForm::full; // a failed step on the TPU: preempted?
+  return step;
 }
 
 Step stage_step(const Plan& plan, int slice) {
@@ -303,6 +311,7 @@ Step stage_step(const Plan& plan, int slice) {
     copy.destination = remote(plan, slice, Word());
     copy.recurse = true;
     step.mark_check = mark_check(plan, slice);
+    step.check_preemption = true; // a failed copy on the full form first asks whether the TPU was preempted
   }
   step.line = gcloud::tpu_vm_scp(copy);
   return step;
@@ -336,8 +345,10 @@ Step course_run_step(const Plan& plan) {
   command.word(lab_path(".venv/bin/python")).word(lab_path(py));
   add_args(command, plan);
   command.code(k_pipe).word("tee").word(lab_path(plan.script + "-tpu.txt"));
-  return ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM", command,
-                  0);
+  Step step = ssh_step(plan, StepKind::run, plan.multi_host() ? "run on every worker at once" : "run on the TPU VM",
+                       command, 0);
+  step.on_failure = OnFailure::keep_status; // the log fetch still runs
+  return step;
 }
 
 // The run step of the full form. One ssh call does everything remote, through the run guard
@@ -375,10 +386,10 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
     command.word("--slices").word(std::to_string(plan.target.nodes)).word("--slice-id").word(std::to_string(slice));
   }
   command.word("--env").word(Word("JAX_PLATFORMS=").append(plan.jax_platforms));
-  if (!plan.options.checkpoint_dir.empty()) {
-    command.word("--env").word(Word(std::string(k_checkpoint_env) + "=").append(plan.options.checkpoint_dir));
+  if (!plan.checkpoint_dir.empty()) {
+    command.word("--env").word(Word(std::string(k_checkpoint_env) + "=").append(plan.checkpoint_dir));
   }
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     command.word("--env").word(Word(var.name + "=").append(var.value));
   }
   command.word("--python").word(remote_python(plan)).word("--").words(program);
@@ -386,7 +397,13 @@ Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::stri
   if (plan.timeout_seconds > 0) {
     summary += fmt::format(", for at most {}", life.timeout->text());
   }
-  return ssh_step(plan, StepKind::run, std::move(summary), command, slice);
+  Step step = ssh_step(plan, StepKind::run, std::move(summary), command, slice);
+  // A failed run must not stop retrieval: every worker's log is what explains the failure. With
+  // --slices the runs start together, and the first to fail stops the others.
+  step.group = plan.target.multislice() ? StepGroup::run : StepGroup::none;
+  step.on_failure = plan.target.multislice() ? OnFailure::stop_the_others : OnFailure::keep_status;
+  step.check_preemption = true;
+  return step;
 }
 
 Step stop_step(const Plan& plan, int slice) {
@@ -398,71 +415,6 @@ Step stop_step(const Plan& plan, int slice) {
                        command, slice);
   step.when = StepWhen::other_slice_failed;
   step.mark_check.reset(); // the run step checked it, and the guard checks it again
-  return step;
-}
-
-// `process` is the JAX process (worker + slice x hosts): its slice's node, its worker there.
-Step fetch_step(const Plan& plan, int process, bool full) {
-  const int hosts = std::max(plan.target.hosts(), 1);
-  const int slice = plan.target.multislice() ? process / hosts : 0;
-  const int worker = plan.target.multislice() ? process % hosts : process;
-  Step step;
-  step.kind = StepKind::fetch;
-  step.where = StepWhere::remote;
-  step.workers = Workers::one(worker);
-  step.slice = slice_of(plan, slice);
-  step.summary =
-      fmt::format("bring back worker {}'s {}{}", worker, full ? "log and artifacts" : "log", on_slice(plan, slice));
-  const std::string folder = process_folder(process, plan.target.hosts(), plan.target.nodes);
-  step.line = gcloud::tpu_vm_scp({.sources = {full ? remote(plan, slice, home_path(plan.remote_run_dir))
-                                                   : remote(plan, slice, lab_path(plan.script + "-tpu.txt"))},
-                                  .destination = Word(local_path(fmt::format("{}/{}/", plan.local_run_dir, folder))),
-                                  .recurse = full,
-                                  .at = plan.target.location(),
-                                  .worker = worker_flag(step.workers),
-                                  .connection = plan.target.connection});
-  // Pasted after a failed create, a fetch would read a TPU someone else holds (the sh form has
-  // stopped by then: the steps before it checked the mark).
-  step.mark_check = mark_check(plan, slice);
-  return step;
-}
-
-bool fetch_loops(const Plan& plan) {
-  return plan.target.hosts() > k_fetch_lines_max;
-}
-
-// The fetch of every worker of slice `slice`, written once: "$w" (k_each_worker) names the worker
-// in --worker= and in its download folder, and the step runs for each w (Step::each_worker).
-Step fetch_loop_step(const Plan& plan, int slice, bool full) {
-  Step step;
-  step.kind = StepKind::fetch;
-  step.where = StepWhere::remote;
-  step.workers = Workers::all();
-  step.slice = slice_of(plan, slice);
-  step.each_worker = plan.target.hosts();
-  step.summary = fmt::format("bring back the {} of each worker w from 0 to {}, one download each{}",
-                             full ? "log and artifacts" : "log", plan.target.hosts() - 1, on_slice(plan, slice));
-  step.line = gcloud::tpu_vm_scp({.sources = {full ? remote(plan, slice, home_path(plan.remote_run_dir))
-                                                   : remote(plan, slice, lab_path(plan.script + "-tpu.txt"))},
-                                  .destination = each_worker_folder(plan, slice),
-                                  .recurse = full,
-                                  .at = plan.target.location(),
-                                  .worker = Word(k_each_worker),
-                                  .connection = plan.target.connection});
-  step.mark_check = mark_check(plan, slice);
-  return step;
-}
-
-// --results: one local call brings every worker's folder back. The source's last part (the run
-// id) is kept because the destination, the run folder's parent, exists: every worker lands in
-// ./tpu-runs/<tpu>/<id>/<run-id>/worker-<i>/<run-id>/, where verify reads it.
-Step collect_step(const Plan& plan) {
-  Step step;
-  step.kind = StepKind::collect;
-  step.where = StepWhere::remote;
-  step.workers = every_worker(plan);
-  step.summary = "bring every worker's folder back from the results bucket, in one call";
-  step.line = gcloud::storage_cp({*plan.results_run_url, run_folder_parent(plan), true});
   return step;
 }
 
@@ -486,15 +438,3 @@ Step verify_step(const Plan& plan) {
 }
 
 } // namespace tpulaunch::planning
-
-namespace tpulaunch {
-
-Word each_worker_folder(const Plan& plan, int slice) {
-  Word folder(gcloud::local_path(plan.local_run_dir + "/"));
-  if (plan.target.multislice()) {
-    folder.append(slice_folder(slice) + "/");
-  }
-  return folder.append(std::string(k_worker_folder_prefix)).append(k_each_worker).append("/");
-}
-
-} // namespace tpulaunch

@@ -7,9 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tpulaunch/values/validate.hpp"
+#include "tpulaunch/plan/backend.hpp"
 #include "tpulaunch/plan/plan.hpp"
 #include "tpulaunch/remote/remote_program.hpp"
+#include "tpulaunch/values/validate.hpp"
 
 namespace tpulaunch::planning {
 
@@ -27,6 +28,13 @@ ShellLine guard_call(const Plan& plan);
 // (Target::mark); nullopt otherwise.
 std::optional<ShellLine> mark_check(const Plan& plan, int slice);
 
+// The --worker= value a call names, when it names one.
+std::optional<std::string> worker_flag(const std::optional<Workers>& workers);
+// PATH on the workers of slice `slice` (its node; the TPU itself on one slice).
+Word remote(const Plan& plan, int slice, const Word& path);
+// What a call that reaches every host reaches, for the plan's readers: all workers, or worker 0.
+Workers every_worker(const Plan& plan);
+
 // The slice a per-slice step names: nullopt on one slice, where steps name none.
 std::optional<int> slice_of(const Plan& plan, int slice);
 // " on slice S (node N)" for a summary, with --slices only.
@@ -42,6 +50,7 @@ Step cpu_run_step(const Plan& plan);
 Step course_run_step(const Plan& plan);
 // Per-slice steps take the slice (0 on one slice); fetch takes the JAX process (worker + slice x hosts).
 Step full_run_step(const Plan& plan, const std::vector<Word>& program, std::string summary, int slice);
+// The downloads (fetch_steps.cpp): fetch, fetch_loop_step, collect.
 Step fetch_step(const Plan& plan, int process, bool full);
 // Whether the plan's slices have more than k_fetch_lines_max hosts: then each slice's fetches are
 // one step that loops over its workers (fetch_loop_step), and the download folders one word.
@@ -56,21 +65,24 @@ Step teardown_step(const Plan& plan);
 // The steps before staging that get the TPU and say how to give it back (capacity_steps.cpp).
 Status add_capacity_steps(Plan& plan);
 
-// The option checks (options.cpp), each a usage Error naming the value.
+// The option checks (options.cpp), each a usage Error naming the value; request.cpp runs them.
 // The values every route takes: the interpreter and the --env names; `reviewed` is the script's
 // reviewed JAX_PLATFORMS, the one value --env JAX_PLATFORMS may repeat.
+// `multislice`: the run spans slices (--slices), where the guard sets the MEGASCALE_* values.
 Status validate_script_options(const PlanOptions& options, RouteKind route, std::string_view script = {},
-                               std::string_view reviewed = {});
+                               std::string_view reviewed = {}, bool multislice = false);
 // The names a TPU route needs (TPU, zone, project, run id); the CLI checks --parallel.
 Status validate_tpu_options(const PlanOptions& options);
-// The Target of `options` on `slice` (target.cpp): checks that the capacity and provisioning flags
+// The Target of `options` on `slices` x `slice` (target.cpp): checks that the capacity and provisioning flags
 // go together (gcloud takes --preemptible on tpu-vm create only, --guaranteed on queued resources
 // only, …) and fills the defaults (the catalog's runtime version, queued resource <tpu>-qr).
-Result<Target> resolve_target(const PlanOptions& options, const Slice& slice);
-// Resolves plan.target on `slice` and the lifecycle's derived values (timeout, grace, bootstrap).
-Status resolve_lifecycle(Plan& plan, const Slice& slice);
-// --course with an option only the full form carries out: a usage Error naming each such option.
-Status check_course_form(const PlanOptions& options);
+Result<Target> resolve_target(const PlanOptions& options, const Slice& slice, int slices);
+// Resolves plan.target on `slices` x `slice` and the lifecycle's derived values (timeout, grace,
+// bootstrap).
+Status resolve_lifecycle(Plan& plan, const Slice& slice, int slices);
+// The TPU-VM plan of a request that `validate` (request.hpp) has taken: its steps, in order.
+Result<Plan> build_tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
+                               const PlanOptions& options);
 // --results: the bucket URL of the run folder.
 Status set_results(Plan& plan, std::string_view id);
 // --checkpoint-dir: checked as a bucket URL and written without a final '/'.

@@ -19,12 +19,11 @@ Status needs(bool ok, std::string_view message) {
 // --slices N: N nodes of one queued resource (--queued), or N existing TPUs <tpu>-0 ... <tpu>-(N-1).
 // tpu-vm create has no multi-node form, so --create is refused; gcloud itself refuses a count of 1
 // and passes 0 to the API, so the count is checked here (docs/multislice.md §2.1).
-Status resolve_slices(const PlanOptions& options, const Slice& slice) {
+Status resolve_slices(const PlanOptions& options, const Slice& slice, int slices) {
   const LifecycleOptions& life = options.lifecycle;
-  if (!life.slices) {
+  if (slices == 1) {
     return Ok{};
   }
-  const int slices = *life.slices;
   if (slices < 2 || slices > k_max_slices) {
     return usage_error(fmt::format("--slices {}: expected 2 to {} slices (one slice is a plan without --slices)",
                                    slices, k_max_slices));
@@ -53,7 +52,7 @@ Status resolve_slices(const PlanOptions& options, const Slice& slice) {
 
 } // namespace
 
-Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
+Result<Target> resolve_target(const PlanOptions& options, const Slice& slice, int slices) {
   const LifecycleOptions& life = options.lifecycle;
   const bool creates = life.capacity != Capacity::existing;
   TPULAUNCH_CHECK(needs(life.provisioning != Provisioning::preemptible || life.capacity != Capacity::queued,
@@ -69,9 +68,9 @@ Result<Target> resolve_target(const PlanOptions& options, const Slice& slice) {
   TPULAUNCH_CHECK(needs(creates || !life.internal_ips,
                         "--internal-ips asks for workers without external addresses when the TPU is made: it needs "
                         "--create or --queued (an existing TPU's addresses are what they are)"));
-  TPULAUNCH_CHECK(resolve_slices(options, slice));
+  TPULAUNCH_CHECK(resolve_slices(options, slice, slices));
   Target target;
-  target.nodes = life.slices.value_or(1);
+  target.nodes = slices;
   target.project = options.project;
   target.zone = options.zone;
   target.tpu = options.tpu;

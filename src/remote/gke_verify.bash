@@ -7,7 +7,8 @@
 # pods.txt (each pod's slice, worker, phase and exit code), slice-<s>/worker-<i>/pod.log (each
 # pod's log) and, from the results bucket, slice-<s>/worker-<i>/pod-status.rec. Every pod of
 # every slice must have a log and a record of this PLAN with status 0. A pod that failed is named
-# by slice and worker, with its log, and the JobSet is kept (verify never deletes anything).
+# by slice and worker, with its log; a pod Kubernetes stopped because another failed is named as
+# stopped; the JobSet is kept (verify never deletes anything).
 # Exit 0 when every pod is verified, 3 otherwise.
 set -uo pipefail
 dir=$1 plan=$2 slices=$3 workers=$4 jobset=$5 namespace=$6
@@ -31,8 +32,12 @@ for ((s = 0; s < slices; s++)); do
     fi
     [[ "$(field plan "$w/pod-status.rec")" == "$plan" ]] || problem "slice $s worker $i: its record is of another plan"
     status=$(field status "$w/pod-status.rec")
-    [[ "$status" == 0 ]] ||
-      problem "slice $s worker $i failed: $(field state "$w/pod-status.rec"), status ${status:-none} (its log: $w/pod.log)"
+    case $(field state "$w/pod-status.rec") in
+    succeeded) [[ "$status" == 0 ]] || problem "slice $s worker $i: its record says succeeded, status ${status:-none}" ;;
+    stopped) problem "slice $s worker $i was stopped by Kubernetes before it ended (SIGTERM: another pod failed, or the JobSet was deleted), status ${status:-none} (its log: $w/pod.log)" ;;
+    timeout) problem "slice $s worker $i ran past --timeout and was stopped, status ${status:-none} (its log: $w/pod.log)" ;;
+    *) problem "slice $s worker $i failed: $(field state "$w/pod-status.rec"), status ${status:-none} (its log: $w/pod.log)" ;;
+    esac
   done
 done
 if ((problems > 0)); then

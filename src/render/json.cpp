@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "render/render_parts.hpp"
 #include "tpulaunch/matrix/lesson.hpp"
 
@@ -44,7 +46,7 @@ void add_tpu_values(Json& j, const Plan& plan) {
     j["mark"] = string_or_null(plan.target.mark);
   }
   j["results"] = string_or_null(plan.results_run_url.value_or(""));
-  j["checkpoint_dir"] = string_or_null(plan.options.checkpoint_dir);
+  j["checkpoint_dir"] = string_or_null(plan.checkpoint_dir);
   j["resumes"] = string_or_null(plan.options.resumes);
   j["connection"] = gcloud::to_string(plan.options.connection);
   j["verify"] = to_string(plan.verify);
@@ -70,7 +72,8 @@ void add_tpu_values(Json& j, const Plan& plan) {
   lifecycle["grace_seconds"] = plan.grace_seconds;
   lifecycle["kill_stale"] = life.kill_stale;
   lifecycle["tpu_devices"] = to_string(plan.target.slice->devices);
-  lifecycle["preemption_check"] = plan.options.form == PlanForm::full;
+  lifecycle["preemption_check"] =
+      std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& step) { return step.check_preemption; });
   j["lifecycle"] = std::move(lifecycle);
   j["jax_platforms"] = {{"value", plan.jax_platforms},
                         {"source", plan.jax_platforms_reviewed ? "reviewed" : "default"}};
@@ -180,7 +183,7 @@ Json plan_json(const Plan& plan) {
   j["directory"] = string_or_null(plan.options.directory);
   j["python"] = string_or_null(plan.options.python);
   Json env = Json::object();
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     env[var.name] = var.value;
   }
   j["env"] = std::move(env);
@@ -190,36 +193,37 @@ Json plan_json(const Plan& plan) {
   Json fetch_steps = Json::array();
   Json run_steps = Json::array();
   Json stop_steps = Json::array();
+  const Step* fetch = nullptr;
+  const Step* run = nullptr;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
     steps.push_back(step_json(plan, step, i));
-    if (step.kind == StepKind::fetch) {
+    // The groups, and what a failure in them does, are the steps' own (StepGroup, OnFailure).
+    if (step.group == StepGroup::fetch) {
       fetch_steps.push_back(i);
-    } else if (concurrent_group(step) == "run") {
+      fetch = fetch == nullptr ? &step : fetch;
+    } else if (step.group == StepGroup::run) {
       run_steps.push_back(i);
-    } else if (step.kind == StepKind::stop) {
+      run = run == nullptr ? &step : run;
+    } else if (step.when == StepWhen::other_slice_failed) {
       stop_steps.push_back(i);
     }
   }
   j["steps"] = std::move(steps);
   Json concurrency = Json::array();
-  if (!run_steps.empty()) {
-    // --slices: every slice's run starts at the same time (each waits in initialization for the
-    // others); the first to fail runs the stop step of every other slice still running.
-    concurrency.push_back({{"group", "run"},
+  if (run != nullptr) {
+    concurrency.push_back({{"group", to_string(run->group)},
                            {"steps", std::move(run_steps)},
-                           {"start", "together"},
-                           {"on_failure", "stop-the-others"},
+                           {"start", start_of(run->group)},
+                           {"on_failure", to_string(run->on_failure)},
                            {"stop_steps", std::move(stop_steps)},
-                           {"note", "start every step of the group at once, and wait for all; when one fails, run "
-                                    "the stop step of each slice whose run is still going (a slice waits for the "
-                                    "others in initialization)"}});
+                           {"note", fmt::format("{}; {}", describe(run->group), describe(run->on_failure))}});
   }
-  if (!fetch_steps.empty()) {
-    concurrency.push_back({{"group", concurrent_group(StepKind::fetch)},
+  if (fetch != nullptr) {
+    concurrency.push_back({{"group", to_string(fetch->group)},
                            {"steps", std::move(fetch_steps)},
                            {"max_parallel", plan.options.parallel},
-                           {"note", "each worker's fetch is independent; a failure never stops the others"}});
+                           {"note", fmt::format("{}; {}", describe(fetch->group), describe(fetch->on_failure))}});
   }
   j["concurrency"] = std::move(concurrency);
   j["notes"] = plan_notes(plan);

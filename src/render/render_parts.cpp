@@ -94,10 +94,10 @@ void add_program_notes(const Plan& plan, std::vector<std::string>& notes) {
                        "source); it checks its own digest, the staged files' digests and the TPU's holders before "
                        "the program runs");
   }
-  if (!plan.options.checkpoint_dir.empty()) {
+  if (!plan.checkpoint_dir.empty()) {
     notes.push_back(fmt::format("the program gets {}={} (--checkpoint-dir, kept by plan --resume): restoring from it, "
                                 "and writing to it, is the script's business; tpulaunch never reads it",
-                                k_checkpoint_env, plan.options.checkpoint_dir));
+                                k_checkpoint_env, plan.checkpoint_dir));
   }
   if (const auto& condition = plan.initialize_condition) {
     notes.push_back(fmt::format(
@@ -107,14 +107,14 @@ void add_program_notes(const Plan& plan, std::vector<std::string>& notes) {
         plan.script, condition->file.empty() ? "" : condition->file + " ", condition->line, condition->condition,
         condition->reason));
   }
-  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.options.bootstrap) {
+  if (plan.route != RouteKind::cpu && plan.options.form == PlanForm::full && !plan.bootstrap) {
     const std::string python = plan.options.python.empty() ? "~/jax-tpu-lab/.venv/bin/python" : plan.options.python;
     notes.push_back(fmt::format("every worker needs the interpreter {} with jax[tpu]; a fresh TPU VM has only python3, so "
                                 "without it the run stops at once with status {} (add --bootstrap to create "
                                 "~/jax-tpu-lab/.venv, or choose another with --python PATH)",
                                 python, k_remote_no_python));
   }
-  if (plan.target.capacity != Capacity::existing && plan.options.bootstrap) {
+  if (plan.target.capacity != Capacity::existing && plan.bootstrap) {
     notes.emplace_back("a TPU this plan creates is a fresh VM with python3 only, so the plan bootstraps it "
                        "(~/jax-tpu-lab/.venv with jax[tpu]); --python PATH names another interpreter instead");
   }
@@ -132,7 +132,7 @@ void add_capacity_notes(const Plan& plan, std::vector<std::string>& notes) {
                        "running this plan needs a route into the TPU's VPC network and tcp:22 open to it, as for "
                        "--internal-ip; from outside the network, add --tunnel-through-iap");
   }
-  if (plan.target.internal_ips && plan.options.bootstrap) {
+  if (plan.target.internal_ips && plan.bootstrap) {
     notes.emplace_back("--internal-ips with --bootstrap: pip installs jax[tpu] from PyPI, which workers without "
                        "external addresses reach only through Cloud NAT (or a proxy) on the TPU's network; without "
                        "one the bootstrap step fails");

@@ -40,7 +40,6 @@ constexpr Code k_cpu_banner{"echo \"tpulaunch: run $SCRIPT on the CPU\" >&2"};
 constexpr Code k_done{"step \"done: results in $RUN_DIR\""};
 constexpr Code k_if_not{"if ! "};
 constexpr Code k_then_block{"; then\n  "};
-constexpr Code k_exit_1_fi{"\n  exit 1\nfi"};
 constexpr Code k_quiet{" >/dev/null 2>&1"};
 // The tpulaunch that made the plan (@program@), unless $TPULAUNCH names another; checked before
 // any TPU time is spent, and named on stderr (src/remote/tpulaunch_program.bash).
@@ -130,14 +129,24 @@ constexpr Code k_set_hosts{"HOSTS="};
 constexpr Code k_set_mark{"MARK="};
 constexpr Code k_set_remote_run_dir{"REMOTE_RUN_DIR="};
 
-// if ! CONDITION; then echo MESSAGE >&2; exit 1; fi (on four lines).
-ShellLine stop_unless(const ShellLine& condition, std::string message) {
+// The message and status of a stop the step states (Step::failure_exit).
+ShellLine failure_echo(const FailureExit& exit) {
+  return echo_error("tpulaunch: error: " + exit.message);
+}
+ShellLine failure_status(const FailureExit& exit) {
+  return ShellLine{Word(std::to_string(exit.status))};
+}
+
+// if ! CONDITION; then echo MESSAGE >&2; exit STATUS; fi (on four lines).
+ShellLine stop_unless(const ShellLine& condition, const FailureExit& exit) {
   return ShellLine()
       .code(k_if_not)
       .line(condition)
       .code(k_then_block)
-      .line(echo_error(std::move(message)))
-      .code(k_exit_1_fi);
+      .line(failure_echo(exit))
+      .code(k_exit_open)
+      .line(failure_status(exit))
+      .code(k_fi);
 }
 
 // require_mark NODE before a step that needs the plan's mark (Step::mark_check).
@@ -150,13 +159,11 @@ void add_mark_check(ShellScript& sh, const Plan& plan, const Step& step) {
 void emit_preflight(ShellScript& sh, const Plan& /*plan*/, std::span<const Step> steps) {
   const Step& step = steps.front();
   sh.line(step_banner(step));
-  sh.line(stop_unless(ShellLine().line(step.line).code(k_quiet),
-                      "tpulaunch: error: no ssh key is loaded in the agent, and gcloud needs one to reach several "
-                      "workers; run: ssh-add ~/.ssh/google_compute_engine"));
+  sh.line(stop_unless(ShellLine().line(step.line).code(k_quiet), step.failure_exit.value()));
 }
 
-// A step that runs once, in order, and stops the script (set -e) when it fails; on a spot or
-// preemptible TPU a failed remote step first asks whether the TPU was preempted.
+// A step that runs once, in order, and stops the script (set -e) when it fails; a step that says
+// so (Step::check_preemption) first asks whether the TPU was preempted.
 void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   if (plan.route == RouteKind::cpu) {
@@ -165,14 +172,11 @@ void emit_plain(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   }
   sh.line(step_banner(step));
   add_mark_check(sh, plan, step);
-  // A failed copy or bootstrap first asks whether the TPU was preempted (full form: the preemption
-  // functions are there).
-  const bool on_the_tpu = step.kind == StepKind::bootstrap || step.kind == StepKind::stage;
-  add_line(sh, on_the_tpu && plan.options.form == PlanForm::full ? ShellLine(step.line).code(k_or_failed_step)
-                                                                  : step.line);
+  add_line(sh, step.check_preemption ? ShellLine(step.line).code(k_or_failed_step) : step.line);
 }
 
-// prepare on a TPU route: a run folder that exists already stops the script before anything else.
+// prepare on a TPU route: a run folder that exists already stops the script before anything else,
+// with the message and status the step states.
 void emit_prepare(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
   const Step& step = steps.front();
   if (plan.route == RouteKind::cpu) {
@@ -180,16 +184,17 @@ void emit_prepare(ShellScript& sh, const Plan& plan, std::span<const Step> steps
     return;
   }
   sh.line(step_banner(step));
+  if (!step.failure_exit) {
+    add_line(sh, step.line);
+    return;
+  }
   add_line(sh, ShellLine()
                    .code(k_if_not_block)
                    .line(step.line)
                    .code(k_block_then)
-                   .line(echo_error(fmt::format(
-                       "tpulaunch: error: could not start the run folder {}: it exists already (run id {} ran before, "
-                       "and a second run never overwrites the first: make a new plan), or it cannot be made here",
-                       plan.local_run_dir, plan.options.run_id)))
+                   .line(failure_echo(*step.failure_exit))
                    .code(k_exit_open)
-                   .line(status_word(PipelineStatus::run_exists))
+                   .line(failure_status(*step.failure_exit))
                    .code(k_fi));
 }
 
@@ -199,8 +204,9 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
     sh.code(k_cpu_banner).line(step.line); // its notes are at the top of the script (render_sh)
     return;
   }
-  // A failed run must not stop retrieval: every worker's log is what explains the failure.
-  if (plan.target.multislice()) {
+  // The runs of several slices start together and the first failure stops the others
+  // (stop_the_others); a single run keeps its status for after the retrieval (keep_status).
+  if (step.on_failure == OnFailure::stop_the_others) {
     sh.line(ShellLine{
         "step", Word(fmt::format("run: start the run on all {} slices together ({} ... {}), and wait for "
                                  "each",
@@ -213,13 +219,17 @@ void emit_run(ShellScript& sh, const Plan& plan, std::span<const Step> steps) {
       add_line(sh, ShellLine(slice.line).code(k_in_background));
     }
     sh.code(k_wait_slices);
-  } else {
+  } else if (step.on_failure == OnFailure::keep_status) {
     sh.line(step_banner(step));
     add_mark_check(sh, plan, step);
     sh.code(k_run_status_0);
     add_line(sh, ShellLine(step.line).code(k_or_run_status));
+  } else {
+    sh.line(step_banner(step));
+    add_mark_check(sh, plan, step);
+    add_line(sh, step.line);
   }
-  if (plan.options.form == PlanForm::full) {
+  if (step.check_preemption) {
     sh.code(k_check_preempted_if_run_failed);
   }
 }
@@ -264,9 +274,9 @@ void emit_fetch(ShellScript& sh, const Plan& plan, std::span<const Step> steps) 
   }
   sh.code(k_fetch_wait_all);
   sh.code(k_fetch_failed);
-  // After a failure, one look at the TPU's state first: the report then names a worker lost to a
-  // preemption as such, and the script stops with 92, not as a failed program.
-  if (plan.options.form == PlanForm::full) {
+  // After a failure, one look at the TPU's state first (when the steps say so): the report then
+  // names a worker lost to a preemption as such, and the script stops with 92, not as a failed program.
+  if (steps.front().check_preemption) {
     sh.code(k_check_preempted_if_failed).code(k_worker_report_library).code(k_report_workers).code(k_stop_if_preempted);
   }
   sh.code(k_run_failed);
@@ -317,8 +327,12 @@ void emit_collect(ShellScript& sh, const Plan& plan, std::span<const Step> steps
   sh.code(k_collect_status_0);
   add_line(sh, ShellLine(step.line).code(k_or_collect_status));
   add_line(sh, fill_holes(k_collect_check, {{"fallback", collect_fallback(plan)}}));
-  sh.code(k_check_preempted_if_collect_failed).code(k_worker_report_library).code(k_report_workers).code(
-      k_stop_if_preempted);
+  if (step.check_preemption) {
+    sh.code(k_check_preempted_if_collect_failed)
+        .code(k_worker_report_library)
+        .code(k_report_workers)
+        .code(k_stop_if_preempted);
+  }
   sh.code(k_run_failed).code(k_collect_exit);
 }
 
@@ -384,6 +398,16 @@ void emit_tpu_prelude(ShellScript& sh, const Plan& plan) {
   add_capacity_functions(sh, plan);
 }
 
+// Whether `next` goes to `first`'s emitter with it: the steps of one group (they run together),
+// or the same conditional step of several slices (a preemption check, a stop: one function,
+// defined once, reaches every node).
+bool emitted_together(const Step& first, const Step& next) {
+  if (first.group != StepGroup::none) {
+    return next.group == first.group;
+  }
+  return first.when != StepWhen::always && next.kind == first.kind && next.when == first.when;
+}
+
 } // namespace
 
 std::string render_sh(const Plan& plan) {
@@ -413,22 +437,18 @@ std::string render_sh(const Plan& plan) {
     return to_shell(sh);
   }
   emit_tpu_prelude(sh, plan);
-  // Steps in order; consecutive steps of one concurrent group go to their emitter together.
+  // Steps in order; consecutive steps that go together (emitted_together) go to their emitter together.
   bool trap_set = false;
   for (std::size_t i = 0; i < plan.steps.size();) {
     std::size_t end = i + 1;
-    // The preemption checks and stop steps of several slices, too: one function each reaches every node.
-    if (!concurrent_group(plan.steps[i]).empty() || plan.steps[i].kind == StepKind::preemption_check ||
-        plan.steps[i].kind == StepKind::stop) {
-      while (end < plan.steps.size() && plan.steps[end].kind == plan.steps[i].kind) {
-        ++end;
-      }
+    while (end < plan.steps.size() && emitted_together(plan.steps[i], plan.steps[end])) {
+      ++end;
     }
     sh.blank();
     // The TPU is the plan's to report as left running from the first call that uses it, or from
-    // the moment its create (or queue) call succeeded: never for a name the plan did not create.
-    const bool after_capacity =
-        i > 0 && (plan.steps[i - 1].kind == StepKind::create || plan.steps[i - 1].kind == StepKind::queue);
+    // the moment the call that made it succeeded (Step::makes_capacity): never for a name the plan
+    // did not create.
+    const bool after_capacity = i > 0 && plan.steps[i - 1].makes_capacity;
     if (!trap_set && (plan.steps[i].where == StepWhere::remote || after_capacity)) {
       add_exit_trap(sh, plan);
       trap_set = true;

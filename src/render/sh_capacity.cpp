@@ -58,7 +58,7 @@ constexpr Code k_preemption_functions = Code{embedded::preemption_bash}.without_
 std::string left_running_message(const Plan& plan, const Step& release) {
   const std::string what =
       plan.target.queued() ? "queued resource " + plan.target.queued_resource : "TPU " + plan.target.tpu;
-  if (plan.options.teardown) {
+  if (release.left_running == LeftRunning::on_failure) {
     return fmt::format("tpulaunch: warning: a step failed, so the TPU is left running: {} is still running (and "
                        "billing). Once you have looked at the results, delete it with: {}",
                        what, to_shell(release.line));
@@ -68,12 +68,19 @@ std::string left_running_message(const Plan& plan, const Step& release) {
                      what, to_shell(release.line));
 }
 
-// What the exit trap does about a TPU left running (left_running_trap.bash's @left_running@).
+// What the exit trap does about a TPU left running (left_running_trap.bash's @left_running@), as
+// the release step states it (Step::left_running).
 ShellLine left_running_call(const Plan& plan) {
-  if (plan.options.teardown) {
+  const Step* release = find_step(plan, StepKind::release);
+  switch (release == nullptr ? LeftRunning::never : release->left_running) {
+  case LeftRunning::on_failure:
     return ShellLine().code(k_left_running_on_failure);
+  case LeftRunning::always:
+    return ShellLine().code(k_left_running_always);
+  case LeftRunning::never:
+    break;
   }
-  return ShellLine().code(plan.target.capacity != Capacity::existing ? k_left_running_always : k_no_op);
+  return ShellLine().code(k_no_op);
 }
 
 // require_mark, with one describe call per node (a case on the node's name), each the mark check of
@@ -179,7 +186,7 @@ void emit_preemption_check(ShellScript& sh, const Plan& plan, std::span<const St
 
 void add_capacity_functions(ShellScript& sh, const Plan& plan) {
   const Step* release = find_step(plan, StepKind::release);
-  if (release != nullptr && (plan.options.teardown || plan.target.capacity != Capacity::existing)) {
+  if (release != nullptr && release->left_running != LeftRunning::never) {
     add_line(sh, fill_holes(k_left_running_function, {{"message", ShellLine{left_running_message(plan, *release)}}}));
   }
   if (!plan.target.mark.empty()) {

@@ -126,7 +126,7 @@ std::string verify_sentence(const Plan& plan) {
 // with a control byte, a newline say, shown escaped so the header stays one line).
 std::string user_env(const Plan& plan) {
   std::string out;
-  for (const EnvVar& var : plan.options.env) {
+  for (const EnvVar& var : plan.env) {
     const std::string quoted = shell_quote(var.value);
     const bool control = std::any_of(quoted.begin(), quoted.end(),
                                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
@@ -152,7 +152,7 @@ std::string render_text(const Plan& plan) {
                            ? fmt::format(", TPU_RUN_DIR=~/{}/artifacts (where the program keeps its receipts)",
                                          plan.remote_run_dir)
                            : "");
-    if (!plan.options.env.empty()) {
+    if (!plan.env.empty()) {
       out += fmt::format("        {} (--env)\n", user_env(plan));
     }
     if (plan.verify != VerifyKind::none || plan.options.verify) {
@@ -164,7 +164,7 @@ std::string render_text(const Plan& plan) {
     }
   } else {
     out += fmt::format("output: {} (the CPU receipt)\n", plan.cpu_receipt);
-    if (!plan.options.env.empty()) {
+    if (!plan.env.empty()) {
       out += fmt::format("env:    {} (--env)\n", user_env(plan));
     }
   }

@@ -181,6 +181,31 @@ case_runs__status_attach_clean_on_a_run_left_running() {
   [[ ! -e "$dir/tpu-runs/lab-pod/standin-lesson/r1" ]] || fail "the local run folder is still there"
 }
 
+# A Multislice run (two slices) resumed without --slices: the new plan keeps the record's slice
+# count, in its routing and in its steps (two nodes, the MEGASCALE_* values), not one slice.
+case_runs__resumed_multislice_run_keeps_its_slices() {
+  local dir folder
+  dir=$(bare_course runs-resume-slices)
+  review_lesson "$dir"
+  folder="$dir/tpu-runs/lab-pod/standin-lesson/m1"
+  mkdir -p "$folder"
+  printf '%s\n' "record=tpulaunch-plan 1" "script=standin-lesson" "run-id=m1" "plan=$(printf 'a%.0s' {1..64})" \
+    "slice=v5litepod-16" "slices=2" "start=$(printf 'b%.0s' {1..32})" "written=1796548800" "tpu=lab-pod" \
+    "zone=us-west4-a" "project=lab-project-1" \
+    "script-sha256=$(sha256sum "$dir/public/exercises/standin-lesson.py" | cut -d' ' -f1)" >"$folder/plan.rec"
+  run -C "$dir" plan standin-lesson --resume m1 --format json
+  expect_status 0
+  python3 -c 'import json, sys
+plan = json.loads(sys.argv[1])
+life = plan["lifecycle"]
+assert life["slices"] == 2 and life["nodes"] == ["lab-pod-0", "lab-pod-1"], life
+assert plan["resumes"] == "m1", plan["resumes"]' "$out" || fail "the resumed plan lost its slices"
+  run -C "$dir" plan standin-lesson --resume m1 --slices 3 --format json
+  expect_status 0
+  python3 -c 'import json, sys; assert json.loads(sys.argv[1])["lifecycle"]["slices"] == 3' "$out" ||
+    fail "--slices given with --resume was not the plan's"
+}
+
 if [[ $# -ne 1 ]] || ! declare -F "$1" >/dev/null; then
   echo "usage: runs_cases.sh case_runs__<name>" >&2
   exit 2

@@ -49,7 +49,7 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
 fi
 
 step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
-"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 76992b525f7d9345c6c4eb8ea5b958c3361eb64f827aee64da5b64e39cd7aa47 --slice v5litepod-16 --tpu my-pod --zone us-west4-a --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan fde62c33da9b7d774c77423dc13fa6dfe56aa10e4af042161dba08f4cc902dfb --slice v5litepod-16 --tpu my-pod --zone us-west4-a --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -156,11 +156,11 @@ step 'stage: copy the stage folder into the run'\''s own folder ~/jax-tpu-lab/ru
 gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/stage/jax-tpu-lab my-pod: --zone=us-west4-a --worker=all || failed_step $?
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-76992b525f7d9345/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 76992b525f7d9345c6c4eb8ea5b958c3361eb64f827aee64da5b64e39cd7aa47 --script collective-update --run-id r1 --bootstrap' || failed_step $?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-fde62c33da9b7d77/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan fde62c33da9b7d774c77423dc13fa6dfe56aa10e4af042161dba08f4cc902dfb --script collective-update --run-id r1 --bootstrap' || failed_step $?
 
 step 'run: check the staged files'\'' digests and the TPU'\''s holders, then run on every worker at once'
 run_status=0
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-76992b525f7d9345/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 76992b525f7d9345c6c4eb8ea5b958c3361eb64f827aee64da5b64e39cd7aa47 --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-fde62c33da9b7d77/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan fde62c33da9b7d774c77423dc13fa6dfe56aa10e4af042161dba08f4cc902dfb --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
 if ((run_status != 0)); then
   check_preempted
 fi

@@ -11,7 +11,7 @@
 # - if a command after the first gcloud call fails, the queued resource my-pod-qr is left running
 #   (and billing); once you have looked at the results, delete it with: gcloud compute tpus
 #   queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet
-# - the create call marks the TPU as this plan's (metadata tpulaunch_run=10d4fa325e29b0e0), and
+# - the create call marks the TPU as this plan's (metadata tpulaunch_run=ad7736afaf4b6a94), and
 #   every later step that touches it checks the mark first: pasted after a create that failed on a
 #   name someone else holds, those lines do nothing
 # - --slices 2: the plan provides one program over 2 slices: each worker's run guard reads
@@ -37,7 +37,7 @@ readonly SLICES=2
 readonly HOSTS=4
 readonly PARALLEL=8
 readonly TEARDOWN=1
-readonly MARK=10d4fa325e29b0e0
+readonly MARK=ad7736afaf4b6a94
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
 
@@ -79,7 +79,7 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
 fi
 
 step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
-"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --slice v5litepod-16 --slices 2 --tpu my-pod --zone us-west4-a --capacity queued --provisioning spot --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --slice v5litepod-16 --slices 2 --tpu my-pod --zone us-west4-a --capacity queued --provisioning spot --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -94,7 +94,7 @@ if state=$(gcloud compute tpus queued-resources describe my-pod-qr --zone=us-wes
 fi
 
 step 'queue: ask for v5litepod-16 as queued resource my-pod-qr, 2 slices, nodes my-pod-0 ... my-pod-1'
-gcloud compute tpus queued-resources create my-pod-qr --node-count=2 --node-prefix=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot --metadata=tpulaunch_run=10d4fa325e29b0e0
+gcloud compute tpus queued-resources create my-pod-qr --node-count=2 --node-prefix=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot --metadata=tpulaunch_run=ad7736afaf4b6a94
 
 # record_pipeline STATUS: what the pipeline saw, in $RUN_DIR/pipeline.rec (KEY=VALUE lines), so
 # `tpulaunch runs list` knows a preemption, a timeout or an interruption without a TPU to ask.
@@ -234,11 +234,11 @@ gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker on slice 0 (my-pod-0)'
 require_mark my-pod-0
-gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-10d4fa325e29b0e0/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --script collective-update --run-id r1 --mark 10d4fa325e29b0e0 --bootstrap' || failed_step $?
+gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-ad7736afaf4b6a94/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --script collective-update --run-id r1 --mark ad7736afaf4b6a94 --bootstrap' || failed_step $?
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker on slice 1 (my-pod-1)'
 require_mark my-pod-1
-gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-10d4fa325e29b0e0/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --script collective-update --run-id r1 --mark 10d4fa325e29b0e0 --bootstrap' || failed_step $?
+gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-ad7736afaf4b6a94/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --script collective-update --run-id r1 --mark ad7736afaf4b6a94 --bootstrap' || failed_step $?
 
 # stop (only if another slice's run fails first): end the run here (a program that runs gets SIGTERM, then SIGKILL; one not started yet never starts), so it does not wait for the failed slice until a timeout on slice 0 (my-pod-0)
 # stop (only if another slice's run fails first): end the run here (a program that runs gets SIGTERM, then SIGKILL; one not started yet never starts), so it does not wait for the failed slice until a timeout on slice 1 (my-pod-1)
@@ -252,8 +252,8 @@ run_pids=()
 # stop_slice SLICE: ends the run on that slice (a case with one ssh call a slice).
 stop_slice() {
   case $1 in
-    0) gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-10d4fa325e29b0e0/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --script collective-update --run-id r1 --mark 10d4fa325e29b0e0 --stop '\''another slice of the run failed first'\''' ;;
-    1) gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-10d4fa325e29b0e0/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --script collective-update --run-id r1 --mark 10d4fa325e29b0e0 --stop '\''another slice of the run failed first'\''' ;;
+    0) gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-ad7736afaf4b6a94/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --script collective-update --run-id r1 --mark ad7736afaf4b6a94 --stop '\''another slice of the run failed first'\''' ;;
+    1) gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-ad7736afaf4b6a94/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --script collective-update --run-id r1 --mark ad7736afaf4b6a94 --stop '\''another slice of the run failed first'\''' ;;
   esac
 }
 wait_slices() {
@@ -297,9 +297,9 @@ step 'run: start the run on all 2 slices together (my-pod-0 ... my-pod-1), and w
 run_status=0
 require_mark my-pod-0
 require_mark my-pod-1
-gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-10d4fa325e29b0e0/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --script collective-update --run-id r1 --mark 10d4fa325e29b0e0 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --slices 2 --slice-id 0 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' &
+gcloud compute tpus tpu-vm ssh my-pod-0 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-ad7736afaf4b6a94/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --script collective-update --run-id r1 --mark ad7736afaf4b6a94 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --slices 2 --slice-id 0 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' &
 run_pids+=("$!")
-gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-10d4fa325e29b0e0/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 10d4fa325e29b0e08101034b6254f49509448d45d68e652ac7da2633f68f571e --script collective-update --run-id r1 --mark 10d4fa325e29b0e0 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --slices 2 --slice-id 1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' &
+gcloud compute tpus tpu-vm ssh my-pod-1 --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-ad7736afaf4b6a94/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan ad7736afaf4b6a944d968c038bf075207a907c251a4ca84b2a4bb6e88ad9dd5c --script collective-update --run-id r1 --mark ad7736afaf4b6a94 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --slices 2 --slice-id 1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' &
 run_pids+=("$!")
 wait_slices
 if ((run_status != 0)); then

@@ -11,7 +11,7 @@
 # - if a command after the first gcloud call fails, the queued resource my-pod-qr is left running
 #   (and billing); once you have looked at the results, delete it with: gcloud compute tpus
 #   queued-resources delete my-pod-qr --zone=us-west4-a --force --quiet
-# - the create call marks the TPU as this plan's (metadata tpulaunch_run=d71a19fa49ea6787), and
+# - the create call marks the TPU as this plan's (metadata tpulaunch_run=5d7c42e6731e5053), and
 #   every later step that touches it checks the mark first: pasted after a create that failed on a
 #   name someone else holds, those lines do nothing
 # - the commented steps run only on their condition: --format sh runs them when it holds; pasted,
@@ -28,7 +28,7 @@ readonly WORKERS=4
 readonly REMOTE_RUN_DIR=jax-tpu-lab/runs/collective-update/r1
 readonly PARALLEL=8
 readonly TEARDOWN=1
-readonly MARK=d71a19fa49ea6787
+readonly MARK=5d7c42e6731e5053
 
 step() { echo "tpulaunch: [$SCRIPT on $TPU ($SLICE, $ZONE), run $RUN_ID] $*" >&2; }
 
@@ -69,7 +69,7 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
 fi
 
 step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
-"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan d71a19fa49ea67875e1976cab7006e2569263ca70dba951d974b7dbe01db0058 --slice v5litepod-16 --tpu my-pod --zone us-west4-a --capacity queued --provisioning spot --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 5d7c42e6731e50535b8b39d2af1750072caca35a1b6e3b6381f800d63a1d8bf4 --slice v5litepod-16 --tpu my-pod --zone us-west4-a --capacity queued --provisioning spot --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -84,7 +84,7 @@ if state=$(gcloud compute tpus queued-resources describe my-pod-qr --zone=us-wes
 fi
 
 step 'queue: ask for v5litepod-16 as queued resource my-pod-qr, node my-pod'
-gcloud compute tpus queued-resources create my-pod-qr --node-id=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot --metadata=tpulaunch_run=d71a19fa49ea6787
+gcloud compute tpus queued-resources create my-pod-qr --node-id=my-pod --zone=us-west4-a --accelerator-type=v5litepod-16 --runtime-version=v2-alpha-tpuv5-lite --spot --metadata=tpulaunch_run=5d7c42e6731e5053
 
 # record_pipeline STATUS: what the pipeline saw, in $RUN_DIR/pipeline.rec (KEY=VALUE lines), so
 # `tpulaunch runs list` knows a preemption, a timeout or an interruption without a TPU to ask.
@@ -218,12 +218,12 @@ gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
 require_mark my-pod
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-d71a19fa49ea6787/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan d71a19fa49ea67875e1976cab7006e2569263ca70dba951d974b7dbe01db0058 --script collective-update --run-id r1 --mark d71a19fa49ea6787 --bootstrap' || failed_step $?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-5d7c42e6731e5053/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan 5d7c42e6731e50535b8b39d2af1750072caca35a1b6e3b6381f800d63a1d8bf4 --script collective-update --run-id r1 --mark 5d7c42e6731e5053 --bootstrap' || failed_step $?
 
 step 'run: check the staged files'\'' digests and the TPU'\''s holders, then run on every worker at once, for at most 2h'
 require_mark my-pod
 run_status=0
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-d71a19fa49ea6787/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan d71a19fa49ea67875e1976cab7006e2569263ca70dba951d974b7dbe01db0058 --script collective-update --run-id r1 --mark d71a19fa49ea6787 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-5d7c42e6731e5053/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan 5d7c42e6731e50535b8b39d2af1750072caca35a1b6e3b6381f800d63a1d8bf4 --script collective-update --run-id r1 --mark 5d7c42e6731e5053 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --timeout 7200 --grace 30 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
 if ((run_status != 0)); then
   check_preempted
 fi

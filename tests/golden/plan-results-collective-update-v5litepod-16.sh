@@ -50,7 +50,7 @@ if ! { cd @COURSE@ && test ! -e ./tpu-runs/my-pod/collective-update/r1 && mkdir 
 fi
 
 step 'write: write the run'\''s stage folder (tpulaunch'\''s run guard, which tpulaunch guard prints, and the script; each file checked against its pinned digest) and its plan record'
-"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 7cdce06be15cb03c0869a64d3a2386bd5e6ae5f22f559171db20adf89d8f9178 --slice v5litepod-16 --tpu my-pod --zone us-west4-a --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
+"$TPULAUNCH_PROGRAM" stage ./tpu-runs/my-pod/collective-update/r1 --script collective-update --run-id r1 --plan 1147ace660b0c2962f11d92ebdd57b64ca75c5ef5b6720ff251edac57f90837c --slice v5litepod-16 --tpu my-pod --zone us-west4-a --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --file public/exercises/collective-update.py ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45:public/exercises/collective-update.py
 
 step 'preflight: check that an ssh key is loaded in the agent (gcloud needs one to reach several workers)'
 if ! ssh-add -l >/dev/null 2>&1; then
@@ -157,11 +157,11 @@ step 'stage: copy the stage folder into the run'\''s own folder ~/jax-tpu-lab/ru
 gcloud compute tpus tpu-vm scp --recurse ./tpu-runs/my-pod/collective-update/r1/stage/jax-tpu-lab my-pod: --zone=us-west4-a --worker=all || failed_step $?
 
 step 'bootstrap: create ~/jax-tpu-lab/.venv and install jax[tpu] on every worker'
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-7cdce06be15cb03c/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 7cdce06be15cb03c0869a64d3a2386bd5e6ae5f22f559171db20adf89d8f9178 --script collective-update --run-id r1 --bootstrap' || failed_step $?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-1147ace660b0c296/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan 1147ace660b0c2962f11d92ebdd57b64ca75c5ef5b6720ff251edac57f90837c --script collective-update --run-id r1 --bootstrap' || failed_step $?
 
 step 'run: check the staged files'\'' digests and the TPU'\''s holders, then run on every worker at once'
 run_status=0
-gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-7cdce06be15cb03c/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan 7cdce06be15cb03c0869a64d3a2386bd5e6ae5f22f559171db20adf89d8f9178 --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --upload gs://lab-results/course/my-pod/collective-update/r1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
+gcloud compute tpus tpu-vm ssh my-pod --zone=us-west4-a --worker=all --command='bash ~/jax-tpu-lab/runs/collective-update/r1/staged-1147ace660b0c296/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan 1147ace660b0c2962f11d92ebdd57b64ca75c5ef5b6720ff251edac57f90837c --script collective-update --run-id r1 --file ccbfae793e9870a8591d38bb715507918092a150bf444cea6a369ddf75dd8b45 public/exercises/collective-update.py --devices vfio --upload gs://lab-results/course/my-pod/collective-update/r1 --env JAX_PLATFORMS=tpu --python ~/jax-tpu-lab/.venv/bin/python -- public/exercises/collective-update.py' || run_status=$?
 if ((run_status != 0)); then
   check_preempted
 fi

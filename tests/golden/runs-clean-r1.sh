@@ -5,7 +5,7 @@
 # - the run's plan created its TPU: the guard first checks that the VM carries that plan's mark (metadata tpulaunch_run=aaaaaaaaaaaaaaaa) and touches nothing on a VM without it (88)
 # - the local run folder ./tpu-runs/lab-pod/standin-lesson/r1 goes only when you answer y on a terminal (--yes: without asking)
 set -euo pipefail
-gcloud compute tpus tpu-vm ssh lab-pod --zone=us-west4-a --worker=all --project=lab-project-1 --command='test '\''!'\'' -e ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh || bash ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh --guard-sha256 d868afa8dbe246cc2ed2c8de9d75c20afda0a31de1cca612883b793a507886f4 --plan aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --script standin-lesson --run-id r1 --mark aaaaaaaaaaaaaaaa --clean'
+gcloud compute tpus tpu-vm ssh lab-pod --zone=us-west4-a --worker=all --project=lab-project-1 --command='test '\''!'\'' -e ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh || bash ~/jax-tpu-lab/runs/standin-lesson/r1/staged-aaaaaaaaaaaaaaaa/tpulaunch-run-guard.sh --guard-sha256 85cab683fc3cf14b80d68ed8ff3e278b33716c224755650b9a6a856256390150 --plan aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --script standin-lesson --run-id r1 --mark aaaaaaaaaaaaaaaa --clean'
 if [[ -t 0 ]] && read -r -p 'tpulaunch: remove the local run folder too? [y/N] ' answer && [[ $answer == [yY]* ]]; then
   rm -rf -- ./tpu-runs/lab-pod/standin-lesson/r1
 fi

@@ -14,11 +14,9 @@ class MultisliceTest : public test_support::PlanFixture {
 protected:
   void SetUp() override {
     test_support::PlanFixture::SetUp();
-    m_options.lifecycle.slices = 2;
+    m_slices = 2;
   }
-  Result<Plan> build() {
-    return build_plan(m_status, RouteKind::multi_host, m_catalog->find("v5litepod-16"), m_options);
-  }
+  Result<Plan> build() { return request_plan("v5litepod-16", RouteKind::multi_host); }
   static std::vector<const Step*> of_kind(const Plan& p, StepKind kind) {
     std::vector<const Step*> out;
     for (const Step& s : p.steps) {
@@ -97,9 +95,9 @@ TEST_F(MultisliceTest, EveryWorkerOfEverySliceIsFetchedIntoItsSliceFolder) {
 }
 
 TEST_F(MultisliceTest, RefusedCombinations) {
-  m_options.lifecycle.slices = 1;
+  m_slices = 1;
   EXPECT_NE(error_of(build()).find("--slices 1: expected 2 to"), std::string::npos);
-  m_options.lifecycle.slices = 2;
+  m_slices = 2;
   m_options.lifecycle.capacity = Capacity::create;
   EXPECT_NE(error_of(build()).find("--slices with --create"), std::string::npos);
   m_options.lifecycle.capacity = Capacity::queued;
@@ -107,7 +105,7 @@ TEST_F(MultisliceTest, RefusedCombinations) {
   EXPECT_NE(error_of(build()).find("--env MEGASCALE_NUM_SLICES"), std::string::npos);
   m_options.env.clear();
   m_options.tpu = std::string(62, 'p'); // pod-9 would be 64 characters
-  m_options.lifecycle.slices = 10;
+  m_slices = 10;
   EXPECT_NE(error_of(build()).find("the last node's name"), std::string::npos);
   m_options.tpu = "pod";
   m_options.lifecycle.capacity = Capacity::existing;

@@ -81,7 +81,7 @@ TEST_F(PlanTest, OneFetchPerWorkerIntoItsOwnFolder) {
       EXPECT_FALSE(s.each_worker);
       EXPECT_EQ(argv.back(), fmt::format("--worker={}", s.workers->index()));
       destinations.push_back(argv[7]);
-      EXPECT_EQ(concurrent_group(s.kind), "fetch");
+      EXPECT_EQ(concurrent_group(s), "fetch");
     }
   }
   ASSERT_EQ(destinations.size(), 8U);
@@ -330,7 +330,7 @@ TEST_F(PlanTest, JaxPlatformsIsTpuUnlessAReviewRecordsAnother) {
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
   EXPECT_EQ(p.jax_platforms, "tpu,cpu");
   EXPECT_TRUE(p.jax_platforms_reviewed);
-  EXPECT_TRUE(p.options.env.empty()); // the route sets it, once
+  EXPECT_TRUE(p.env.empty()); // the route sets it, once
   const std::string command = step(p, StepKind::run).line.argv().back();
   EXPECT_NE(command.find(" --env JAX_PLATFORMS=tpu,cpu --python "), std::string::npos) << command;
   EXPECT_EQ(command.find("JAX_PLATFORMS=tpu "), std::string::npos) << command;
@@ -388,7 +388,7 @@ TEST_F(PlanTest, EnvValuesThatMoveTheWorkOffTheTpuAreRefusedByTheClassifiersTabl
   }
   m_options.env = {{"XLA_FLAGS", "--xla_dump_to=/tmp/dump"}, {"JAX_DEFAULT_DEVICE", "tpu"}, {"SEED", "cpu"}};
   const Plan p = plan("v5litepod-16", RouteKind::multi_host);
-  EXPECT_EQ(p.options.env.size(), 3U);
+  EXPECT_EQ(p.env.size(), 3U);
 }
 
 // verify checks what the script's review declares its runs prove; a script that declares nothing
@@ -727,10 +727,13 @@ TEST(Plan, StepKindsHaveTheirNames) {
   EXPECT_EQ(to_string(StepKind::collect), "collect");
   EXPECT_EQ(to_string(StepKind::preemption_check), "preemption-check");
   EXPECT_EQ(to_string(StepKind::queue), "queue");
-  EXPECT_EQ(concurrent_group(StepKind::wait), "");
-  EXPECT_EQ(concurrent_group(StepKind::fetch), "fetch");
-  EXPECT_EQ(concurrent_group(StepKind::collect), "");
-  EXPECT_EQ(concurrent_group(StepKind::run), "");
+  EXPECT_EQ(to_string(StepGroup::none), "");
+  EXPECT_EQ(to_string(StepGroup::fetch), "fetch");
+  EXPECT_EQ(to_string(StepGroup::run), "run");
+  EXPECT_EQ(start_of(StepGroup::run), "together");
+  EXPECT_EQ(to_string(OnFailure::stop_the_others), "stop-the-others");
+  EXPECT_EQ(to_string(OnFailure::report_after_all), "report-after-all");
+  EXPECT_EQ(describe(OnFailure::report_after_all), "a failure never stops the others");
 }
 
 TEST(Plan, VerifyKindsRoundTrip) {

@@ -174,8 +174,9 @@ case_run__no_matching_node_pool_stays_pending() {
 # real kubectl, and a gcloud whose get-credentials writes the loopback API's kubeconfig (its
 # storage calls go to the stand-in's bucket folder).
 
-# gke_course DIR: the stand-in course (the lesson, multi-host-qualified) and late-fail.py, whose
-# worker FAIL_WORKER fails (status 3) after the others have ended, so that every log can be read.
+# gke_course DIR: the stand-in course (the lesson, multi-host-qualified), late-fail.py, whose
+# worker FAIL_WORKER fails (status 3) after the others have ended, and early-fail.py, whose worker
+# FAIL_WORKER fails at once while the others still run (Kubernetes then deletes them).
 gke_course() {
   local course
   course=$(bare_course "$(basename "$1")-course")
@@ -194,8 +195,27 @@ if os.environ.get("FAIL_WORKER") == str(index):
     print("late-fail: process {} fails on purpose".format(index), flush=True)
     sys.exit(3)
 PY
-  "$TPULAUNCH" -C "$course" review late-fail --class multi-host-qualified --by e2e-tests \
-    --override "a test program: it fails on purpose, with no collective" >/dev/null
+  cat >"$course/public/exercises/early-fail.py" <<'PY'
+import os
+import sys
+import time
+
+import jax
+
+jax.distributed.initialize()
+index = jax.process_index()
+print("early-fail: process {} of {}, {} devices".format(index, jax.process_count(), jax.device_count()), flush=True)
+if os.environ.get("FAIL_WORKER") == str(index):
+    print("early-fail: process {} fails on purpose".format(index), flush=True)
+    sys.exit(3)
+print("early-fail: process {} works on".format(index), flush=True)
+time.sleep(120)
+PY
+  local script
+  for script in late-fail early-fail; do
+    "$TPULAUNCH" -C "$course" review "$script" --class multi-host-qualified --by e2e-tests \
+      --override "a test program: it fails on purpose, with no collective" >/dev/null
+  done
   printf '%s\n' "$course"
 }
 
@@ -234,9 +254,11 @@ case_plan__four_pods_verified_then_teardown() {
   dir=$(workdir rk-plan-four)
   kube_start "$dir" --node-pool tpu-v5-lite-podslice/4x4/4/4
   course=$(gke_course "$dir")
-  gke_run "$dir" "$course" standin-lesson v5litepod-16 --teardown
+  gke_run "$dir" "$course" standin-lesson v5litepod-16 --teardown --manifest "$dir/reviewed.json"
   ((status == 0)) || fail "the run failed ($status): $err"
   [[ "$out" == *"tpulaunch: verify: 4 pod(s) of 1 slice(s) succeeded with plan "* ]] || fail "verify: $out $err"
+  cmp -s "$dir/reviewed.json" "$course/gke-runs/lab-cluster/standin-lesson/r1/manifest.json" ||
+    fail "the sh form applied another document than --manifest wrote"
   [[ "$out" == *"is verified and its JobSet deleted"* ]] || fail "no end line: $out"
   grep -qx "container clusters get-credentials lab-cluster --location=us-east5-b" "$dir/gcloud-calls.txt" ||
     fail "get-credentials: $(cat "$dir/gcloud-calls.txt")"
@@ -255,30 +277,70 @@ case_plan__four_pods_verified_then_teardown() {
   kube_stop "$dir"
 }
 
-# Worker 2 of 4 fails: every pod's log is fetched, verify names slice 0 worker 2, the JobSet is
-# kept and named, nothing is deleted (--teardown waits for verify); the same plan run again is
-# refused by the name check (89) before anything is applied.
+# Worker 2 of 4 fails at once while the others still run: the Job controller deletes the other
+# three pods (SIGTERM; their pod program uploads its log and record, then they are gone with
+# their logs), so their logs come from the bucket. Every pod's log is in slice-0/worker-<i>/,
+# verify names slice 0 worker 2 as failed and the others as stopped, the JobSet is kept and
+# named, nothing is deleted (--teardown waits for verify); the same plan run again is refused by
+# the name check (89) before anything is applied.
 case_plan__failed_pod_named_and_jobset_kept() {
   local dir course run i
   dir=$(workdir rk-plan-fail)
   kube_start "$dir" --node-pool tpu-v5-lite-podslice/4x4/4/4
   course=$(gke_course "$dir")
-  gke_run "$dir" "$course" late-fail v5litepod-16 --teardown --env FAIL_WORKER=2
+  gke_run "$dir" "$course" early-fail v5litepod-16 --teardown --env FAIL_WORKER=2
   ((status == 3)) || fail "the run's status is $status, not 3: $err"
   [[ "$err" == *"tpulaunch: verify: slice 0 worker 2 failed: failed, status 3"* ]] || fail "worker 2 not named: $err"
-  [[ "$err" == *"the JobSet late-fail-"*" is kept for inspection: kubectl get jobset late-fail-"* ]] || fail "JobSet not named: $err"
-  run=$course/gke-runs/lab-cluster/late-fail/r1
+  [[ "$err" == *"the JobSet early-fail-"*" is kept for inspection: kubectl get jobset early-fail-"* ]] || fail "JobSet not named: $err"
+  run=$course/gke-runs/lab-cluster/early-fail/r1
   [[ "$(cat "$run/jobset-state")" == Failed ]] || fail "jobset-state: $(cat "$run/jobset-state")"
   for ((i = 0; i < 4; i++)); do
-    grep -q "late-fail: process $i of 4, 16 devices" "$run/slice-0/worker-$i/pod.log" || fail "worker $i's log: $(cat "$run/slice-0/worker-$i/pod.log")"
+    grep -q "early-fail: process $i of 4, 16 devices" "$run/slice-0/worker-$i/pod.log" || fail "worker $i's log: $(cat "$run/slice-0/worker-$i/pod.log")"
+    [[ $i == 2 ]] && continue
+    grep -q "early-fail: process $i works on" "$run/slice-0/worker-$i/pod.log" || fail "worker $i's log lacks its last line"
+    grep -q "Kubernetes is stopping the pod (SIGTERM)" "$run/slice-0/worker-$i/pod.log" || fail "worker $i's log lacks its SIGTERM"
+    [[ "$err" == *"slice-0/worker-$i: the pod is gone; its log is the copy it uploaded"* ]] || fail "worker $i's log did not come from the bucket: $err"
+    [[ "$err" == *"slice 0 worker $i was stopped by Kubernetes before it ended"* ]] || fail "worker $i not named as stopped: $err"
   done
   grep -q "fails on purpose" "$run/slice-0/worker-2/pod.log" || fail "worker 2's log lacks its failure"
+  k "$dir" get pods -o 'jsonpath={range .items[*]}{.metadata.labels.batch\.kubernetes\.io/job-completion-index}{end}'
+  [[ "$out" == 2 ]] || fail "the Job controller did not delete the other pods (left: $out)"
   ! api_calls "$dir" | grep -q '^DELETE' || fail "something was deleted: $(api_calls "$dir" | grep '^DELETE')"
   k "$dir" get jobsets -o name
-  [[ "$out" == jobset.jobset.x-k8s.io/late-fail-* ]] || fail "the JobSet is not kept: $out"
-  gke_run "$dir" "$course" late-fail v5litepod-16 --teardown --env FAIL_WORKER=2
+  [[ "$out" == jobset.jobset.x-k8s.io/early-fail-* ]] || fail "the JobSet is not kept: $out"
+  gke_run "$dir" "$course" early-fail v5litepod-16 --teardown --env FAIL_WORKER=2
   ((status == 89)) || fail "a second run's status is $status, not 89: $err"
   [[ "$err" == *"exists already in namespace default"* ]] || fail "the name check: $err"
+  kube_stop "$dir"
+}
+
+# The manifest a user reviews (--manifest FILE, a v1 List of the ConfigMap and the JobSet) applied
+# as it is with the real kubectl: kubectl validates a List itself (its kind takes no
+# fieldValidation), against the server's OpenAPI v2 document, then creates each item with
+# fieldValidation=Strict; the run completes; `kubectl delete -f FILE` deletes both.
+case_plan__reviewed_manifest_applies_as_it_is() {
+  local dir course
+  dir=$(workdir rk-plan-manifest)
+  kube_start "$dir" --node-pool tpu-v5-lite-podslice/4x4/4/4
+  course=$(gke_course "$dir")
+  "$TPULAUNCH" -C "$course" plan standin-lesson --slice v5litepod-16 --gke lab-cluster --location us-east5-b \
+    --image example.com/tpu/jax:standin --results gs://lab-bucket/runs --run-id r1 --manifest "$dir/reviewed.json" \
+    >"$dir/plan.txt" || fail "the plan failed: $(cat "$dir/plan.txt")"
+  k "$dir" apply -f "$dir/reviewed.json"
+  expect_status 0
+  expect_stdout_contains "configmap/standin-lesson-"
+  expect_stdout_contains "jobset.jobset.x-k8s.io/standin-lesson-"
+  api_calls "$dir" | grep '^POST' >"$dir/creates.txt"
+  [[ "$(grep -c 'fieldValidation=Strict' "$dir/creates.txt")" == 2 && "$(wc -l <"$dir/creates.txt")" == 2 ]] ||
+    fail "the two creates: $(cat "$dir/creates.txt")"
+  grep -q '"path": "/openapi/v2"' "$dir/state/requests.jsonl" || fail "kubectl did not validate the List itself"
+  k "$dir" get jobsets -o name
+  wait_terminal "$dir" "${out#jobset.jobset.x-k8s.io/}"
+  [[ "$out" == Completed ]] || fail "terminal state: $out"
+  k "$dir" delete -f "$dir/reviewed.json"
+  expect_status 0
+  k "$dir" get jobsets,configmaps -o name
+  [[ -z "$out" ]] || fail "left after kubectl delete -f: $out"
   kube_stop "$dir"
 }
 
@@ -300,6 +362,33 @@ case_plan__multislice_two_replicas_verified() {
       grep -qx "slice=$s" "$run/slice-$s/worker-$i/pod-status.rec" || fail "slice $s worker $i's record"
     done
   done
+  kube_stop "$dir"
+}
+
+# Multislice, slice 0 worker 1 failing at once: its Job deletes slice 0's other pod, the JobSet
+# fails and deletes slice 1's Job (foreground: its pods stopped first). Every pod's log is still
+# in slice-<s>/worker-<i>/, verify names slice 0 worker 1 and the kept JobSet.
+case_plan__multislice_failure_stops_the_other_slice() {
+  local dir course run s i
+  dir=$(workdir rk-plan-multi-fail)
+  kube_start "$dir" --node-pool tpu-v4-podslice/2x2x2/2/4 --node-pool tpu-v4-podslice/2x2x2/2/4
+  course=$(gke_course "$dir")
+  gke_run "$dir" "$course" early-fail v4-16 --slices 2 --env FAIL_WORKER=1
+  ((status == 3)) || fail "the run's status is $status, not 3: $err"
+  [[ "$err" == *"tpulaunch: verify: slice 0 worker 1 failed: failed, status 3"* ]] || fail "slice 0 worker 1 not named: $err"
+  run=$course/gke-runs/lab-cluster/early-fail/r1
+  for ((s = 0; s < 2; s++)); do
+    for ((i = 0; i < 2; i++)); do
+      grep -q "early-fail: process $((s * 2 + i)) of 4, 16 devices" "$run/slice-$s/worker-$i/pod.log" ||
+        fail "slice $s worker $i's log: $(cat "$run/slice-$s/worker-$i/pod.log")"
+      ((s == 0 && i == 1)) && continue
+      [[ "$err" == *"slice $s worker $i was stopped by Kubernetes before it ended"* ]] || fail "slice $s worker $i not named as stopped: $err"
+    done
+  done
+  k "$dir" get jobs -o name
+  [[ "$out" == job.batch/early-fail-*-slice-0 ]] || fail "the JobSet did not delete slice 1's Job: $out"
+  k "$dir" get jobsets -o name
+  [[ "$out" == jobset.jobset.x-k8s.io/early-fail-* ]] || fail "the JobSet is not kept: $out"
   kube_stop "$dir"
 }
 

@@ -86,6 +86,23 @@ def openapi_document(gv):
     return {"openapi": "3.0.0", "info": {"title": "fakekube", "version": "v1.32.0-fakekube"}, "paths": paths}
 
 
+def _proto_string(field, text):
+    data = text.encode()
+    return bytes([field << 3 | 2, len(data)]) + data
+
+
+def openapi_v2():
+    """/openapi/v2 as kubectl asks for it (protobuf, gnostic's openapi_v2.Document): swagger
+    "2.0", an info, and no definitions, so no schemas either. kubectl 1.32 reads it only for a
+    document it validates itself: a v1 List, whose kind takes no fieldValidation parameter
+    (k8s.io/cli-runtime pkg/resource/query_param_verifier_v3.go), so kubectl validates each item
+    against this document (k8s.io/kubectl pkg/validation/validation.go: a kind it does not find
+    is skipped) and then creates each with fieldValidation=Strict. A real API server serves its
+    full schema here, the JobSet CRD's included; this one serves none (README.md)."""
+    info = _proto_string(1, "fakekube") + _proto_string(2, VERSION["gitVersion"])
+    return _proto_string(1, "2.0") + bytes([2 << 3 | 2, len(info)]) + info
+
+
 def status(code, reason, message, name=None, resource=None):
     body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
             "reason": reason, "code": code}
@@ -183,6 +200,9 @@ class Handler(BaseHTTPRequestHandler):
                 return 200, static[path]
             if path == "/openapi/v3":
                 return 200, openapi_root()
+            if path == "/openapi/v2":
+                self._send(200, openapi_v2(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+                return None, None
             m = re.fullmatch(r"/openapi/v3/(?:api/(v1)|apis/([^/]+/[^/]+))", path)
             if m and (m.group(1) or m.group(2)) in RESOURCES:
                 return 200, openapi_document(m.group(1) or m.group(2))
@@ -260,10 +280,40 @@ class Handler(BaseHTTPRequestHandler):
                 return status(400, "BadRequest", 'container "{}" in pod "{}" is waiting to start: ContainerCreating'
                               .format(pod["spec"]["containers"][0]["name"], name))
         log = c.state / "pods" / ns / name / "log"
+        if query.get("follow") in ("true", "1"):
+            return self._follow(ns, name, log)
         data = log.read_bytes() if log.exists() else b""
         if query.get("tailLines"):
             data = b"".join(data.splitlines(True)[-int(query["tailLines"]):])
         self._send(200, data, "text/plain")
+        return None, None
+
+    def _follow(self, ns, name, log):
+        """follow=true: the log so far, then what the container writes, until it has ended (as
+        the kubelet streams it); chunked."""
+        c = self.cluster
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        sent = 0
+        try:
+            while True:
+                with c.lock:
+                    proc = c.procs.get((ns, name))
+                    running = proc is not None and proc.poll() is None
+                data = log.read_bytes()[sent:] if log.exists() else b""
+                if data:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                    sent += len(data)
+                if not running:
+                    break
+                time.sleep(0.1)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
         return None, None
 
     def _watch(self, resource, ns, query):

@@ -74,12 +74,41 @@ class Cluster:
         self._bump(resource, obj, "ADDED" if created else "MODIFIED")
 
     def delete(self, resource, namespace, name):
+        """Removes an object now; a pod whose container still runs is terminated first
+        (terminate_pod), as a DELETE of a pod is graceful."""
+        if resource == "pods":
+            return self.terminate_pod(namespace, name)
+        return self._remove(resource, namespace, name)
+
+    def _remove(self, resource, namespace, name):
         obj = self.objects.pop((resource, namespace, name), None)
         if obj is not None:
             self._bump(resource, obj, "DELETED")
-            if resource == "pods":
-                self._kill(namespace, name)
         return obj
+
+    def terminate_pod(self, namespace, name):
+        """A pod's graceful deletion, as the kubelet does it (Kubernetes' "Termination of Pods"):
+        deletionTimestamp set, SIGTERM to the container's main process, SIGKILL to all of its
+        processes after terminationGracePeriodSeconds (default 30), and once the container has
+        ended the pod object goes, and its log with it. A pod with no running container goes at
+        once."""
+        pod = self.objects.get(("pods", namespace, name))
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return pod
+        proc = self.procs.get((namespace, name))
+        if proc is None or proc.poll() is not None:
+            self.procs.pop((namespace, name), None)
+            return self._remove("pods", namespace, name)
+        grace = int(pod["spec"].get("terminationGracePeriodSeconds", 30))
+        pod["metadata"]["deletionTimestamp"] = now()
+        pod["metadata"]["deletionGracePeriodSeconds"] = grace
+        pod["_kill_at"] = time.time() + grace
+        try:
+            os.kill(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        self.put("pods", pod)
+        return pod
 
     def listing(self, resource, namespace):
         return [o for (r, ns, _), o in sorted(self.objects.items()) if r == resource and (namespace is None or ns == namespace)]
@@ -178,9 +207,20 @@ class Cluster:
         for job in self.listing("jobs", None):
             self._schedule(job)
         for (ns, name), proc in list(self.procs.items()):
+            pod = self.objects.get(("pods", ns, name))
+            if proc.poll() is None and pod is not None and time.time() >= pod.get("_kill_at", float("inf")):
+                self._kill(ns, name)
+                proc.wait()
             if proc.poll() is not None:
                 self._finished(ns, name, proc.returncode)
+                if pod is not None and pod["metadata"].get("deletionTimestamp"):
+                    self._remove("pods", ns, name)
         for job in self.listing("jobs", None):
+            if job["metadata"].get("deletionTimestamp"):
+                if not self._pods_of(job):
+                    self._release(job)
+                    self._remove("jobs", job["metadata"]["namespace"], job["metadata"]["name"])
+                continue
             self._job_status(job)
         for js in self.listing("jobsets", None):
             self._jobset_status(js)
@@ -245,7 +285,8 @@ class Cluster:
         self.put("pods", pod)
 
     def _kill(self, ns, name):
-        proc = self.procs.pop((ns, name), None)
+        """SIGKILL to every process of the pod's container (its process group)."""
+        proc = self.procs.get((ns, name))
         if proc is not None and proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -254,28 +295,55 @@ class Cluster:
             proc.wait()
 
     # --- Job and JobSet status -------------------------------------------------------------
-    def _job_status(self, job):
-        st = job["status"]
-        if any(c["type"] in ("Complete", "Failed") for c in st.get("conditions", [])):
-            return
-        pods = [p for p in self.listing("pods", job["metadata"]["namespace"])
+    def _pods_of(self, job):
+        return [p for p in self.listing("pods", job["metadata"]["namespace"])
                 if p["metadata"]["labels"].get("job-name") == job["metadata"]["name"]]
-        counts = {"active": sum(p["status"]["phase"] in ("Pending", "Running") for p in pods),
-                  "succeeded": sum(p["status"]["phase"] == "Succeeded" for p in pods),
-                  "failed": sum(p["status"]["phase"] == "Failed" for p in pods)}
+
+    def _job_status(self, job):
+        """The Job controller of Kubernetes 1.32 (pkg/controller/job/job_controller.go), for
+        restartPolicy Never: when more pods failed than backoffLimit, the interim FailureTarget
+        condition (BackoffLimitExceeded) and every active pod deleted (gracefully); when
+        `completions` pods succeeded, SuccessCriteriaMet. The terminal Failed or Complete comes
+        only once no pod of the Job is still terminating (JobPodReplacementPolicy and JobManagedBy,
+        both on by default in 1.32)."""
+        st = job["status"]
+        conditions = st.setdefault("conditions", [])
+        if any(c["type"] in ("Complete", "Failed") for c in conditions):
+            return
+        pods = self._pods_of(job)
+        for pod in pods:
+            phase = pod["status"]["phase"]
+            if phase in ("Succeeded", "Failed"):
+                job.setdefault("_ended", {})[pod["metadata"]["uid"]] = phase
+        ended = list(job.get("_ended", {}).values())
+        terminating = sum(bool(p["metadata"].get("deletionTimestamp")) for p in pods
+                          if p["status"]["phase"] in ("Pending", "Running"))
+        active = [p for p in pods if p["status"]["phase"] in ("Pending", "Running")
+                  and not p["metadata"].get("deletionTimestamp")]
+        counts = {"active": len(active), "succeeded": ended.count("Succeeded"), "failed": ended.count("Failed"),
+                  "terminating": terminating}
         changed = any(st.get(k) != v for k, v in counts.items())
         st.update(counts)
-        if counts["failed"] > job["spec"].get("backoffLimit", 6):
-            # The Job controller fails the Job and deletes its active pods (logs and all).
-            st["conditions"] = [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-                                 "message": "Job has reached the specified backoff limit", "lastTransitionTime": now()}]
-            for pod in pods:
-                if pod["status"]["phase"] in ("Pending", "Running"):
-                    self.delete("pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
-            self._release(job)
+        target = next((c for c in conditions if c["type"] in ("FailureTarget", "SuccessCriteriaMet")), None)
+        if target is None and counts["failed"] > job["spec"].get("backoffLimit", 6):
+            target = {"type": "FailureTarget", "status": "True", "reason": "BackoffLimitExceeded",
+                      "message": "Job has reached the specified backoff limit", "lastTransitionTime": now()}
+            conditions.append(target)
             changed = True
-        elif counts["succeeded"] >= job["spec"].get("completions", 1):
-            st["conditions"] = [{"type": "Complete", "status": "True", "lastTransitionTime": now()}]
+        elif target is None and counts["succeeded"] >= job["spec"].get("completions", 1):
+            target = {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached",
+                      "message": "Reached expected number of succeeded pods", "lastTransitionTime": now()}
+            conditions.append(target)
+            changed = True
+        if target is not None and target["type"] == "FailureTarget":
+            for pod in active:
+                self.terminate_pod(pod["metadata"]["namespace"], pod["metadata"]["name"])
+                changed = True
+            active = []
+        if target is not None and not active and not any(
+                p["status"]["phase"] in ("Pending", "Running") for p in self._pods_of(job)):
+            final = "Failed" if target["type"] == "FailureTarget" else "Complete"
+            conditions.append(dict(target, type=final, lastTransitionTime=now()))
             self._release(job)
             changed = True
         if changed:
@@ -303,7 +371,12 @@ class Cluster:
                           "failed": sum(j in done["Failed"] for j in mine), "active": 0, "suspended": 0})
         terminal = None
         if done["Failed"]:
-            terminal = ("Failed", "FailedJobs", "jobset failed due to reaching max number of restarts")
+            # failurePolicy unset: FailedJobs; set, with maxRestarts (0 here) reached:
+            # ReachedMaxRestarts (jobset pkg/controllers/failure_policy.go, pkg/constants).
+            # Restarts (maxRestarts > 0) are not modelled.
+            terminal = ("Failed", "ReachedMaxRestarts", "jobset failed due to reaching max number of restarts") \
+                if js["spec"].get("failurePolicy") is not None else \
+                ("Failed", "FailedJobs", "jobset failed due to one or more job failures")
         elif jobs and len(done["Complete"]) == len(jobs):
             terminal = ("Completed", "AllJobsCompleted", "jobset completed successfully")
         if terminal is None and rjobs == st.get("replicatedJobsStatus"):
@@ -314,22 +387,26 @@ class Cluster:
             st["conditions"] = [{"type": kind, "status": "True", "reason": reason, "message": message,
                                  "lastTransitionTime": now()}]
             st["terminalState"] = kind
-            # A finished JobSet's controller deletes its still-active child Jobs (and their pods).
+            # A finished JobSet's controller deletes its still-active child Jobs, with foreground
+            # propagation: their pods are terminated first (pkg/controllers/jobset_controller.go,
+            # deleteJobs).
             for job in jobs:
                 if job not in done["Complete"] and job not in done["Failed"]:
                     self._delete_job(job)
         self.put("jobsets", js)
 
     def _delete_job(self, job):
-        ns = job["metadata"]["namespace"]
-        for pod in self.listing("pods", ns):
-            if pod["metadata"]["labels"].get("job-name") == job["metadata"]["name"]:
-                self.delete("pods", ns, pod["metadata"]["name"])
-        self._release(job)
-        self.delete("jobs", ns, job["metadata"]["name"])
+        """A Job's deletion, foreground: its pods terminated, the Job removed once they are gone
+        (step)."""
+        if job["metadata"].get("deletionTimestamp"):
+            return
+        job["metadata"]["deletionTimestamp"] = now()
+        for pod in self._pods_of(job):
+            self.terminate_pod(pod["metadata"]["namespace"], pod["metadata"]["name"])
+        self.put("jobs", job)
 
     def delete_jobset(self, ns, name):
-        js = self.delete("jobsets", ns, name)
+        js = self._remove("jobsets", ns, name)
         if js is not None:
             for job in self.listing("jobs", ns):
                 if job["metadata"]["labels"].get(JOBSET_LABELS + "jobset-name") == name:
@@ -342,8 +419,9 @@ class Cluster:
                 self.step()
             time.sleep(0.05)
         with self.lock:
-            for key in list(self.procs):
+            for key, proc in list(self.procs.items()):
                 self._kill(*key)
+                proc.wait()
 
 
 def public(obj):

@@ -600,7 +600,7 @@ TEST_F(RenderTest, RetrievalLoopsOnlyAboveTheSmallCount) {
   }
   EXPECT_EQ(eight.find("for ((w"), std::string::npos);
   EXPECT_EQ(render_text(plan("v5litepod-64", RouteKind::multi_host)).find("worker-15"), std::string::npos);
-  m_options.lifecycle.slices = 2;
+  m_slices = 2;
   const Plan two = plan("v5litepod-64", RouteKind::multi_host);
   const std::string sh = render_sh(two);
   EXPECT_EQ(count_of(sh, "for ((w = 0; w < 16; w++)); do"), 2U);
@@ -633,6 +633,41 @@ TEST(Figure, BarsCarryTheCatalogValues) {
   EXPECT_NE(svg.find("accelerator type"), std::string::npos);
   EXPECT_NE(svg.find("class=\"legend\""), std::string::npos);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+} // namespace
+} // namespace tpulaunch
+
+namespace tpulaunch {
+namespace {
+
+// The sh and JSON forms print the failure behaviour the steps state (plan.hpp: OnFailure,
+// Step::check_preemption, Step::failure_exit), and decide none of it: changing the data changes
+// the script.
+TEST_F(RenderTest, ShAndJsonFollowTheStepsFailureData) {
+  Plan p = plan("v5litepod-16", RouteKind::multi_host);
+  const std::string before = render_sh(p);
+  ASSERT_NE(before.find("--worker=all || failed_step $?\n"), std::string::npos) << before;
+  ASSERT_NE(before.find("run_status=0\n"), std::string::npos) << before;
+  for (Step& step : p.steps) {
+    if (step.kind == StepKind::stage || step.kind == StepKind::run) {
+      step.check_preemption = false;
+      step.on_failure = OnFailure::stop;
+    }
+    if (step.kind == StepKind::prepare) {
+      step.failure_exit = FailureExit{"stated by the step", 7};
+    }
+    if (step.kind == StepKind::fetch) {
+      step.on_failure = OnFailure::keep_status;
+    }
+  }
+  const std::string after = render_sh(p);
+  EXPECT_EQ(after.find("|| failed_step $?"), std::string::npos) << after;
+  EXPECT_EQ(after.find("run_status=0\n"), std::string::npos) << after;
+  EXPECT_NE(after.find("echo 'tpulaunch: error: stated by the step' >&2\n  exit 7\nfi"), std::string::npos) << after;
+  const auto json = plan_json(p);
+  EXPECT_EQ(json["concurrency"][0]["note"],
+            fmt::format("each worker's fetch is independent; {}", describe(OnFailure::keep_status)));
 }
 
 } // namespace

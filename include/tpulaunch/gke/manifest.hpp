@@ -43,6 +43,7 @@ struct JobSetSpec {
   std::string config_map;         // the ConfigMap holding the staged files
   std::string mount_path;         // where its files appear in the container, e.g. "/tpulaunch"
   Pairs labels;                   // on the JobSet and on every pod
+  int termination_grace_seconds = 30; // the pod's terminationGracePeriodSeconds (Kubernetes' default: 30)
 };
 
 // The JobSet for `spec`: one replicated job "slice" with replicas = spec.slices, each Job with

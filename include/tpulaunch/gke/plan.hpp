@@ -12,6 +12,7 @@
 
 #include "tpulaunch/plan/backend.hpp"
 #include "tpulaunch/plan/plan.hpp"
+#include "tpulaunch/plan/request.hpp"
 
 namespace tpulaunch::gke {
 
@@ -22,6 +23,11 @@ inline constexpr std::string_view k_mount_path = "/tpulaunch";
 // program: then that plus k_schedule_slack_seconds for scheduling and image pulls.
 inline constexpr int k_default_wait_seconds = 24 * 3600;
 inline constexpr int k_schedule_slack_seconds = 3600;
+// What a pod's terminationGracePeriodSeconds leaves, after --grace, for the pod program to upload
+// its record, log and artifacts once Kubernetes has asked it to stop (docs/gke.md).
+inline constexpr int k_upload_seconds = 120;
+// --grace's default, as for the TPU-VM run guard.
+inline constexpr int k_default_grace_seconds = 30;
 
 struct GkePlan {
   std::string script;
@@ -31,7 +37,9 @@ struct GkePlan {
   RouteKind route = RouteKind::single_host;
   Topology topology;
   GkePlacement placement;
-  PlanOptions options;         // as asked for (run id, env, args, python, teardown)
+  PlanOptions options;         // as asked for (run id, env, args, python, teardown), never rewritten
+  std::string python;          // --python, or python3 (the image's)
+  std::vector<EnvVar> env;     // --env, less JAX_PLATFORMS (the pod's comes from the review)
   std::string jobset;          // the JobSet's name: <script, shortened>-<plan id's first 8>
   std::string config_map;      // <jobset>-files
   std::string plan_sha256;     // the digest of what runs (the pods record it; verify checks it)
@@ -39,6 +47,8 @@ struct GkePlan {
   std::string results_run_url; // gs://BUCKET/PREFIX/<cluster>/<id>/<run-id>
   std::string jax_platforms = "tpu";
   int wait_seconds = k_default_wait_seconds;
+  int timeout_seconds = 0;                     // --timeout: the pod program stops the program then (124); 0: never
+  int grace_seconds = k_default_grace_seconds; // --grace: SIGTERM to SIGKILL in the pod program
   std::vector<StagedFile> staged;  // the script, then its course files (path: course-relative)
   nlohmann::ordered_json manifest; // a v1 List: the ConfigMap, then the JobSet
   std::vector<Step> steps;
@@ -50,6 +60,9 @@ struct GkePlan {
 // The plan for an allowed multi-host or single-host decision on GKE. A usage Error for a missing
 // or invalid --gke/--location/--namespace/--image/--results, a slice without GKE facts, the
 // --course form or TPU-VM-only options (capacity, connection, --bootstrap).
+// The request's placement is a GkePlacement; the request goes through validate (request.hpp) first.
+Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const PlanRequest& request);
+// The same for a request without flag names (tests, tools).
 Result<GkePlan> build_gke_plan(const ScriptStatus& script, RouteKind route, const Topology& topology,
                                const GkePlacement& placement, const PlanOptions& options);
 

@@ -2,8 +2,9 @@
 // The seam between a run and the transport that carries it. A run's topology (slice type x
 // slices: hosts, chips, devices) is what routing and classification see; its placement (TPU VM
 // nodes or a queued resource, or a GKE cluster, location and namespace) is where it goes. Each
-// backend turns (script, topology, placement, options) into steps: the TPU-VM backend is
-// build_plan (plan.hpp) behind `tpu_vm_plan`; the GKE backend is gke::build_gke_plan (gke/plan.hpp).
+// backend turns a PlanRequest (request.hpp: topology, placement, options), validated by the one
+// `validate`, into steps: the TPU-VM backend is `tpu_vm_plan`; the GKE backend is
+// gke::build_gke_plan (gke/plan.hpp).
 // Both emit `Step`s whose failure and concurrency behaviour is data (StepWhen, concurrent_group).
 #include <optional>
 #include <string>
@@ -31,7 +32,7 @@ struct Topology {
 };
 
 // The TPU-VM placement: the TPU, zone, project and capacity of PlanOptions (kept there, where
-// build_plan reads them, so that no golden byte moves).
+// the planner reads them, so that no golden byte moves).
 struct TpuVmPlacement {};
 
 // The GKE placement: a cluster (gcloud container clusters get-credentials NAME --location LOC),
@@ -48,7 +49,10 @@ using Placement = std::variant<TpuVmPlacement, GkePlacement>;
 
 Backend backend_of(const Placement& placement);
 
-// The TPU-VM backend: build_plan with the topology's slice and slice count, unchanged.
-Result<Plan> tpu_vm_plan(const ScriptStatus& script, RouteKind route, const Topology& topology, PlanOptions options);
+struct PlanRequest; // request.hpp
+
+// The TPU-VM backend: the request validated (request.hpp), then its steps. Its topology's slice
+// count is the node count; nothing of the request is rewritten.
+Result<Plan> tpu_vm_plan(const ScriptStatus& script, RouteKind route, const PlanRequest& request);
 
 } // namespace tpulaunch

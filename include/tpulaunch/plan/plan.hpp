@@ -44,7 +44,6 @@ struct LifecycleOptions {
   std::optional<Duration> grace;         // --grace: SIGTERM to SIGKILL, for --timeout and --kill-stale; none: 30s
   bool kill_stale = false;     // --kill-stale: end the TPU's holders instead of refusing
   bool internal_ips = false;   // --internal-ips (with --create/--queued): workers without external addresses
-  std::optional<int> slices;   // --slices N (2..k_max_slices): one program over N slices; none: one
 };
 
 struct PlanOptions {
@@ -112,9 +111,6 @@ enum class StepKind {
   teardown
 };
 std::string_view to_string(StepKind kind);
-// The concurrency group of a kind ("fetch": each worker's download may run beside the others),
-// or empty when steps of that kind run one after another.
-std::string_view concurrent_group(StepKind kind);
 
 enum class StepWhere { local, remote };
 
@@ -134,6 +130,46 @@ enum class StepWhere { local, remote };
 // bucket did not bring back (its upload failed).
 enum class StepWhen { always, capacity_unusable, step_failed, verify_succeeded, other_slice_failed, not_collected };
 std::string_view to_string(StepWhen when);
+
+// What runs beside a step: the steps of one group run together, the others one after another.
+// none: in order, alone.
+// fetch: each worker's download beside the others, at most --parallel at once.
+// run: the run calls of several slices (--slices), started together (a Multislice program waits
+//   in initialization for every slice) and waited for, each.
+// `to_string` is the group's name in every form ("" for none); `describe` the JSON form's sentence.
+enum class StepGroup { none, fetch, run };
+std::string_view to_string(StepGroup group);
+std::string_view describe(StepGroup group);
+// How the steps of a group start: "together" for run; "" for the others (fetch: --parallel at once).
+std::string_view start_of(StepGroup group);
+
+// What a failure of a step does to the steps after it. The step builders set it; the sh form does
+// it, and the JSON form's concurrency groups name it (`to_string`, `describe`).
+// stop: nothing after it runs; the script stops with the step's own status (set -e), or with
+//   Step::failure_exit's status and message when the step states them.
+// keep_status: a run call: its status is kept and retrieval still runs (every worker's log is
+//   what explains a failure); after the downloads' report, the script stops with it.
+// stop_the_others: the run call of one of several slices, all started together: as keep_status,
+//   and the first to fail runs the stop step of every other slice still running.
+// report_after_all: a download: a failure never stops the others; after all of them, the failed
+//   ones are named, the run's own failure (keep_status) stops the script with its status, then a
+//   failed download stops it.
+enum class OnFailure { stop, keep_status, stop_the_others, report_after_all };
+std::string_view to_string(OnFailure on_failure);
+std::string_view describe(OnFailure on_failure);
+
+// What a script that stops after a step's failure says (after "tpulaunch: error: ") and the
+// status it stops with.
+struct FailureExit {
+  std::string message;
+  int status = 1;
+};
+
+// When the script says it leaves the TPU running (and billing), with the release step's command
+// that deletes it: never; on_failure (--teardown: only a way out before the teardown leaves it);
+// always (capacity the plan made and was not told to delete). The release step carries it.
+enum class LeftRunning { never, on_failure, always };
+std::string_view to_string(LeftRunning left_running);
 
 // The workers a remote step reaches: every one (`--worker=all` on a multi-host slice), or one by
 // index.
@@ -180,6 +216,21 @@ struct Step {
   // fallback: the prepare step made only the run folder): every form makes it first (mkdir -p),
   // then runs the line. nullopt: the folder exists.
   std::optional<Word> make_folder;
+  // Failure and concurrency are data: what a failure does (OnFailure), what runs beside the step
+  // (StepGroup); renderers print what these say and decide none of it.
+  StepGroup group = StepGroup::none;
+  OnFailure on_failure = OnFailure::stop;
+  // The full form, which defines the preemption check (StepKind::preemption_check): after this
+  // step fails, the script first asks whether the TPU was preempted and stops with that status if
+  // so; after the downloads, that answer and each worker's run record make the per-worker report.
+  bool check_preemption = false;
+  // With OnFailure::stop: the message and status of the stop; nullopt: the step's own status.
+  std::optional<FailureExit> failure_exit;
+  // create and queue: once the call succeeded the capacity is the plan's, and every way out of the
+  // script after it reports it if it is left running (as from the first step that reaches a TPU).
+  bool makes_capacity = false;
+  // release: when the script reports the TPU as left running (never on other steps).
+  LeftRunning left_running = LeftRunning::never;
 
   [[nodiscard]] std::string_view name() const { return to_string(kind); }
 };
@@ -191,8 +242,7 @@ inline constexpr Code k_each_worker{"\"$w\""};
 // The download folder of worker "$w" of slice `slice`, as such a step's line names it.
 struct Plan;
 Word each_worker_folder(const Plan& plan, int slice);
-// The concurrent group of a step: its kind's, or "run" for the run steps of several slices, which
-// start together (a Multislice program waits in initialization for every slice).
+// The concurrent group of a step, as every form names it: to_string(step.group).
 std::string_view concurrent_group(const Step& step);
 
 // What a plan runs: a script of the course, or the built-in discovery program.
@@ -218,7 +268,14 @@ struct Plan {
   std::string sha256;
   RouteKind route = RouteKind::cpu;
   Target target;       // where it runs (its slice is nullptr on the CPU route): read this, not options
-  PlanOptions options; // as asked for
+  PlanOptions options; // as asked for: the planner reads it and never rewrites it
+  // What the plan derives from its options: whether it bootstraps the workers (--bootstrap, or
+  // capacity it creates without --python: a fresh VM has python3 only), the environment the program
+  // gets (--env, less a JAX_PLATFORMS equal to the reviewed value the route sets itself) and the
+  // --checkpoint-dir URL in its normal form ("" without one).
+  bool bootstrap = false;
+  std::vector<EnvVar> env;
+  std::string checkpoint_dir;
   VerifyKind verify = VerifyKind::none;
   // What the script's review declares its runs prove (MatrixEntry::proves): verify's default kind.
   // nullopt: nothing declared, so verify checks logs and recorded statuses, no training claim.
@@ -279,8 +336,8 @@ inline constexpr int k_remote_mapped_255 = to_int(PipelineStatus::mapped_255);
 inline constexpr int k_remote_no_python = to_int(PipelineStatus::no_python);
 inline constexpr int k_remote_upload_failed = to_int(PipelineStatus::upload_failed);
 
-// Builds the plan for an allowed decision. Validates tpu/zone/project/run_id for TPU routes, and
-// the interpreter and --env names on every route (usage Error naming the value).
+// Builds the one-slice TPU-VM plan for an allowed decision: tpu_vm_plan (backend.hpp) with
+// `slice` x 1 and no flag names, so through the same validate (usage Error naming the value).
 Result<Plan> build_plan(const ScriptStatus& script, RouteKind route, const Slice* slice, const PlanOptions& options);
 
 // The discovery-only plan: every worker prints its process index, process count, and global
