@@ -14,17 +14,23 @@ namespace tpulaunch::planning {
 
 using gcloud::local_path;
 
-// `process` is the JAX process (worker + slice x hosts): its slice's node, its worker there.
-Step fetch_step(const Plan& plan, int process, bool full) {
-  const int hosts = std::max(plan.target.hosts(), 1);
-  const int slice = plan.target.multislice() ? process / hosts : 0;
-  const int worker = plan.target.multislice() ? process % hosts : process;
+// What every fetch step is: a remote download beside the others, reported after all of them.
+Step fetch_base(bool full) {
   Step step;
   step.kind = StepKind::fetch;
   step.where = StepWhere::remote;
   step.group = StepGroup::fetch;
   step.on_failure = OnFailure::report_after_all;
   step.check_preemption = full;
+  return step;
+}
+
+// `process` is the JAX process (worker + slice x hosts): its slice's node, its worker there.
+Step fetch_step(const Plan& plan, int process, bool full) {
+  const int hosts = std::max(plan.target.hosts(), 1);
+  const int slice = plan.target.multislice() ? process / hosts : 0;
+  const int worker = plan.target.multislice() ? process % hosts : process;
+  Step step = fetch_base(full);
   step.workers = Workers::one(worker);
   step.slice = slice_of(plan, slice);
   step.summary =
@@ -50,12 +56,7 @@ bool fetch_loops(const Plan& plan) {
 // The fetch of every worker of slice `slice`, written once: "$w" (k_each_worker) names the worker
 // in --worker= and in its download folder, and the step runs for each w (Step::each_worker).
 Step fetch_loop_step(const Plan& plan, int slice, bool full) {
-  Step step;
-  step.kind = StepKind::fetch;
-  step.where = StepWhere::remote;
-  step.group = StepGroup::fetch;
-  step.on_failure = OnFailure::report_after_all;
-  step.check_preemption = full;
+  Step step = fetch_base(full);
   step.workers = Workers::all();
   step.slice = slice_of(plan, slice);
   step.each_worker = plan.target.hosts();
